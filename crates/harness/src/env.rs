@@ -1,0 +1,103 @@
+//! Environment capture: the machine and build a run was measured on, so that a reader
+//! can tell whether two result files are comparable. Best effort: a fact that cannot be
+//! read is recorded as `unknown`, never an error.
+
+use std::process::Command;
+
+use serde::{Deserialize, Serialize};
+
+use crate::affinity;
+
+/// The machine and build behind a results file (`env` in the schema).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct EnvInfo {
+    /// CPU model name from /proc/cpuinfo.
+    pub cpu_model: String,
+    /// CPUs this process may use.
+    pub nproc: usize,
+    /// Kernel release.
+    pub kernel: String,
+    /// The compiler that built the measuring code.
+    pub rustc: String,
+    /// `git rev-parse --short HEAD`, with `-dirty` when the tree has uncommitted changes.
+    pub git_commit: String,
+    /// Host name.
+    pub hostname: String,
+    /// The CPUs the run was allowed to use (cells narrow it further, see `affinity` in each
+    /// record).
+    pub affinity: String,
+    /// Whether this is a debug build (figures from one are not worth quoting).
+    #[serde(default)]
+    pub debug_build: bool,
+}
+
+impl EnvInfo {
+    /// Reads the environment of the current process.
+    pub fn capture() -> EnvInfo {
+        let cpus = affinity::allowed_cpus();
+        EnvInfo {
+            cpu_model: cpu_model().unwrap_or_else(unknown),
+            nproc: cpus.len(),
+            kernel: read_trimmed("/proc/sys/kernel/osrelease").unwrap_or_else(unknown),
+            rustc: env!("HARNESS_RUSTC_VERSION").to_owned(),
+            git_commit: git_commit().unwrap_or_else(unknown),
+            hostname: read_trimmed("/proc/sys/kernel/hostname").unwrap_or_else(unknown),
+            affinity: affinity::format_cpu_list(&cpus),
+            debug_build: cfg!(debug_assertions),
+        }
+    }
+}
+
+fn unknown() -> String {
+    "unknown".to_owned()
+}
+
+fn read_trimmed(path: &str) -> Option<String> {
+    std::fs::read_to_string(path)
+        .ok()
+        .map(|s| s.trim().to_owned())
+}
+
+fn cpu_model() -> Option<String> {
+    let info = std::fs::read_to_string("/proc/cpuinfo").ok()?;
+    info.lines()
+        .find(|l| l.starts_with("model name"))
+        .and_then(|l| l.split_once(':'))
+        .map(|(_, v)| v.trim().to_owned())
+}
+
+fn git_commit() -> Option<String> {
+    let run = |args: &[&str]| {
+        Command::new("git")
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+    };
+    let commit = run(&["rev-parse", "--short", "HEAD"])?;
+    let dirty =
+        run(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
+    Some(if dirty {
+        format!("{commit}-dirty")
+    } else {
+        commit
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capture_fills_what_linux_always_has() {
+        let env = EnvInfo::capture();
+        assert!(env.nproc >= 1);
+        assert_eq!(
+            affinity::parse_cpu_list(&env.affinity).unwrap().len(),
+            env.nproc
+        );
+        assert!(env.rustc.starts_with("rustc "), "{}", env.rustc);
+        assert_ne!(env.kernel, "unknown");
+    }
+}

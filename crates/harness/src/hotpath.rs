@@ -1,0 +1,53 @@
+//! How `lab` sees a hot path: its name, variants and parameters, and one call that
+//! measures one repetition of one cell. Each hot-path crate exports one value implementing
+//! [`HotPath`]; `lab` keeps the list. This is the only thing `lab` needs from a hot path.
+
+use crate::params::{ParamSpec, Params};
+use crate::runner::{CellFailure, Measurement, RunSettings};
+
+/// One implementation of a hot path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Variant {
+    /// Name in the user's words, e.g. `global-mutex`.
+    pub name: &'static str,
+    /// One line saying what it does differently.
+    pub summary: &'static str,
+}
+
+/// A hot path as `lab` runs it.
+pub trait HotPath: Sync {
+    /// Name, e.g. `lookup`.
+    fn name(&self) -> &'static str;
+    /// One line saying which problem it reproduces.
+    fn summary(&self) -> &'static str;
+    /// The implementations it compares.
+    fn variants(&self) -> &'static [Variant];
+    /// Its parameters with defaults.
+    fn params(&self) -> &'static [ParamSpec];
+    /// Rules that involve more than one parameter; each value alone was already checked.
+    fn check(&self, _params: &Params) -> Result<(), String> {
+        Ok(())
+    }
+    /// Builds the variant, runs one repetition and verifies it.
+    fn measure(
+        &self,
+        variant: &str,
+        params: &Params,
+        settings: RunSettings,
+    ) -> Result<Measurement, CellFailure>;
+
+    /// The variant called `name`, or an error listing those that exist.
+    fn variant(&self, name: &str) -> Result<&'static Variant, String> {
+        self.variants()
+            .iter()
+            .find(|v| v.name == name)
+            .ok_or_else(|| {
+                let names: Vec<_> = self.variants().iter().map(|v| v.name).collect();
+                format!(
+                    "unknown variant {name:?} of {}: accepted {}",
+                    self.name(),
+                    names.join(", ")
+                )
+            })
+    }
+}

@@ -1,0 +1,41 @@
+//! The measuring instrument of contention-lab.
+//!
+//! A hot path (a crate such as `lookup`) describes one contended operation by implementing
+//! [`Workload`]: it hands out one [`Worker`] per thread (made outside the timed loop, with
+//! its own connection, RNG and key list), each worker performs one operation at a time and
+//! reports an [`Outcome`], and after the run [`Workload::verify`] checks the invariants.
+//! [`runner::run`] starts exactly `threads` OS threads with `std::thread::scope`, releases
+//! them together behind a barrier, excludes a warm-up, counts operations in per-thread
+//! tallies (never a shared counter in the hot loop, which would itself be a contention
+//! point), records latency in per-thread HDR histograms, and returns a [`Measurement`].
+//!
+//! The harness also owns what every hot path shares: the result schema that `lab` writes
+//! and users parse ([`schema`]), statistics over repetitions ([`stats`]), CPU affinity
+//! ([`affinity`]), environment capture ([`env`]), typed scenario parameters
+//! ([`params`]), the [`HotPath`] description that `lab` uses to enumerate and run a hot
+//! path, a calibration workload ([`noop`]) and a persistent thread team for criterion
+//! benchmarks ([`team`]).
+//!
+//! It is not a command-line tool and renders nothing: `lab` runs cells in child processes,
+//! pins them to cores and writes reports.
+//!
+//! Why plain scoped threads rather than a rayon pool: a cell must have exactly `threads`
+//! workers that each own their state for the whole window, and a worker that panics must
+//! end only its own thread; scoped threads give both with the least machinery.
+
+pub mod affinity;
+pub mod env;
+pub mod hotpath;
+pub mod noop;
+pub mod params;
+pub mod runner;
+pub mod schema;
+pub mod stats;
+pub mod team;
+pub mod workload;
+
+pub use hotpath::{HotPath, Variant};
+pub use params::{ParamKind, ParamSpec, Params};
+pub use runner::{CellFailure, Measurement, RunSettings};
+pub use schema::RunRecord;
+pub use workload::{OpCtx, Outcome, Worker, Workload};

@@ -1,0 +1,256 @@
+//! Typed scenario parameters: what a hot path accepts, with defaults, validation and one-
+//! line errors that name the parameter and what is accepted.
+//!
+//! Values are kept as JSON values because that is how they appear in the result schema
+//! (`params`). This module does not know where values come from (TOML, command line).
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+/// What values a parameter takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParamKind {
+    /// An integer in `min..=max`.
+    Int {
+        /// Smallest accepted value.
+        min: i64,
+        /// Largest accepted value.
+        max: i64,
+    },
+    /// One of a fixed set of words.
+    Choice(&'static [&'static str]),
+    /// `true` or `false`.
+    Bool,
+}
+
+/// One parameter of a hot path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ParamSpec {
+    /// Name as written on the command line and in scenario files, e.g. `write_pct`.
+    pub name: &'static str,
+    /// Accepted values.
+    pub kind: ParamKind,
+    /// Default, written as a user would write it.
+    pub default: &'static str,
+    /// One line saying what it changes.
+    pub help: &'static str,
+}
+
+impl ParamSpec {
+    /// What the parameter accepts, in words, e.g. `an integer in 0..=100`.
+    pub fn accepted(&self) -> String {
+        match self.kind {
+            ParamKind::Int { min, max } => format!("an integer in {min}..={max}"),
+            ParamKind::Choice(words) => format!("one of {}", words.join(", ")),
+            ParamKind::Bool => "true or false".to_owned(),
+        }
+    }
+
+    /// Parses one value written as text.
+    pub fn parse(&self, text: &str) -> Result<Value, String> {
+        let text = text.trim();
+        let bad = || format!("{}={text:?}: expected {}", self.name, self.accepted());
+        match self.kind {
+            ParamKind::Int { min, max } => {
+                let n: i64 = text.parse().map_err(|_| bad())?;
+                if n < min || n > max {
+                    return Err(bad());
+                }
+                Ok(Value::from(n))
+            }
+            ParamKind::Choice(words) => words
+                .iter()
+                .find(|w| **w == text)
+                .map(|w| Value::from(*w))
+                .ok_or_else(bad),
+            ParamKind::Bool => match text {
+                "true" => Ok(Value::Bool(true)),
+                "false" => Ok(Value::Bool(false)),
+                _ => Err(bad()),
+            },
+        }
+    }
+
+    /// Parses a comma-separated list of values (a sweep), e.g. `write_pct=0,10,50`.
+    pub fn parse_list(&self, text: &str) -> Result<Vec<Value>, String> {
+        if text.trim().is_empty() {
+            return Err(format!("{}=: expected {}", self.name, self.accepted()));
+        }
+        text.split(',').map(|part| self.parse(part)).collect()
+    }
+}
+
+/// Concrete parameter values for one cell, checked against the hot path's specs.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Params(BTreeMap<String, Value>);
+
+impl Params {
+    /// Every parameter at its default.
+    pub fn defaults(specs: &[ParamSpec]) -> Params {
+        Params(
+            specs
+                .iter()
+                .map(|s| {
+                    let value = s.parse(s.default).expect("a spec's default is valid");
+                    (s.name.to_owned(), value)
+                })
+                .collect(),
+        )
+    }
+
+    /// Sets `name` from text, refusing unknown names and bad values.
+    pub fn set(&mut self, specs: &[ParamSpec], name: &str, text: &str) -> Result<(), String> {
+        let spec = find_spec(specs, name)?;
+        self.0.insert(spec.name.to_owned(), spec.parse(text)?);
+        Ok(())
+    }
+
+    /// Sets `name` to an already parsed value.
+    pub fn insert(&mut self, name: &str, value: Value) {
+        self.0.insert(name.to_owned(), value);
+    }
+
+    /// Builds params from a schema `params` object (as found in a results file), checking
+    /// each against the specs.
+    pub fn from_map(specs: &[ParamSpec], map: &BTreeMap<String, Value>) -> Result<Params, String> {
+        let mut params = Params::defaults(specs);
+        for (name, value) in map {
+            let text = match value {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            params.set(specs, name, &text)?;
+        }
+        Ok(params)
+    }
+
+    /// An integer parameter. Panics if the hot path asks for a name it did not declare.
+    pub fn int(&self, name: &str) -> i64 {
+        self.0
+            .get(name)
+            .and_then(Value::as_i64)
+            .unwrap_or_else(|| panic!("integer parameter {name} is not declared"))
+    }
+
+    /// An integer parameter as a count (declared with a non-negative minimum).
+    pub fn count(&self, name: &str) -> usize {
+        usize::try_from(self.int(name)).unwrap_or(0)
+    }
+
+    /// A choice parameter.
+    pub fn word(&self, name: &str) -> &str {
+        self.0
+            .get(name)
+            .and_then(Value::as_str)
+            .unwrap_or_else(|| panic!("choice parameter {name} is not declared"))
+    }
+
+    /// A boolean parameter.
+    pub fn flag(&self, name: &str) -> bool {
+        self.0
+            .get(name)
+            .and_then(Value::as_bool)
+            .unwrap_or_else(|| panic!("boolean parameter {name} is not declared"))
+    }
+
+    /// The values as the schema's `params` object.
+    pub fn to_map(&self) -> BTreeMap<String, Value> {
+        self.0.clone()
+    }
+
+    /// `name=value` pairs, as a user would type them on the command line.
+    pub fn to_args(&self) -> Vec<String> {
+        self.0
+            .iter()
+            .map(|(k, v)| match v {
+                Value::String(s) => format!("{k}={s}"),
+                other => format!("{k}={other}"),
+            })
+            .collect()
+    }
+}
+
+/// The spec called `name`, or an error listing the names that exist.
+pub fn find_spec<'a>(specs: &'a [ParamSpec], name: &str) -> Result<&'a ParamSpec, String> {
+    specs.iter().find(|s| s.name == name).ok_or_else(|| {
+        let names: Vec<_> = specs.iter().map(|s| s.name).collect();
+        format!(
+            "unknown parameter {name:?}: accepted {}",
+            if names.is_empty() {
+                "none".to_owned()
+            } else {
+                names.join(", ")
+            }
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SPECS: &[ParamSpec] = &[
+        ParamSpec {
+            name: "write_pct",
+            kind: ParamKind::Int { min: 0, max: 100 },
+            default: "0",
+            help: "share of modify operations",
+        },
+        ParamSpec {
+            name: "keys",
+            kind: ParamKind::Choice(&["uniform", "zipf"]),
+            default: "uniform",
+            help: "key distribution",
+        },
+        ParamSpec {
+            name: "durable",
+            kind: ParamKind::Bool,
+            default: "true",
+            help: "sync on commit",
+        },
+    ];
+
+    #[test]
+    fn defaults_and_overrides() {
+        let mut p = Params::defaults(SPECS);
+        assert_eq!(
+            (p.int("write_pct"), p.word("keys"), p.flag("durable")),
+            (0, "uniform", true)
+        );
+        p.set(SPECS, "write_pct", "25").unwrap();
+        p.set(SPECS, "keys", "zipf").unwrap();
+        assert_eq!((p.count("write_pct"), p.word("keys")), (25, "zipf"));
+        assert_eq!(
+            p.to_args(),
+            vec!["durable=true", "keys=zipf", "write_pct=25"]
+        );
+        assert_eq!(Params::from_map(SPECS, &p.to_map()).unwrap(), p);
+    }
+
+    #[test]
+    fn bad_values_name_the_parameter_and_what_is_accepted() {
+        let mut p = Params::defaults(SPECS);
+        let err = p.set(SPECS, "write_pct", "150").unwrap_err();
+        assert_eq!(err, "write_pct=\"150\": expected an integer in 0..=100");
+        let err = p.set(SPECS, "keys", "normal").unwrap_err();
+        assert!(err.contains("one of uniform, zipf"), "{err}");
+        let err = p.set(SPECS, "colour", "red").unwrap_err();
+        assert!(
+            err.contains("unknown parameter \"colour\"") && err.contains("write_pct"),
+            "{err}"
+        );
+        assert!(p.set(SPECS, "durable", "yes").is_err());
+    }
+
+    #[test]
+    fn lists_are_sweeps() {
+        let spec = &SPECS[0];
+        assert_eq!(
+            spec.parse_list("0,10,50").unwrap(),
+            vec![Value::from(0), Value::from(10), Value::from(50)]
+        );
+        assert!(spec.parse_list("0,,50").is_err());
+        assert!(spec.parse_list("").is_err());
+    }
+}

@@ -1,0 +1,399 @@
+//! Runs one workload with a fixed number of threads for a fixed window and measures it.
+//!
+//! The timeline of one repetition: workers are made on the calling thread (outside any
+//! clock), `threads` scoped threads start and meet at a barrier, run a warm-up that is not
+//! counted, then count a measured window, then stop. A controller (the calling thread)
+//! moves a shared phase flag through warm-up, measure and stop; workers only read it, so
+//! the flag costs a load of a cache line that nobody writes during the window.
+//!
+//! This module does not pin threads, repeat runs or write files: `lab` does.
+
+use std::any::Any;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Barrier;
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+
+use crate::stats;
+use crate::workload::{OpCtx, Worker, Workload};
+
+const WARMUP: u8 = 0;
+const MEASURE: u8 = 1;
+const STOP: u8 = 2;
+
+/// How one repetition runs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RunSettings {
+    /// Worker threads.
+    pub threads: usize,
+    /// Time run before counting starts.
+    pub warmup: Duration,
+    /// The measured window.
+    pub duration: Duration,
+}
+
+/// Why a repetition produced no figures.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CellFailure {
+    /// One line saying what went wrong, e.g. `worker thread 3 panicked: index out of bounds`.
+    pub reason: String,
+}
+
+impl CellFailure {
+    /// A failure with the given reason.
+    pub fn new(reason: impl Into<String>) -> Self {
+        CellFailure {
+            reason: reason.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for CellFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.reason)
+    }
+}
+
+impl std::error::Error for CellFailure {}
+
+/// The raw figures of one repetition, before they become a [`crate::RunRecord`].
+#[derive(Debug, Clone)]
+pub struct Measurement {
+    /// Worker threads that ran.
+    pub threads: usize,
+    /// The measured window as the controller saw it.
+    pub window: Duration,
+    /// Operations finished in the window, all threads.
+    pub ops: u64,
+    /// Retries in the window, all threads.
+    pub retries: u64,
+    /// Failed operations in the window, all threads.
+    pub errors: u64,
+    /// Time workers spent waiting on the synchronization point, summed over threads.
+    pub waited: Duration,
+    /// Latency of the sampled operations, merged over threads (nanoseconds).
+    pub latency: Histogram<u64>,
+    /// Process CPU time (user + system) consumed during the window.
+    pub cpu_time: Duration,
+    /// `Ok` if the invariants held, else the reason they did not.
+    pub verified: Result<(), String>,
+    /// Hot-path-specific figures.
+    pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl Measurement {
+    /// Operations per second over the window.
+    pub fn ops_per_sec(&self) -> f64 {
+        stats::rate(self.ops, self.window)
+    }
+
+    /// Share of worker time spent waiting: waited / (threads x window), clamped to 0..1.
+    pub fn wait_share(&self) -> f64 {
+        stats::share(self.waited, self.window * self.threads as u32)
+    }
+
+    /// Process CPU time over wall time x cores, clamped to 0..1.
+    pub fn cpu_util(&self, cores: usize) -> f64 {
+        stats::share(self.cpu_time, self.window * cores.max(1) as u32)
+    }
+}
+
+struct Tally {
+    ops: u64,
+    retries: u64,
+    errors: u64,
+    latency: Histogram<u64>,
+}
+
+impl Tally {
+    fn new() -> Tally {
+        Tally {
+            ops: 0,
+            retries: 0,
+            errors: 0,
+            latency: stats::new_histogram(),
+        }
+    }
+}
+
+/// Runs `workload` once with `settings` and measures it.
+///
+/// A worker that panics ends its own thread; the others run to the end of the window and
+/// the repetition is reported as a [`CellFailure`] naming the thread and the panic message.
+/// The same holds for a panic while making workers or verifying.
+pub fn run<W: Workload>(workload: &W, settings: RunSettings) -> Result<Measurement, CellFailure> {
+    if settings.threads == 0 {
+        return Err(CellFailure::new("threads must be at least 1"));
+    }
+    catch_unwind(AssertUnwindSafe(|| run_inner(workload, settings))).unwrap_or_else(|payload| {
+        Err(CellFailure::new(format!(
+            "panicked: {}",
+            panic_message(payload.as_ref())
+        )))
+    })
+}
+
+fn run_inner<W: Workload>(workload: &W, settings: RunSettings) -> Result<Measurement, CellFailure> {
+    let threads = settings.threads;
+    let sample_every = u64::from(workload.latency_sample_every().max(1));
+    let workers: Vec<W::Worker> = (0..threads).map(|i| workload.worker(i, threads)).collect();
+    let phase = AtomicU8::new(if settings.warmup.is_zero() {
+        MEASURE
+    } else {
+        WARMUP
+    });
+    let barrier = Barrier::new(threads + 1);
+
+    let (joined, window, cpu_time) = std::thread::scope(|scope| {
+        let handles: Vec<_> = workers
+            .into_iter()
+            .enumerate()
+            .map(|(index, worker)| {
+                let phase = &phase;
+                let barrier = &barrier;
+                std::thread::Builder::new()
+                    .name(format!("worker-{index}"))
+                    .spawn_scoped(scope, move || {
+                        worker_loop(worker, phase, barrier, sample_every)
+                    })
+                    .expect("spawning a worker thread")
+            })
+            .collect();
+
+        barrier.wait();
+        if !settings.warmup.is_zero() {
+            std::thread::sleep(settings.warmup);
+            phase.store(MEASURE, Ordering::Relaxed);
+        }
+        let cpu_start = process_cpu_time();
+        let start = Instant::now();
+        std::thread::sleep(settings.duration);
+        phase.store(STOP, Ordering::Relaxed);
+        let window = start.elapsed();
+        let cpu_time = process_cpu_time().saturating_sub(cpu_start);
+        let joined: Vec<_> = handles.into_iter().map(|h| h.join()).collect();
+        (joined, window, cpu_time)
+    });
+
+    let mut workers = Vec::with_capacity(threads);
+    let mut total = Tally::new();
+    let mut waited_ns = 0u64;
+    for (index, result) in joined.into_iter().enumerate() {
+        match result {
+            Ok((worker, tally, waited)) => {
+                total.ops += tally.ops;
+                total.retries += tally.retries;
+                total.errors += tally.errors;
+                stats::merge_into(&mut total.latency, &tally.latency);
+                waited_ns += waited;
+                workers.push(worker);
+            }
+            Err(payload) => {
+                return Err(CellFailure::new(format!(
+                    "worker thread {index} panicked: {}",
+                    panic_message(payload.as_ref())
+                )))
+            }
+        }
+    }
+
+    let verified = workload.verify(&workers);
+    let extra = workload.extra(&workers, window);
+    Ok(Measurement {
+        threads,
+        window,
+        ops: total.ops,
+        retries: total.retries,
+        errors: total.errors,
+        waited: Duration::from_nanos(waited_ns),
+        latency: total.latency,
+        cpu_time,
+        verified,
+        extra,
+    })
+}
+
+fn worker_loop<K: Worker>(
+    mut worker: K,
+    phase: &AtomicU8,
+    barrier: &Barrier,
+    sample_every: u64,
+) -> (K, Tally, u64) {
+    let mut tally = Tally::new();
+    let mut ctx = OpCtx::default();
+    let mut seen = WARMUP;
+    let mut countdown = 0u64;
+    barrier.wait();
+    loop {
+        let now = phase.load(Ordering::Relaxed);
+        if now != seen {
+            if now == STOP {
+                if seen != MEASURE {
+                    // This thread never saw the window open: nothing it did was measured.
+                    tally = Tally::new();
+                    ctx = OpCtx::default();
+                }
+                break;
+            }
+            // The window opens: forget the warm-up.
+            tally = Tally::new();
+            ctx = OpCtx::default();
+            seen = now;
+        }
+        let sampled = countdown == 0;
+        countdown = if sampled {
+            sample_every - 1
+        } else {
+            countdown - 1
+        };
+        let started = sampled.then(Instant::now);
+        let outcome = worker.op(&mut ctx);
+        if let Some(started) = started {
+            tally
+                .latency
+                .saturating_record(started.elapsed().as_nanos() as u64);
+        }
+        tally.ops += 1;
+        tally.retries += u64::from(outcome.retries);
+        if !outcome.ok {
+            tally.errors += 1;
+        }
+    }
+    (worker, tally, ctx.waited_ns)
+}
+
+/// CPU time (user + system) of the whole process so far.
+pub fn process_cpu_time() -> Duration {
+    // SAFETY: getrusage only writes into the struct we pass.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+        usage
+    };
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, (t.tv_usec as u32) * 1000);
+    tv(usage.ru_utime) + tv(usage.ru_stime)
+}
+
+/// The text of a panic payload (`&str` or `String`), or a placeholder.
+pub fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "non-string panic payload".to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::Outcome;
+    use std::sync::atomic::AtomicU64;
+
+    /// Counts its operations in a shared total so the test can compare with the tallies.
+    struct Counting {
+        total: AtomicU64,
+        fail_verify: bool,
+        panic_in_thread: Option<usize>,
+    }
+
+    struct CountingWorker<'a> {
+        index: usize,
+        done: u64,
+        total: &'a AtomicU64,
+        panic_after: Option<u64>,
+    }
+
+    impl Worker for CountingWorker<'_> {
+        fn op(&mut self, ctx: &mut OpCtx) -> Outcome {
+            self.done += 1;
+            self.total.fetch_add(1, Ordering::Relaxed);
+            if self.panic_after == Some(self.done) {
+                panic!("worker {} gave up", self.index);
+            }
+            ctx.record_wait(Duration::from_nanos(1));
+            if self.done % 10 == 0 {
+                Outcome::failed(2)
+            } else {
+                Outcome::OK
+            }
+        }
+    }
+
+    impl<'a> Workload for &'a Counting {
+        type Worker = CountingWorker<'a>;
+        fn worker(&self, index: usize, _threads: usize) -> Self::Worker {
+            CountingWorker {
+                index,
+                done: 0,
+                total: &self.total,
+                panic_after: (self.panic_in_thread == Some(index)).then_some(100),
+            }
+        }
+        fn verify(&self, workers: &[Self::Worker]) -> Result<(), String> {
+            let done: u64 = workers.iter().map(|w| w.done).sum();
+            if self.fail_verify {
+                return Err("deliberately failed".into());
+            }
+            if done != self.total.load(Ordering::Relaxed) {
+                return Err(format!("tallies {done} != total"));
+            }
+            Ok(())
+        }
+    }
+
+    fn settings(threads: usize) -> RunSettings {
+        RunSettings {
+            threads,
+            warmup: Duration::from_millis(5),
+            duration: Duration::from_millis(30),
+        }
+    }
+
+    fn counting(fail_verify: bool, panic_in_thread: Option<usize>) -> Counting {
+        Counting {
+            total: AtomicU64::new(0),
+            fail_verify,
+            panic_in_thread,
+        }
+    }
+
+    #[test]
+    fn counts_only_the_window_and_every_thread_works() {
+        let w = counting(false, None);
+        let m = run(&&w, settings(3)).unwrap();
+        assert_eq!(m.threads, 3);
+        assert!(m.ops > 0);
+        // The warm-up ran too, so the whole-run total exceeds the measured count.
+        assert!(m.ops < w.total.load(Ordering::Relaxed));
+        assert!(m.verified.is_ok());
+        // Every tenth operation of each thread fails after two retries.
+        assert!(m.errors > 0 && m.retries == 2 * m.errors);
+        assert_eq!(m.latency.len(), m.ops);
+        assert!(m.window >= Duration::from_millis(30));
+    }
+
+    #[test]
+    fn failed_invariant_is_reported_not_raised() {
+        let w = counting(true, None);
+        let m = run(&&w, settings(2)).unwrap();
+        assert_eq!(m.verified, Err("deliberately failed".to_owned()));
+    }
+
+    #[test]
+    fn panicking_worker_becomes_a_failure() {
+        let w = counting(false, Some(1));
+        let err = run(&&w, settings(2)).unwrap_err();
+        assert!(err.reason.contains("worker thread 1 panicked"), "{err}");
+        assert!(err.reason.contains("worker 1 gave up"), "{err}");
+    }
+
+    #[test]
+    fn zero_threads_is_refused() {
+        let w = counting(false, None);
+        assert!(run(&&w, settings(0)).is_err());
+    }
+}

@@ -1,0 +1,447 @@
+//! The result schema: what `lab` writes to `reports/data/<run-id>.json` and what users and
+//! scripts parse. Field names are a public interface (see DESIGN.md); add fields, never
+//! rename them, and bump [`SCHEMA_VERSION`] when a change would mislead an old reader.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::env::EnvInfo;
+use crate::runner::Measurement;
+use crate::stats::{self, LatencySummary};
+
+/// The schema version this build writes and the newest it reads.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Whether a cell produced figures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CellStatus {
+    /// The cell ran; its figures are meaningful (check `verified` too).
+    Ok,
+    /// The cell crashed, timed out or could not start; see `failure`. Its figures are zero
+    /// and must not be shown as numbers.
+    Failed,
+}
+
+/// Where a cell's CPU profile lies, relative to the repository root.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProfileRef {
+    /// The flamegraph (SVG).
+    pub svg: String,
+    /// The folded stacks behind it.
+    pub folded: String,
+    /// How many samples the profiler took; below 200 the flamegraph is thin.
+    pub samples: u64,
+}
+
+/// One cell of the matrix: a (scenario, variant, params, threads, cores) measured
+/// `repeats` times, with medians and spread.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// The hot path, e.g. `lookup`.
+    pub scenario: String,
+    /// The implementation, e.g. `global-mutex`.
+    pub variant: String,
+    /// The scenario's parameters for this cell.
+    pub params: BTreeMap<String, serde_json::Value>,
+    /// Worker threads.
+    pub threads: usize,
+    /// CPUs in the affinity mask.
+    pub cores: usize,
+    /// The CPUs actually in the mask, e.g. `0-1`.
+    #[serde(default)]
+    pub affinity: String,
+    /// `ok` or `failed`.
+    pub status: CellStatus,
+    /// Why the cell failed, when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
+    /// Repetitions behind the figures.
+    pub repeats: usize,
+    /// Length of one measured window in seconds.
+    pub duration_s: f64,
+    /// Median operations per second over repetitions, whole process.
+    pub ops_per_sec: f64,
+    /// Lowest repetition.
+    pub ops_per_sec_min: f64,
+    /// Highest repetition.
+    pub ops_per_sec_max: f64,
+    /// `ops_per_sec / threads`.
+    pub per_thread_ops_per_sec: f64,
+    /// `ops_per_sec / (min(threads, cores) x ops_per_sec at threads=1)`, when the matrix
+    /// has the threads=1 cell of the same variant, params and cores.
+    pub efficiency: Option<f64>,
+    /// Latency percentiles (median over repetitions; `max` is the largest seen).
+    pub latency_ns: LatencySummary,
+    /// Share of worker time spent waiting on the hot path's synchronization point.
+    pub wait_share: f64,
+    /// Retries, summed over the measured windows of all repetitions.
+    pub retries: u64,
+    /// Failed operations, summed over the measured windows of all repetitions.
+    pub errors: u64,
+    /// Process CPU time / (wall time x cores), median over repetitions.
+    pub cpu_util: f64,
+    /// Whether the invariants held in every repetition.
+    pub verified: bool,
+    /// Why verification failed, when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify_error: Option<String>,
+    /// The cell's CPU profile, when one was taken.
+    pub profile: Option<ProfileRef>,
+    /// Hot-path-specific figures (snake_case names), median over repetitions for numbers.
+    #[serde(default)]
+    pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+/// What identifies a cell, without its figures.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CellKey {
+    /// The hot path.
+    pub scenario: String,
+    /// The implementation.
+    pub variant: String,
+    /// Parameters.
+    pub params: BTreeMap<String, serde_json::Value>,
+    /// Worker threads.
+    pub threads: usize,
+    /// CPUs in the mask.
+    pub cores: usize,
+}
+
+impl RunRecord {
+    /// A record of one repetition.
+    pub fn from_measurement(key: &CellKey, affinity: &str, m: &Measurement) -> RunRecord {
+        let ops = m.ops_per_sec();
+        RunRecord {
+            scenario: key.scenario.clone(),
+            variant: key.variant.clone(),
+            params: key.params.clone(),
+            threads: key.threads,
+            cores: key.cores,
+            affinity: affinity.to_owned(),
+            status: CellStatus::Ok,
+            failure: None,
+            repeats: 1,
+            duration_s: m.window.as_secs_f64(),
+            ops_per_sec: ops,
+            ops_per_sec_min: ops,
+            ops_per_sec_max: ops,
+            per_thread_ops_per_sec: ops / key.threads.max(1) as f64,
+            efficiency: None,
+            latency_ns: LatencySummary::of(&m.latency),
+            wait_share: m.wait_share(),
+            retries: m.retries,
+            errors: m.errors,
+            cpu_util: m.cpu_util(key.cores),
+            verified: m.verified.is_ok(),
+            verify_error: m.verified.clone().err(),
+            profile: None,
+            extra: m.extra.clone(),
+        }
+    }
+
+    /// A record for a cell that produced no figures.
+    pub fn failed(key: &CellKey, affinity: &str, reason: impl Into<String>) -> RunRecord {
+        RunRecord {
+            scenario: key.scenario.clone(),
+            variant: key.variant.clone(),
+            params: key.params.clone(),
+            threads: key.threads,
+            cores: key.cores,
+            affinity: affinity.to_owned(),
+            status: CellStatus::Failed,
+            failure: Some(reason.into()),
+            repeats: 0,
+            duration_s: 0.0,
+            ops_per_sec: 0.0,
+            ops_per_sec_min: 0.0,
+            ops_per_sec_max: 0.0,
+            per_thread_ops_per_sec: 0.0,
+            efficiency: None,
+            latency_ns: LatencySummary::default(),
+            wait_share: 0.0,
+            retries: 0,
+            errors: 0,
+            cpu_util: 0.0,
+            verified: false,
+            verify_error: None,
+            profile: None,
+            extra: serde_json::Map::new(),
+        }
+    }
+
+    /// The identity of this cell.
+    pub fn key(&self) -> CellKey {
+        CellKey {
+            scenario: self.scenario.clone(),
+            variant: self.variant.clone(),
+            params: self.params.clone(),
+            threads: self.threads,
+            cores: self.cores,
+        }
+    }
+
+    /// Whether more threads than CPUs ran.
+    pub fn oversubscribed(&self) -> bool {
+        self.threads > self.cores
+    }
+
+    /// Whether the figures may be shown: it ran and its invariants held.
+    pub fn usable(&self) -> bool {
+        self.status == CellStatus::Ok && self.verified
+    }
+
+    /// Merges repetitions of one cell into one record: medians with spread.
+    ///
+    /// If any repetition failed, the cell is failed with that repetition's reason: a cell
+    /// that crashes one time in three is not a figure to quote. Counts (retries, errors)
+    /// are summed; `verified` holds only if it held every time.
+    pub fn merge_repetitions(reps: &[RunRecord]) -> Option<RunRecord> {
+        let first = reps.first()?;
+        if let Some(bad) = reps.iter().find(|r| r.status == CellStatus::Failed) {
+            let mut failed = bad.clone();
+            failed.repeats = reps.len();
+            return Some(failed);
+        }
+        let ops: Vec<f64> = reps.iter().map(|r| r.ops_per_sec).collect();
+        let (median_ops, _, _) = stats::median_spread(&ops);
+        let median_of =
+            |f: fn(&RunRecord) -> f64| stats::median(&reps.iter().map(f).collect::<Vec<_>>());
+        let mut merged = first.clone();
+        merged.repeats = reps.iter().map(|r| r.repeats).sum();
+        merged.duration_s = median_of(|r| r.duration_s);
+        merged.ops_per_sec = median_ops;
+        merged.ops_per_sec_min = reps
+            .iter()
+            .map(|r| r.ops_per_sec_min)
+            .fold(f64::INFINITY, f64::min);
+        merged.ops_per_sec_max = reps.iter().map(|r| r.ops_per_sec_max).fold(0.0, f64::max);
+        merged.per_thread_ops_per_sec = median_ops / first.threads.max(1) as f64;
+        merged.latency_ns =
+            LatencySummary::median_of(&reps.iter().map(|r| r.latency_ns).collect::<Vec<_>>());
+        merged.wait_share = median_of(|r| r.wait_share);
+        merged.cpu_util = median_of(|r| r.cpu_util);
+        merged.retries = reps.iter().map(|r| r.retries).sum();
+        merged.errors = reps.iter().map(|r| r.errors).sum();
+        merged.verified = reps.iter().all(|r| r.verified);
+        merged.verify_error = reps.iter().find_map(|r| r.verify_error.clone());
+        merged.profile = reps.iter().find_map(|r| r.profile.clone());
+        merged.extra = merge_extra(reps);
+        Some(merged)
+    }
+}
+
+/// Numbers in `extra` become their median over repetitions; anything else is taken from
+/// the first repetition that has it.
+fn merge_extra(reps: &[RunRecord]) -> serde_json::Map<String, serde_json::Value> {
+    let mut out = serde_json::Map::new();
+    for rep in reps {
+        for (name, value) in &rep.extra {
+            if out.contains_key(name) {
+                continue;
+            }
+            let numbers: Vec<f64> = reps
+                .iter()
+                .filter_map(|r| r.extra.get(name).and_then(|v| v.as_f64()))
+                .collect();
+            let merged = if value.is_number() && !numbers.is_empty() {
+                serde_json::json!(stats::median(&numbers))
+            } else {
+                value.clone()
+            };
+            out.insert(name.clone(), merged);
+        }
+    }
+    out
+}
+
+/// Fills `efficiency` of every cell from the threads=1 cell of the same scenario, variant,
+/// params and cores, where that cell exists and is usable.
+pub fn fill_efficiency(cells: &mut [RunRecord]) {
+    let baselines: Vec<(CellKey, f64)> = cells
+        .iter()
+        .filter(|c| c.threads == 1 && c.usable())
+        .map(|c| (c.key(), c.ops_per_sec))
+        .collect();
+    for cell in cells.iter_mut() {
+        cell.efficiency = None;
+        if !cell.usable() {
+            continue;
+        }
+        let base = baselines.iter().find(|(k, _)| {
+            k.scenario == cell.scenario
+                && k.variant == cell.variant
+                && k.params == cell.params
+                && k.cores == cell.cores
+        });
+        if let Some((_, single)) = base {
+            cell.efficiency =
+                stats::efficiency(cell.ops_per_sec, cell.threads, cell.cores, *single);
+        }
+    }
+}
+
+/// The whole results file of one matrix run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResultsFile {
+    /// Schema version; readers refuse a newer one.
+    pub schema: u32,
+    /// Identifier of the run, also its file name.
+    pub run_id: String,
+    /// When the run started (RFC 3339, UTC).
+    pub started: String,
+    /// When the run ended (RFC 3339, UTC).
+    #[serde(default)]
+    pub finished: String,
+    /// The command that reproduces the run.
+    #[serde(default)]
+    pub command: String,
+    /// False when the run was interrupted and holds only the cells that finished.
+    #[serde(default = "default_true")]
+    pub complete: bool,
+    /// The machine and build.
+    pub env: EnvInfo,
+    /// Every cell.
+    pub cells: Vec<RunRecord>,
+}
+
+fn default_true() -> bool {
+    true
+}
+
+impl ResultsFile {
+    /// Parses a results file, refusing one written by a newer schema with a clear message.
+    pub fn from_json(text: &str) -> Result<ResultsFile, String> {
+        let value: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| format!("not valid JSON ({e})"))?;
+        let schema = value
+            .get("schema")
+            .and_then(|s| s.as_u64())
+            .ok_or("no \"schema\" field: not a contention-lab results file")?;
+        if schema > u64::from(SCHEMA_VERSION) {
+            return Err(format!(
+                "schema {schema} is newer than this build reads (up to {SCHEMA_VERSION}); update contention-lab"
+            ));
+        }
+        serde_json::from_value(value)
+            .map_err(|e| format!("not a contention-lab results file ({e})"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(threads: usize, cores: usize) -> CellKey {
+        let mut params = BTreeMap::new();
+        params.insert("users".to_owned(), serde_json::json!(6000));
+        CellKey {
+            scenario: "lookup".into(),
+            variant: "global-mutex".into(),
+            params,
+            threads,
+            cores,
+        }
+    }
+
+    fn record(threads: usize, cores: usize, ops: f64) -> RunRecord {
+        let mut r = RunRecord::failed(&key(threads, cores), "0", "placeholder");
+        r.status = CellStatus::Ok;
+        r.failure = None;
+        r.verified = true;
+        r.repeats = 1;
+        r.ops_per_sec = ops;
+        r.ops_per_sec_min = ops;
+        r.ops_per_sec_max = ops;
+        r.extra
+            .insert("reads_per_sec".into(), serde_json::json!(ops / 2.0));
+        r
+    }
+
+    #[test]
+    fn results_round_trip_through_json() {
+        let mut failed = RunRecord::failed(&key(4, 2), "0-1", "timed out after 30 s");
+        failed.profile = Some(ProfileRef {
+            svg: "profiles/x.svg".into(),
+            folded: "profiles/x.folded".into(),
+            samples: 12,
+        });
+        let file = ResultsFile {
+            schema: SCHEMA_VERSION,
+            run_id: "20261130T120000Z".into(),
+            started: "2026-11-30T12:00:00Z".into(),
+            finished: "2026-11-30T12:01:00Z".into(),
+            command: "just matrix".into(),
+            complete: false,
+            env: EnvInfo::default(),
+            cells: vec![record(1, 1, 1000.0), failed],
+        };
+        let text = serde_json::to_string_pretty(&file).unwrap();
+        assert!(text.contains("\"ops_per_sec_min\""));
+        assert!(text.contains("\"status\": \"failed\""));
+        assert_eq!(ResultsFile::from_json(&text).unwrap(), file);
+    }
+
+    #[test]
+    fn newer_schema_and_garbage_are_refused() {
+        let err = ResultsFile::from_json(r#"{"schema": 99, "cells": []}"#).unwrap_err();
+        assert!(err.contains("schema 99 is newer"), "{err}");
+        assert!(ResultsFile::from_json("{\"schema\": 1, \"run_")
+            .unwrap_err()
+            .contains("not valid JSON"));
+        assert!(ResultsFile::from_json("{}")
+            .unwrap_err()
+            .contains("no \"schema\""));
+    }
+
+    #[test]
+    fn repetitions_merge_to_median_and_spread() {
+        let reps = [
+            record(2, 2, 300.0),
+            record(2, 2, 100.0),
+            record(2, 2, 200.0),
+        ];
+        let m = RunRecord::merge_repetitions(&reps).unwrap();
+        assert_eq!(m.ops_per_sec, 200.0);
+        assert_eq!((m.ops_per_sec_min, m.ops_per_sec_max), (100.0, 300.0));
+        assert_eq!(m.per_thread_ops_per_sec, 100.0);
+        assert_eq!(m.repeats, 3);
+        assert_eq!(m.extra["reads_per_sec"], serde_json::json!(100.0));
+        assert!(m.verified);
+    }
+
+    #[test]
+    fn one_failed_or_unverified_repetition_taints_the_cell() {
+        let mut bad = record(2, 2, 100.0);
+        bad.verified = false;
+        bad.verify_error = Some("lost 3 modifications".into());
+        let m = RunRecord::merge_repetitions(&[record(2, 2, 50.0), bad]).unwrap();
+        assert!(!m.verified);
+        assert_eq!(m.verify_error.as_deref(), Some("lost 3 modifications"));
+
+        let crashed = RunRecord::failed(&key(2, 2), "0-1", "exit status 101");
+        let m = RunRecord::merge_repetitions(&[record(2, 2, 50.0), crashed]).unwrap();
+        assert_eq!(m.status, CellStatus::Failed);
+        assert_eq!(m.repeats, 2);
+        assert!(RunRecord::merge_repetitions(&[]).is_none());
+    }
+
+    #[test]
+    fn efficiency_uses_the_single_thread_cell_of_the_same_cores() {
+        let mut cells = vec![
+            record(1, 1, 100.0),
+            record(2, 1, 90.0),
+            record(1, 2, 110.0),
+            record(4, 2, 165.0),
+        ];
+        let mut other = record(8, 2, 50.0);
+        other.variant = "dashmap".into();
+        cells.push(other);
+        fill_efficiency(&mut cells);
+        assert_eq!(cells[0].efficiency, Some(1.0));
+        assert_eq!(cells[1].efficiency, Some(0.9));
+        assert_eq!(cells[3].efficiency, Some(0.75));
+        assert_eq!(cells[4].efficiency, None, "no threads=1 cell for dashmap");
+    }
+}

@@ -1,0 +1,110 @@
+//! The contract between the runner and a hot path.
+//!
+//! A hot path implements [`Workload`] (shared, read by every thread) and [`Worker`] (one
+//! per thread, owning everything the thread needs). This module only defines the shapes;
+//! the timing lives in [`crate::runner`].
+
+use std::time::{Duration, Instant};
+
+/// What one operation did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Outcome {
+    /// How many times the operation had to be retried before it finished.
+    pub retries: u32,
+    /// Whether the operation finished successfully (after any retries).
+    pub ok: bool,
+}
+
+impl Outcome {
+    /// The operation succeeded at the first attempt.
+    pub const OK: Outcome = Outcome {
+        retries: 0,
+        ok: true,
+    };
+
+    /// The operation succeeded after `retries` retries.
+    pub fn retried(retries: u32) -> Outcome {
+        Outcome { retries, ok: true }
+    }
+
+    /// The operation failed, after `retries` retries.
+    pub fn failed(retries: u32) -> Outcome {
+        Outcome { retries, ok: false }
+    }
+}
+
+/// Per-operation context the runner lends a worker: where it reports time spent waiting.
+///
+/// Waiting is measured by the hot path itself, at its synchronization point, because a CPU
+/// profile cannot see a thread asleep on a futex.
+#[derive(Debug, Default)]
+pub struct OpCtx {
+    pub(crate) waited_ns: u64,
+}
+
+impl OpCtx {
+    /// Adds `waited` to the time this thread spent waiting on a synchronization point.
+    #[inline]
+    pub fn record_wait(&mut self, waited: Duration) {
+        self.waited_ns += waited.as_nanos() as u64;
+    }
+
+    /// Acquires something (a lock guard, a permit) and accounts the time it took.
+    ///
+    /// `try_now` is tried first and costs no timer reads when it succeeds, so uncontended
+    /// acquisitions are not slowed by the accounting; only when it fails is `block` timed.
+    #[inline]
+    pub fn acquire<G>(
+        &mut self,
+        try_now: impl FnOnce() -> Option<G>,
+        block: impl FnOnce() -> G,
+    ) -> G {
+        if let Some(guard) = try_now() {
+            return guard;
+        }
+        let start = Instant::now();
+        let guard = block();
+        self.record_wait(start.elapsed());
+        guard
+    }
+
+    /// Time waited so far in the current measured window.
+    pub fn waited(&self) -> Duration {
+        Duration::from_nanos(self.waited_ns)
+    }
+}
+
+/// One thread's handle on a hot path: made before the clock starts, used by one thread.
+pub trait Worker: Send {
+    /// Performs one operation and says how it went.
+    fn op(&mut self, ctx: &mut OpCtx) -> Outcome;
+}
+
+/// A hot path ready to be measured: shared state plus a way to make per-thread workers.
+pub trait Workload: Sync {
+    /// The per-thread handle.
+    type Worker: Worker;
+
+    /// Makes the worker for thread `index` of `threads`. Called outside the timed window.
+    fn worker(&self, index: usize, threads: usize) -> Self::Worker;
+
+    /// Checks the invariants after the run, given every worker back (with whatever
+    /// tallies they kept). An `Err` carries the reason and marks the cell `verified: false`.
+    fn verify(&self, workers: &[Self::Worker]) -> Result<(), String>;
+
+    /// Record the latency of one operation in this many. Operations that take well under a
+    /// microsecond set this above 1 so that reading the clock does not dominate them.
+    fn latency_sample_every(&self) -> u32 {
+        1
+    }
+
+    /// Figures that belong to this hot path (the `extra` object of a record), computed
+    /// from the workers after the run; `window` is the measured duration.
+    fn extra(
+        &self,
+        _workers: &[Self::Worker],
+        _window: Duration,
+    ) -> serde_json::Map<String, serde_json::Value> {
+        serde_json::Map::new()
+    }
+}
