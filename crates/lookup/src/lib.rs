@@ -1,1 +1,113 @@
-//! placeholder
+//! Hot path 1: a directory server's `(uid=<user>)` equality search with N worker threads.
+//!
+//! The seed (389 Directory Server, 6000 users and 4000 groups) saw per-thread search
+//! throughput *fall* as worker threads rose, even with idle cores, and blamed locking and
+//! thread coordination. This crate rebuilds that search over one deterministic synthetic
+//! directory ([`directory`]) behind several designs ([`variants`]): the big lock, two
+//! reader-writer locks, a sharded map, LMDB, a directory-server-style entry cache whose
+//! reads secretly write, and a lock-free snapshot read path that removes the problem.
+//! Every search copies the entry out as a server copies it into a response.
+//!
+//! [`workload`] turns any [`directory::Directory`] into a [`harness::Workload`];
+//! [`LookupHotPath`] is what `lab` runs. Nothing here times anything: the harness does.
+
+pub mod directory;
+pub mod variants;
+pub mod workload;
+
+use harness::{
+    CellFailure, HotPath, Measurement, ParamKind, ParamSpec, Params, RunSettings, Variant,
+};
+
+use crate::directory::{Directory, DirectoryData};
+use crate::variants::{VariantName, WithDirectory};
+use crate::workload::{KeyDistribution, LookupWorkload, WorkloadShape};
+
+/// The lookup hot path as `lab` sees it.
+pub struct LookupHotPath;
+
+const PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "users",
+        kind: ParamKind::Int { min: 1, max: 5_000_000 },
+        default: "6000",
+        help: "user entries in the directory (the seed had 6000)",
+    },
+    ParamSpec {
+        name: "groups",
+        kind: ParamKind::Int { min: 0, max: 5_000_000 },
+        default: "4000",
+        help: "group entries in the directory (the seed had 4000)",
+    },
+    ParamSpec {
+        name: "write_pct",
+        kind: ParamKind::Int { min: 0, max: 100 },
+        default: "0",
+        help: "percent of operations that modify an entry (take the write side); 0 = pure reads as in the seed",
+    },
+    ParamSpec {
+        name: "keys",
+        kind: ParamKind::Choice(&["uniform", "zipf"]),
+        default: "uniform",
+        help: "which users are searched: uniform, or zipf (exponent 0.99, a few hot users)",
+    },
+    ParamSpec {
+        name: "cache_entries",
+        kind: ParamKind::Int { min: 1, max: 5_000_000 },
+        default: "6000",
+        help: "capacity of the entry-cache variant's LRU (entries)",
+    },
+];
+
+impl HotPath for LookupHotPath {
+    fn name(&self) -> &'static str {
+        "lookup"
+    }
+    fn summary(&self) -> &'static str {
+        "389 DS uid equality search: per-thread throughput falls as worker threads rise"
+    }
+    fn variants(&self) -> &'static [Variant] {
+        variants::ALL
+    }
+    fn params(&self) -> &'static [ParamSpec] {
+        PARAMS
+    }
+    fn measure(
+        &self,
+        variant: &str,
+        params: &Params,
+        settings: RunSettings,
+    ) -> Result<Measurement, CellFailure> {
+        let name = VariantName::parse(variant).map_err(CellFailure::new)?;
+        let data = DirectoryData::generate(params.count("users"), params.count("groups"));
+        let shape = WorkloadShape {
+            write_pct: params.count("write_pct") as u32,
+            keys: KeyDistribution::parse(params.word("keys")).map_err(CellFailure::new)?,
+            seed: 0x389d5,
+        };
+        let cache_entries = params.count("cache_entries");
+        let measure = MeasureOnce {
+            data: &data,
+            shape,
+            settings,
+        };
+        variants::with_directory(name, &data, cache_entries, measure).map_err(CellFailure::new)?
+    }
+}
+
+/// Runs one repetition over whichever directory it is handed.
+struct MeasureOnce<'a> {
+    data: &'a DirectoryData,
+    shape: WorkloadShape,
+    settings: RunSettings,
+}
+
+impl WithDirectory for MeasureOnce<'_> {
+    type Output = Result<Measurement, CellFailure>;
+    fn call<D: Directory>(self, dir: std::sync::Arc<D>) -> Self::Output {
+        harness::runner::run(
+            &LookupWorkload::new(dir, self.data, self.shape),
+            self.settings,
+        )
+    }
+}

@@ -1,0 +1,84 @@
+//! Criterion benchmarks of every lookup variant at several thread counts.
+//!
+//! One group per variant, one benchmark per thread count, so criterion's report draws
+//! each variant's time per search against threads. Threads are started once per
+//! benchmark, outside the timed region ([`harness::team::ThreadTeam`]); each timed call
+//! splits `iters` searches over them, so the figure is the team's time per search
+//! (lower is better; perfect scaling halves it when threads double, up to the cores).
+//!
+//! `cargo bench -p lookup -- --profile-time 5` writes a flamegraph per benchmark under
+//! criterion's output folder (`<benchmark>/profile/flamegraph.svg`).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use harness::team::ThreadTeam;
+use harness::Workload;
+use lookup::directory::{Directory, DirectoryData};
+use lookup::variants::{self, VariantName, WithDirectory};
+use lookup::workload::{KeyDistribution, LookupWorkload, WorkloadShape};
+use pprof::criterion::{Output, PProfProfiler};
+
+const THREADS: &[usize] = &[1, 2, 4, 8];
+
+struct MakeTeam<'a> {
+    data: &'a DirectoryData,
+    threads: usize,
+}
+
+impl WithDirectory for MakeTeam<'_> {
+    type Output = ThreadTeam;
+    fn call<D: Directory>(self, dir: Arc<D>) -> ThreadTeam {
+        let shape = WorkloadShape {
+            write_pct: 0,
+            keys: KeyDistribution::Uniform,
+            seed: 0x389d5,
+        };
+        let workload = LookupWorkload::new(dir, self.data, shape);
+        ThreadTeam::new(
+            (0..self.threads)
+                .map(|i| workload.worker(i, self.threads))
+                .collect(),
+        )
+    }
+}
+
+fn searches(c: &mut Criterion) {
+    let data = DirectoryData::generate(6000, 4000);
+    for variant in variants::ALL {
+        let name = VariantName::parse(variant.name).expect("listed variants parse");
+        let mut group = c.benchmark_group(format!("lookup/{}", variant.name));
+        group.throughput(Throughput::Elements(1));
+        for &threads in THREADS {
+            let team = variants::with_directory(
+                name,
+                &data,
+                6000,
+                MakeTeam {
+                    data: &data,
+                    threads,
+                },
+            )
+            .expect("building the directory");
+            group.bench_with_input(BenchmarkId::from_parameter(threads), &threads, |b, _| {
+                b.iter_custom(|iters| team.run(iters))
+            });
+        }
+        group.finish();
+    }
+}
+
+fn config() -> Criterion {
+    Criterion::default()
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2))
+        .with_profiler(PProfProfiler::new(250, Output::Flamegraph(None)))
+}
+
+criterion_group! {
+    name = benches;
+    config = config();
+    targets = searches
+}
+criterion_main!(benches);
