@@ -51,3 +51,9 @@ pub trait HotPath: Sync {
             })
     }
 }
+
+impl std::fmt::Debug for dyn HotPath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}

@@ -1,1 +1,30 @@
-fn main() {}
+//! `lab`: the thin command on top of contention-lab's crates. It parses the command line,
+//! hands the work to a module and turns any error into one line on stderr and a non-zero
+//! exit (2 for bad input, 1 for a run whose cells failed), never a backtrace.
+
+mod catalog;
+mod cli;
+mod matrix;
+mod plan;
+mod root;
+mod run_cell;
+mod scenario_file;
+mod table;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return cli::clap_error(e),
+    };
+    match cli::dispatch(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

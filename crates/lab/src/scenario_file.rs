@@ -1,0 +1,364 @@
+//! Scenario files: `benches/<name>.toml`, the defaults of one scenario of the matrix.
+//!
+//! A scenario file names a hot path and says which variants, thread counts, parameters
+//! (a list is a sweep), window and repetitions to use, with a `[quick]` table of overrides
+//! for `quick=true`. Everything is validated when the file is read, with errors that name
+//! the file, the line and what is accepted. This module does not merge command-line
+//! overrides: `plan` does.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use harness::{HotPath, ParamSpec};
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::catalog;
+
+/// Most threads one cell may start.
+pub const MAX_THREADS: usize = 1024;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawScenario {
+    hot_path: String,
+    description: Option<String>,
+    #[serde(default = "yes")]
+    in_default: bool,
+    variants: Option<Vec<String>>,
+    threads: Vec<i64>,
+    cores: Option<Vec<i64>>,
+    duration: Option<String>,
+    warmup: Option<String>,
+    repeats: Option<i64>,
+    timeout: Option<String>,
+    #[serde(default)]
+    params: toml::Table,
+    quick: Option<RawQuick>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawQuick {
+    variants: Option<Vec<String>>,
+    threads: Option<Vec<i64>>,
+    duration: Option<String>,
+    warmup: Option<String>,
+    repeats: Option<i64>,
+    #[serde(default)]
+    params: toml::Table,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// A parameter and the values it sweeps over.
+pub type ParamSweep = (String, Vec<Value>);
+
+/// The settings a scenario file gives, for the normal or the quick mode.
+#[derive(Debug, Clone)]
+pub struct ModeSettings {
+    /// Variants to run.
+    pub variants: Vec<&'static str>,
+    /// Thread counts.
+    pub threads: Vec<usize>,
+    /// Measured window per repetition.
+    pub duration: Duration,
+    /// Warm-up per repetition.
+    pub warmup: Duration,
+    /// Repetitions per cell.
+    pub repeats: usize,
+    /// Parameters that differ from the hot path's defaults.
+    pub params: Vec<ParamSweep>,
+}
+
+/// One validated scenario file.
+#[derive(Debug, Clone)]
+pub struct ScenarioFile {
+    /// File stem, e.g. `lookup`; what `scenarios=` names.
+    pub name: String,
+    /// The hot path it runs.
+    pub hot_path: &'static dyn HotPath,
+    /// What it is for.
+    pub description: String,
+    /// Whether a plain `just matrix` runs it.
+    pub in_default: bool,
+    /// Core counts, when the file fixes them.
+    pub cores: Option<Vec<usize>>,
+    /// Per-cell timeout, when the file sets one.
+    pub timeout: Option<Duration>,
+    /// Normal mode.
+    pub normal: ModeSettings,
+    /// `quick=true` mode.
+    pub quick: ModeSettings,
+}
+
+/// Reads every `*.toml` in `dir`, sorted by name.
+pub fn load_all(dir: &Path) -> Result<Vec<ScenarioFile>, String> {
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| format!("cannot read scenario folder {}: {e}", dir.display()))?;
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    paths.sort();
+    paths.iter().map(|p| load(p)).collect()
+}
+
+/// Reads and validates one scenario file.
+pub fn load(path: &Path) -> Result<ScenarioFile, String> {
+    let shown = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
+    let raw: RawScenario = toml::from_str(&text).map_err(|e| {
+        let line = e
+            .span()
+            .map(|s| text[..s.start.min(text.len())].lines().count().max(1));
+        let message = e.message().lines().next().unwrap_or("malformed").to_owned();
+        match line {
+            Some(line) => format!("{shown}:{line}: {message}"),
+            None => format!("{shown}: {message}"),
+        }
+    })?;
+    let at = |what: &str, msg: String| format!("{shown}: {what}: {msg}");
+    let hot_path = catalog::hot_path(&raw.hot_path).map_err(|m| at("hot_path", m))?;
+    let normal = ModeSettings {
+        variants: variants(hot_path, raw.variants.as_deref()).map_err(|m| at("variants", m))?,
+        threads: threads(&raw.threads).map_err(|m| at("threads", m))?,
+        duration: duration_or(raw.duration.as_deref(), Duration::from_secs(1))
+            .map_err(|m| at("duration", m))?,
+        warmup: duration_or(raw.warmup.as_deref(), Duration::from_millis(300))
+            .map_err(|m| at("warmup", m))?,
+        repeats: repeats(raw.repeats.unwrap_or(3)).map_err(|m| at("repeats", m))?,
+        params: params(hot_path.params(), &raw.params).map_err(|m| at("params", m))?,
+    };
+    let quick = match raw.quick {
+        None => ModeSettings {
+            threads: normal.threads.iter().copied().take(3).collect(),
+            duration: Duration::from_millis(300),
+            warmup: Duration::from_millis(100),
+            repeats: 1,
+            ..normal.clone()
+        },
+        Some(q) => {
+            let mut merged = normal.params.clone();
+            for (name, values) in
+                params(hot_path.params(), &q.params).map_err(|m| at("quick.params", m))?
+            {
+                merged.retain(|(n, _)| *n != name);
+                merged.push((name, values));
+            }
+            ModeSettings {
+                variants: match q.variants {
+                    Some(v) => variants(hot_path, Some(&v)).map_err(|m| at("quick.variants", m))?,
+                    None => normal.variants.clone(),
+                },
+                threads: match q.threads {
+                    Some(t) => threads(&t).map_err(|m| at("quick.threads", m))?,
+                    None => normal.threads.clone(),
+                },
+                duration: duration_or(q.duration.as_deref(), Duration::from_millis(300))
+                    .map_err(|m| at("quick.duration", m))?,
+                warmup: duration_or(q.warmup.as_deref(), Duration::from_millis(100))
+                    .map_err(|m| at("quick.warmup", m))?,
+                repeats: repeats(q.repeats.unwrap_or(1)).map_err(|m| at("quick.repeats", m))?,
+                params: merged,
+            }
+        }
+    };
+    let cores = match raw.cores {
+        Some(c) => Some(positive_list(&c, usize::MAX).map_err(|m| at("cores", m))?),
+        None => None,
+    };
+    let timeout = match raw.timeout {
+        Some(t) => Some(parse_duration(&t).map_err(|m| at("timeout", m))?),
+        None => None,
+    };
+    Ok(ScenarioFile {
+        name: path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        hot_path,
+        description: raw.description.unwrap_or_default(),
+        in_default: raw.in_default,
+        cores,
+        timeout,
+        normal,
+        quick,
+    })
+}
+
+fn variants(hot_path: &dyn HotPath, names: Option<&[String]>) -> Result<Vec<&'static str>, String> {
+    match names {
+        None => Ok(hot_path.variants().iter().map(|v| v.name).collect()),
+        Some([]) => Err("empty list: name at least one variant".into()),
+        Some(names) => names
+            .iter()
+            .map(|n| hot_path.variant(n).map(|v| v.name))
+            .collect(),
+    }
+}
+
+fn threads(values: &[i64]) -> Result<Vec<usize>, String> {
+    positive_list(values, MAX_THREADS)
+}
+
+fn positive_list(values: &[i64], max: usize) -> Result<Vec<usize>, String> {
+    if values.is_empty() {
+        return Err("empty list".into());
+    }
+    values
+        .iter()
+        .map(|&v| {
+            usize::try_from(v)
+                .ok()
+                .filter(|&v| v >= 1 && v <= max)
+                .ok_or_else(|| {
+                    if max == usize::MAX {
+                        format!("{v} is not accepted: expected integers of at least 1")
+                    } else {
+                        format!("{v} is not accepted: expected integers in 1..={max}")
+                    }
+                })
+        })
+        .collect()
+}
+
+fn repeats(n: i64) -> Result<usize, String> {
+    usize::try_from(n)
+        .ok()
+        .filter(|&n| (1..=100).contains(&n))
+        .ok_or_else(|| format!("{n} is not accepted: expected an integer in 1..=100"))
+}
+
+fn duration_or(text: Option<&str>, default: Duration) -> Result<Duration, String> {
+    text.map_or(Ok(default), parse_duration)
+}
+
+/// Parses `1s`, `300ms`, `2m` or a bare number of seconds (`0.5`); accepts 1 ms to 1 h.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let parsed = match text.parse::<f64>() {
+        Ok(secs) if secs.is_finite() && secs >= 0.0 => Ok(Duration::from_secs_f64(secs)),
+        Ok(_) => Err(()),
+        Err(_) => humantime::parse_duration(text).map_err(|_| ()),
+    };
+    match parsed {
+        Ok(d) if d >= Duration::from_millis(1) && d <= Duration::from_secs(3600) => Ok(d),
+        _ => Err(format!(
+            "{text:?} is not accepted: expected a duration from 1ms to 1h, e.g. 500ms, 2s or 1.5"
+        )),
+    }
+}
+
+fn params(specs: &[ParamSpec], table: &toml::Table) -> Result<Vec<ParamSweep>, String> {
+    table
+        .iter()
+        .map(|(name, value)| {
+            let spec = harness::params::find_spec(specs, name)?;
+            let items: Vec<&toml::Value> = match value {
+                toml::Value::Array(items) if !items.is_empty() => items.iter().collect(),
+                toml::Value::Array(_) => return Err(format!("{name}: empty list")),
+                single => vec![single],
+            };
+            let values = items
+                .into_iter()
+                .map(|v| match v {
+                    toml::Value::String(s) => spec.parse(s),
+                    toml::Value::Integer(_) | toml::Value::Boolean(_) => spec.parse(&v.to_string()),
+                    other => Err(format!("{name}={other}: expected {}", spec.accepted())),
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok((name.clone(), values))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    #[test]
+    fn reads_a_scenario_with_sweeps_and_quick_overrides() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write(
+            dir.path(),
+            "lookup.toml",
+            r#"
+hot_path = "lookup"
+variants = ["dashmap", "lmdb"]
+threads = [1, 2, 4, 6]
+duration = "2s"
+[params]
+users = 1000
+write_pct = [0, 10]
+[quick]
+threads = [1, 2]
+[quick.params]
+users = 100
+"#,
+        );
+        let s = load(&path).unwrap();
+        assert_eq!(s.name, "lookup");
+        assert_eq!(s.normal.variants, vec!["dashmap", "lmdb"]);
+        assert_eq!(s.normal.threads, vec![1, 2, 4, 6]);
+        assert_eq!(s.normal.duration, Duration::from_secs(2));
+        assert_eq!(s.normal.repeats, 3);
+        assert_eq!(s.normal.params.len(), 2);
+        assert_eq!(s.quick.threads, vec![1, 2]);
+        assert_eq!(s.quick.repeats, 1);
+        let users = s.quick.params.iter().find(|(n, _)| n == "users").unwrap();
+        assert_eq!(users.1, vec![Value::from(100)]);
+        assert!(s.quick.params.iter().any(|(n, _)| n == "write_pct"));
+    }
+
+    #[test]
+    fn malformed_files_name_the_file_line_and_problem() {
+        let dir = tempfile::tempdir().unwrap();
+        let cases = [
+            ("hot_path = \"lookup\"\nthreads = [1, 2\n", "bad.toml:"),
+            ("hot_path = \"lookup\"\nthread = [1]\n", "unknown field"),
+            ("hot_path = \"nope\"\nthreads = [1]\n", "unknown hot path"),
+            (
+                "hot_path = \"lookup\"\nthreads = [0]\n",
+                "threads: 0 is not accepted",
+            ),
+            (
+                "hot_path = \"lookup\"\nthreads = [1]\nvariants = [\"impl2\"]\n",
+                "unknown variant",
+            ),
+            (
+                "hot_path = \"lookup\"\nthreads = [1]\n[params]\nwrite_pct = 200\n",
+                "expected an integer in 0..=100",
+            ),
+            (
+                "hot_path = \"lookup\"\nthreads = [1]\nduration = \"soon\"\n",
+                "duration",
+            ),
+        ];
+        for (text, expected) in cases {
+            let path = write(dir.path(), "bad.toml", text);
+            let err = load(&path).unwrap_err();
+            assert!(err.contains(expected), "{text:?} gave {err:?}");
+            assert!(err.contains("bad.toml"), "{err}");
+            assert_eq!(err.lines().count(), 1, "{err}");
+        }
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("300ms").unwrap(), Duration::from_millis(300));
+        assert_eq!(parse_duration("1.5").unwrap(), Duration::from_millis(1500));
+        assert_eq!(parse_duration("2s").unwrap(), Duration::from_secs(2));
+        for bad in ["0", "-1", "2h", "abc", "", "NaN"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,130 @@
+//! Terminal tables: per scenario and variant, rows = cores, columns = threads, each cell
+//! `ops/s / per-thread ops/s`, with oversubscribed cells (threads > cores) marked `*`.
+
+use std::fmt::Write;
+
+use harness::schema::CellStatus;
+use harness::RunRecord;
+
+/// A number with an SI suffix and three significant figures: 2310000 -> `2.31M`.
+pub fn si(value: f64) -> String {
+    let (scaled, suffix) = match value.abs() {
+        v if v >= 1e9 => (value / 1e9, "G"),
+        v if v >= 1e6 => (value / 1e6, "M"),
+        v if v >= 1e3 => (value / 1e3, "k"),
+        _ => (value, ""),
+    };
+    let digits = match scaled.abs() {
+        v if v >= 100.0 => 0,
+        v if v >= 10.0 => 1,
+        _ => 2,
+    };
+    format!("{scaled:.digits$}{suffix}")
+}
+
+/// What one table cell shows.
+pub fn cell_text(record: Option<&RunRecord>) -> String {
+    match record {
+        None => "-".to_owned(),
+        Some(r) if r.status == CellStatus::Failed => "FAILED".to_owned(),
+        Some(r) if !r.verified => "UNVERIFIED".to_owned(),
+        Some(r) => format!(
+            "{}/{}{}",
+            si(r.ops_per_sec),
+            si(r.per_thread_ops_per_sec),
+            if r.oversubscribed() { "*" } else { "" }
+        ),
+    }
+}
+
+/// The table for one group of cells (same scenario, variant and params).
+pub fn render(title: &str, cells: &[&RunRecord]) -> String {
+    let mut threads: Vec<usize> = cells.iter().map(|c| c.threads).collect();
+    threads.sort_unstable();
+    threads.dedup();
+    let mut cores: Vec<usize> = cells.iter().map(|c| c.cores).collect();
+    cores.sort_unstable();
+    cores.dedup();
+    let width = 18;
+    let mut out = String::new();
+    let _ = writeln!(out, "{title}");
+    let _ = write!(out, "{:>13}", "cores\\threads");
+    for t in &threads {
+        let _ = write!(out, "{t:>width$}");
+    }
+    out.push('\n');
+    for c in &cores {
+        let _ = write!(out, "{c:>13}");
+        for t in &threads {
+            let record = cells
+                .iter()
+                .find(|r| r.threads == *t && r.cores == *c)
+                .copied();
+            let _ = write!(out, "{:>width$}", cell_text(record));
+        }
+        out.push('\n');
+    }
+    let failures: Vec<String> = cells
+        .iter()
+        .filter_map(|r| {
+            let why = r.failure.as_deref().or(r.verify_error.as_deref())?;
+            Some(format!("  t={} c={}: {why}", r.threads, r.cores))
+        })
+        .collect();
+    for f in failures {
+        let _ = writeln!(out, "{f}");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use harness::schema::CellKey;
+
+    fn record(threads: usize, cores: usize, ops: f64) -> RunRecord {
+        let key = CellKey {
+            scenario: "lookup".into(),
+            variant: "dashmap".into(),
+            params: Default::default(),
+            threads,
+            cores,
+        };
+        let mut r = RunRecord::failed(&key, "0", "x");
+        r.status = CellStatus::Ok;
+        r.failure = None;
+        r.verified = true;
+        r.ops_per_sec = ops;
+        r.per_thread_ops_per_sec = ops / threads as f64;
+        r
+    }
+
+    #[test]
+    fn si_suffixes() {
+        assert_eq!(si(2_310_000.0), "2.31M");
+        assert_eq!(si(999.0), "999");
+        assert_eq!(si(12_345.0), "12.3k");
+        assert_eq!(si(1.5), "1.50");
+    }
+
+    #[test]
+    fn marks_oversubscribed_and_failed_cells() {
+        let a = record(1, 1, 2_000_000.0);
+        let b = record(4, 1, 3_000_000.0);
+        let mut c = record(4, 2, 1.0);
+        c.status = CellStatus::Failed;
+        c.failure = Some("timed out after 30 s".into());
+        let table = render("lookup / dashmap", &[&a, &b, &c]);
+        assert!(table.contains("2.00M/2.00M"), "{table}");
+        assert!(table.contains("3.00M/750k*"), "{table}");
+        assert!(table.contains("FAILED"), "{table}");
+        assert!(table.contains("t=4 c=2: timed out"), "{table}");
+        // Row for cores=2 has no threads=1 cell.
+        assert!(
+            table
+                .lines()
+                .any(|l| l.trim_start().starts_with('2') && l.contains(" -")),
+            "{table}"
+        );
+    }
+}

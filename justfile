@@ -1,0 +1,37 @@
+# contention-lab: the pipeline. Every recipe takes key=value settings where it says so,
+# e.g. `just matrix threads=1,2,4,6,12 cores=1,2 variants=dashmap,lmdb users=6000`.
+
+set shell := ["bash", "-euo", "pipefail", "-c"]
+set positional-arguments
+
+# List the recipes.
+default:
+    @just --list
+
+# The thread x core matrix of every default scenario (benches/*.toml), then tables.
+matrix *settings:
+    cargo run --release --quiet -p lab -- matrix "$@"
+
+# The quick matrix: fewer threads, one short repetition per cell.
+quick *settings:
+    cargo run --release --quiet -p lab -- matrix quick=true "$@"
+
+# A tiny matrix that checks the pipeline end to end (used by CI; seconds of measuring).
+smoke *settings:
+    cargo run --release --quiet -p lab -- matrix quick=true scenarios=lookup,noop threads=1,2 duration=150ms warmup=50ms users=2000 groups=500 cache_entries=500 "$@"
+
+# One cell in this process: just run --scenario lookup --variant dashmap --threads 4
+run *args:
+    cargo run --release --quiet -p lab -- run "$@"
+
+# Hot paths, variants, parameters and scenario files.
+list:
+    cargo run --release --quiet -p lab -- list
+
+# Criterion benchmarks of one hot path (criterion's HTML report lands in reports/criterion).
+bench crate *args:
+    CRITERION_HOME="$PWD/reports/criterion" cargo bench -p "$1" -- "${@:2}"
+
+# The test suite.
+test:
+    cargo test --workspace
