@@ -28,10 +28,12 @@ pub mod env;
 pub mod hotpath;
 pub mod noop;
 pub mod params;
+pub mod profile;
 pub mod runner;
 pub mod schema;
 pub mod stats;
 pub mod team;
+pub mod usl;
 pub mod workload;
 
 pub use hotpath::{HotPath, Variant};

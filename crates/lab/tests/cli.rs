@@ -42,11 +42,21 @@ fn assert_bad_input(root: &Path, args: &[&str], expected: &str) {
     let out = lab(root, args);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-    assert_eq!(stderr.lines().count(), 1, "{args:?} should give one line: {stderr}");
+    assert_eq!(
+        stderr.lines().count(),
+        1,
+        "{args:?} should give one line: {stderr}"
+    );
     assert!(stderr.starts_with("error:"), "{args:?}: {stderr}");
-    assert!(stderr.contains(expected), "{args:?}: expected {expected:?} in {stderr}");
+    assert!(
+        stderr.contains(expected),
+        "{args:?}: expected {expected:?} in {stderr}"
+    );
     assert!(!stderr.contains("panicked"), "{stderr}");
-    assert!(results_files(root).is_empty(), "{args:?} left a results file");
+    assert!(
+        results_files(root).is_empty(),
+        "{args:?} left a results file"
+    );
 }
 
 #[test]
@@ -56,22 +66,76 @@ fn bad_matrix_settings_are_refused_before_anything_runs() {
     let too_many = (harness::affinity::allowed_cpus().len() + 1).to_string();
     let too_many_cores = format!("cores={too_many}");
     let cases: &[(&[&str], &str)] = &[
-        (&["matrix", "threads=0"], "threads=\"0\": expected a comma-separated list of integers in 1..=1024"),
+        (
+            &["matrix", "threads=0"],
+            "threads=\"0\": expected a comma-separated list of integers in 1..=1024",
+        ),
         (&["matrix", "threads=abc"], "threads=\"abc\""),
         (&["matrix", "threads=1,,2"], "threads=\"1,,2\""),
         (&["matrix", "threads=100000"], "threads=\"100000\""),
-        (&["matrix", "scenarios=nope"], "scenarios=\"nope\": unknown scenario; accepted lookup, noop"),
-        (&["matrix", "variants=impl2"], "variants=\"impl2\": unknown variant; accepted global-mutex"),
-        (&["matrix", "colour=red"], "colour=...: unknown setting or parameter; accepted threads"),
-        (&["matrix", "write_pct=150"], "write_pct=\"150\": expected an integer in 0..=100"),
+        (
+            &["matrix", "scenarios=nope"],
+            "scenarios=\"nope\": unknown scenario; accepted lookup, noop",
+        ),
+        (
+            &["matrix", "variants=impl2"],
+            "variants=\"impl2\": unknown variant; accepted global-mutex",
+        ),
+        (
+            &["matrix", "colour=red"],
+            "colour=...: unknown setting or parameter; accepted threads",
+        ),
+        (
+            &["matrix", "write_pct=150"],
+            "write_pct=\"150\": expected an integer in 0..=100",
+        ),
         (&["matrix", "cores=0"], "cores=\"0\""),
         (&["matrix", &too_many_cores], "this machine has"),
         (&["matrix", "quick"], "expected key=value"),
-        (&["run", "--scenario", "lookup", "--variant", "nope"], "unknown variant \"nope\" of lookup"),
-        (&["run", "--scenario", "nope", "--variant", "x"], "unknown hot path \"nope\""),
-        (&["run", "--scenario", "lookup", "--variant", "lmdb", "--threads", "0"], "--threads \"0\""),
-        (&["run", "--scenario", "lookup", "--variant", "lmdb", "--param", "users=0"], "users=\"0\": expected an integer in 1..="),
-        (&["run", "--scenario", "lookup", "--variant", "lmdb", "--cores", &too_many], "--cores"),
+        (
+            &["run", "--scenario", "lookup", "--variant", "nope"],
+            "unknown variant \"nope\" of lookup",
+        ),
+        (
+            &["run", "--scenario", "nope", "--variant", "x"],
+            "unknown hot path \"nope\"",
+        ),
+        (
+            &[
+                "run",
+                "--scenario",
+                "lookup",
+                "--variant",
+                "lmdb",
+                "--threads",
+                "0",
+            ],
+            "--threads \"0\"",
+        ),
+        (
+            &[
+                "run",
+                "--scenario",
+                "lookup",
+                "--variant",
+                "lmdb",
+                "--param",
+                "users=0",
+            ],
+            "users=\"0\": expected an integer in 1..=",
+        ),
+        (
+            &[
+                "run",
+                "--scenario",
+                "lookup",
+                "--variant",
+                "lmdb",
+                "--cores",
+                &too_many,
+            ],
+            "--cores",
+        ),
         (&["matrix", "--bogus"], "unexpected argument"),
     ];
     for (args, expected) in cases {
@@ -82,7 +146,11 @@ fn bad_matrix_settings_are_refused_before_anything_runs() {
 #[test]
 fn malformed_scenario_file_is_named() {
     let root = scratch_root();
-    std::fs::write(root.path().join("benches/broken.toml"), "hot_path = \"lookup\"\nthreads = [1,\n").unwrap();
+    std::fs::write(
+        root.path().join("benches/broken.toml"),
+        "hot_path = \"lookup\"\nthreads = [1,\n",
+    )
+    .unwrap();
     assert_bad_input(root.path(), &["matrix", "scenarios=lookup"], "broken.toml:");
 }
 
@@ -92,27 +160,51 @@ fn small_matrix_writes_verified_results_with_spread_and_efficiency() {
     let out = lab(
         root.path(),
         &[
-            "matrix", "scenarios=lookup", "threads=1,2", "cores=1", "duration=30ms", "warmup=10ms",
-            "repeats=2", "users=300", "groups=40", "cache_entries=100",
+            "matrix",
+            "scenarios=lookup",
+            "threads=1,2",
+            "cores=1",
+            "duration=30ms",
+            "warmup=10ms",
+            "repeats=2",
+            "users=300",
+            "groups=40",
+            "cache_entries=100",
         ],
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(stdout.contains("lookup / entry-cache"), "{stdout}");
-    assert!(stdout.contains('*'), "threads=2 on one core is marked: {stdout}");
+    assert!(
+        stdout.contains('*'),
+        "threads=2 on one core is marked: {stdout}"
+    );
     let files = results_files(root.path());
     assert_eq!(files.len(), 1);
     assert!(stdout.contains(files[0].file_name().unwrap().to_str().unwrap()));
     let results = ResultsFile::from_json(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
     assert!(results.complete);
-    assert!(results.command.contains("threads=1,2"), "{}", results.command);
+    assert!(
+        results.command.contains("threads=1,2"),
+        "{}",
+        results.command
+    );
     assert_eq!(results.cells.len(), 7 * 2);
     for cell in &results.cells {
         assert_eq!(cell.status, CellStatus::Ok, "{cell:?}");
         assert!(cell.verified, "{cell:?}");
         assert_eq!(cell.repeats, 2);
-        assert_eq!(cell.affinity, harness::affinity::format_cpu_list(&harness::affinity::allowed_cpus()[..1]));
-        assert!(cell.ops_per_sec_min <= cell.ops_per_sec && cell.ops_per_sec <= cell.ops_per_sec_max);
+        assert_eq!(
+            cell.affinity,
+            harness::affinity::format_cpu_list(&harness::affinity::allowed_cpus()[..1])
+        );
+        assert!(
+            cell.ops_per_sec_min <= cell.ops_per_sec && cell.ops_per_sec <= cell.ops_per_sec_max
+        );
         assert_eq!(cell.params["users"], 300);
         let eff = cell.efficiency.expect("threads=1 is in the matrix");
         if cell.threads == 1 {
@@ -127,11 +219,26 @@ fn a_cell_that_cannot_finish_is_recorded_as_failed_and_the_matrix_goes_on() {
     // 1 ms is far too short for a child process to start and measure 200 ms.
     let out = lab(
         root.path(),
-        &["matrix", "scenarios=noop", "threads=1", "cores=1", "duration=200ms", "timeout=1ms"],
+        &[
+            "matrix",
+            "scenarios=noop",
+            "threads=1",
+            "cores=1",
+            "duration=200ms",
+            "timeout=1ms",
+        ],
     );
-    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("FAILED") && stdout.contains("timed out"), "{stdout}");
+    assert!(
+        stdout.contains("FAILED") && stdout.contains("timed out"),
+        "{stdout}"
+    );
     let files = results_files(root.path());
     let results = ResultsFile::from_json(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
     assert_eq!(results.cells.len(), 1);
@@ -145,15 +252,35 @@ fn run_prints_one_record_for_one_cell() {
     let out = lab(
         root.path(),
         &[
-            "run", "--scenario", "lookup", "--variant", "dashmap", "--threads", "2", "--cores", "1",
-            "--duration", "30ms", "--warmup", "5ms", "--param", "users=200",
+            "run",
+            "--scenario",
+            "lookup",
+            "--variant",
+            "dashmap",
+            "--threads",
+            "2",
+            "--cores",
+            "1",
+            "--duration",
+            "30ms",
+            "--warmup",
+            "5ms",
+            "--param",
+            "users=200",
         ],
     );
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(stdout.lines().count(), 1);
     let record: harness::RunRecord = serde_json::from_str(stdout.trim()).unwrap();
-    assert_eq!((record.scenario.as_str(), record.variant.as_str()), ("lookup", "dashmap"));
+    assert_eq!(
+        (record.scenario.as_str(), record.variant.as_str()),
+        ("lookup", "dashmap")
+    );
     assert_eq!((record.threads, record.cores), (2, 1));
     assert!(record.verified && record.ops_per_sec > 0.0);
     assert!(record.oversubscribed());
@@ -165,7 +292,17 @@ fn list_names_every_variant_and_scenario_file() {
     let out = lab(root.path(), &["list"]);
     assert!(out.status.success());
     let stdout = String::from_utf8_lossy(&out.stdout);
-    for name in ["global-mutex", "rwlock-std", "rwlock-parking-lot", "dashmap", "lmdb", "entry-cache", "arc-swap-snapshot", "write_pct", "noop"] {
+    for name in [
+        "global-mutex",
+        "rwlock-std",
+        "rwlock-parking-lot",
+        "dashmap",
+        "lmdb",
+        "entry-cache",
+        "arc-swap-snapshot",
+        "write_pct",
+        "noop",
+    ] {
         assert!(stdout.contains(name), "{name} missing from:\n{stdout}");
     }
 }
