@@ -31,6 +31,23 @@ enum Command {
     },
     /// List hot paths, their variants and parameters, and the scenario files.
     List,
+    /// Render the HTML and Markdown report from results files (default: the newest in
+    /// reports/data). Several files, e.g. from different machines, go side by side.
+    Report {
+        /// Results files (reports/data/<run-id>.json).
+        files: Vec<std::path::PathBuf>,
+    },
+    /// Compare two results files cell by cell; exit 1 when a cell regressed beyond the
+    /// spread of both runs and by more than the threshold.
+    Compare {
+        /// The baseline results file.
+        base: std::path::PathBuf,
+        /// The results file to judge.
+        new: std::path::PathBuf,
+        /// Slowdown that counts as a regression, as a fraction (0.10 = 10%).
+        #[arg(long, default_value_t = 0.10)]
+        threshold: f64,
+    },
 }
 
 /// Arguments of `lab run`.
@@ -60,6 +77,10 @@ pub struct RunArgs {
     /// A scenario parameter as name=value (repeatable).
     #[arg(long = "param", value_name = "NAME=VALUE")]
     pub params: Vec<String>,
+    /// Sample the CPU while measuring and write PREFIX.folded and PREFIX.svg (one
+    /// repetition; the figures of a profiled run are perturbed by the sampler).
+    #[arg(long, value_name = "PREFIX")]
+    pub profile: Option<String>,
 }
 
 /// Runs the parsed command; errors are bad input (exit 2).
@@ -71,6 +92,26 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             let plan = plan::MatrixPlan::build(&settings, &crate::root::project_root())?;
             matrix::run(&plan)
         }
+        Command::Report { files } => {
+            let root = crate::root::project_root();
+            let files = if files.is_empty() {
+                vec![crate::report::latest_results(&root)?]
+            } else {
+                files
+            };
+            let sources = crate::report::load(&files)?;
+            let page = crate::report::render(&root, &sources)?;
+            println!(
+                "report: {}",
+                page.strip_prefix(&root).unwrap_or(&page).display()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Compare {
+            base,
+            new,
+            threshold,
+        } => crate::compare::run(&base, &new, threshold),
         Command::List => {
             plan::print_list(&crate::root::project_root())?;
             Ok(ExitCode::SUCCESS)

@@ -4,8 +4,10 @@
 
 mod catalog;
 mod cli;
+mod compare;
 mod matrix;
 mod plan;
+mod report;
 mod root;
 mod run_cell;
 mod scenario_file;

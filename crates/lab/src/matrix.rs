@@ -18,7 +18,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::Context;
 use harness::env::EnvInfo;
-use harness::schema::{self, CellKey, ResultsFile, SCHEMA_VERSION};
+use harness::schema::{self, CellKey, ProfileRef, ResultsFile, SCHEMA_VERSION};
 use harness::RunRecord;
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -40,10 +40,18 @@ pub fn run(plan: &MatrixPlan) -> anyhow::Result<ExitCode> {
         let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
     }
 
-    let total: usize = cells.iter().map(|c| c.scenario.repeats).sum();
+    let profiled = if plan.profile { cells.len() } else { 0 };
+    let total: usize = cells.iter().map(|c| c.scenario.repeats).sum::<usize>() + profiled;
     let estimate: Duration = cells
         .iter()
-        .map(|c| (c.scenario.duration + c.scenario.warmup) * c.scenario.repeats as u32)
+        .map(|c| {
+            let profiling = if plan.profile {
+                profile_window(c) + c.scenario.warmup
+            } else {
+                Duration::ZERO
+            };
+            (c.scenario.duration + c.scenario.warmup) * c.scenario.repeats as u32 + profiling
+        })
         .sum();
     eprintln!(
         "matrix {run_id}{}: {} cells, {total} runs, about {} of measuring",
@@ -78,9 +86,26 @@ pub fn run(plan: &MatrixPlan) -> anyhow::Result<ExitCode> {
                 rep + 1,
                 cell.scenario.repeats
             ));
-            match run_child(&exe, &plan.root, cell, &interrupted) {
+            match run_child(&exe, &plan.root, cell, None, &interrupted) {
                 Some(record) => reps[i].push(record),
                 None => break 'outer,
+            }
+            bar.inc(1);
+        }
+    }
+    let mut profiles: Vec<Option<ProfileRef>> = vec![None; cells.len()];
+    if plan.profile {
+        for (i, cell) in cells.iter().enumerate() {
+            if interrupted.load(Ordering::SeqCst) || reps[i].is_empty() {
+                break;
+            }
+            bar.set_message(format!(
+                "{}/{} t={} c={} profiling",
+                cell.scenario.file, cell.variant, cell.threads, cell.cores
+            ));
+            let prefix = profile_prefix(&run_id, cell);
+            if let Some(record) = run_child(&exe, &plan.root, cell, Some(&prefix), &interrupted) {
+                profiles[i] = record.profile;
             }
             bar.inc(1);
         }
@@ -90,7 +115,12 @@ pub fn run(plan: &MatrixPlan) -> anyhow::Result<ExitCode> {
     let complete = !interrupted.load(Ordering::SeqCst);
     let mut records: Vec<RunRecord> = reps
         .iter()
-        .filter_map(|r| RunRecord::merge_repetitions(r))
+        .zip(profiles)
+        .filter_map(|(r, profile)| {
+            let mut merged = RunRecord::merge_repetitions(r)?;
+            merged.profile = profile;
+            Some(merged)
+        })
         .collect();
     schema::fill_efficiency(&mut records);
     let results = ResultsFile {
@@ -108,6 +138,14 @@ pub fn run(plan: &MatrixPlan) -> anyhow::Result<ExitCode> {
 
     print_tables(plan, &results.cells);
     println!("results: {}", relative(&path, &plan.root).display());
+    let source = crate::report::Source {
+        path: relative(&path, &plan.root).to_path_buf(),
+        results,
+    };
+    let page = crate::report::render(&plan.root, std::slice::from_ref(&source))?;
+    println!("report:  {}", relative(&page, &plan.root).display());
+    println!("latest:  reports/index.html");
+    let results = source.results;
     if !complete {
         eprintln!("interrupted: the results hold only the cells that finished");
         return Ok(ExitCode::from(130));
@@ -120,11 +158,30 @@ pub fn run(plan: &MatrixPlan) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Runs one repetition of `cell` in a child process. `None` when interrupted.
+/// Where the profile of `cell` goes, relative to the project root, without extension.
+fn profile_prefix(run_id: &str, cell: &CellSpec<'_>) -> String {
+    format!(
+        "profiles/{run_id}/{}/{}/p{}/t{}-c{}",
+        cell.scenario.file, cell.variant, cell.param_index, cell.threads, cell.cores
+    )
+}
+
+/// The measured window of a profiling run: long enough for about one CPU-second of
+/// samples (about 250 at this kernel's sampling cap) over the CPUs the cell can use.
+fn profile_window(cell: &CellSpec<'_>) -> Duration {
+    let busy_cpus = cell.threads.min(cell.cores).max(1) as u32;
+    cell.scenario
+        .duration
+        .max(Duration::from_secs(1) / busy_cpus)
+}
+
+/// Runs one repetition of `cell` in a child process, profiled to `profile` when given.
+/// `None` when interrupted.
 fn run_child(
     exe: &Path,
     root: &Path,
     cell: &CellSpec<'_>,
+    profile: Option<&str>,
     interrupted: &AtomicBool,
 ) -> Option<RunRecord> {
     let key = CellKey {
@@ -140,8 +197,13 @@ fn run_child(
         &cell.params,
         cell.threads,
         cell.cores,
-        cell.scenario.duration,
+        if profile.is_some() {
+            profile_window(cell)
+        } else {
+            cell.scenario.duration
+        },
         cell.scenario.warmup,
+        profile,
     );
     let failed = |reason: String| Some(RunRecord::failed(&key, "", reason));
     let mut child = match Command::new(exe)

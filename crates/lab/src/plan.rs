@@ -24,6 +24,7 @@ const KEYS: &[&str] = &[
     "warmup",
     "repeats",
     "timeout",
+    "profile",
 ];
 
 /// What the user typed after `lab matrix`, parsed but not yet checked against scenarios.
@@ -47,6 +48,8 @@ pub struct Settings {
     pub repeats: Option<usize>,
     /// `timeout=`: limit per child process.
     pub timeout: Option<Duration>,
+    /// `profile=false`: skip the extra, uncounted repetition that records flamegraphs.
+    pub no_profile: bool,
     /// Everything else: scenario parameters, checked when scenarios are known.
     pub params: Vec<(String, String)>,
     /// The arguments as typed, for the command that reproduces the run.
@@ -68,6 +71,14 @@ fn int_list(key: &str, text: &str, max: usize, example: &str) -> anyhow::Result<
         _ => bail!(
             "{key}={text:?}: expected a comma-separated list of integers in 1..={max}, e.g. {key}={example}"
         ),
+    }
+}
+
+fn boolean(key: &str, value: &str) -> anyhow::Result<bool> {
+    match value {
+        "true" | "1" | "yes" => Ok(true),
+        "false" | "0" | "no" => Ok(false),
+        _ => bail!("{key}={value:?}: expected true or false"),
     }
 }
 
@@ -106,13 +117,8 @@ impl Settings {
                 }
                 "scenarios" => s.scenarios = Some(name_list(key, value)?),
                 "variants" => s.variants = Some(name_list(key, value)?),
-                "quick" => {
-                    s.quick = match value {
-                        "true" | "1" | "yes" => true,
-                        "false" | "0" | "no" => false,
-                        _ => bail!("quick={value:?}: expected true or false"),
-                    }
-                }
+                "quick" => s.quick = boolean(key, value)?,
+                "profile" => s.no_profile = !boolean(key, value)?,
                 "duration" => s.duration = Some(duration(value)?),
                 "warmup" => s.warmup = Some(duration(value)?),
                 "timeout" => s.timeout = Some(duration(value)?),
@@ -165,6 +171,8 @@ pub struct CellSpec<'a> {
     pub variant: &'static str,
     /// Parameters.
     pub params: Params,
+    /// Which of the scenario's parameter sets `params` is.
+    pub param_index: usize,
     /// Worker threads.
     pub threads: usize,
     /// CPUs in the mask.
@@ -178,6 +186,8 @@ pub struct MatrixPlan {
     pub scenarios: Vec<ScenarioPlan>,
     /// Whether quick mode was asked for.
     pub quick: bool,
+    /// Whether each cell gets an extra, uncounted repetition under the CPU profiler.
+    pub profile: bool,
     /// The command that reproduces this run.
     pub command: String,
     /// Project root (reports go below it).
@@ -288,6 +298,7 @@ impl MatrixPlan {
         Ok(MatrixPlan {
             scenarios,
             quick: settings.quick,
+            profile: !settings.no_profile,
             command,
             root: root.to_path_buf(),
         })
@@ -298,13 +309,14 @@ impl MatrixPlan {
         let mut cells = Vec::new();
         for scenario in &self.scenarios {
             for &variant in &scenario.variants {
-                for params in &scenario.param_sets {
+                for (param_index, params) in scenario.param_sets.iter().enumerate() {
                     for &cores in &scenario.cores {
                         for &threads in &scenario.threads {
                             cells.push(CellSpec {
                                 scenario,
                                 variant,
                                 params: params.clone(),
+                                param_index,
                                 threads,
                                 cores,
                             });

@@ -3,12 +3,13 @@
 //! The process first narrows its CPU affinity to `cores` CPUs, so every worker thread it
 //! starts inherits the mask. `lab matrix` runs each cell this way in a child process.
 
+use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
 use harness::schema::CellKey;
-use harness::{affinity, Params, RunRecord, RunSettings};
+use harness::{affinity, profile, Params, RunRecord, RunSettings};
 
 use crate::catalog;
 use crate::cli::RunArgs;
@@ -63,6 +64,10 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         warmup,
         duration,
     };
+    let sampler = match &args.profile {
+        Some(_) => Some(profile::Sampler::start().map_err(anyhow::Error::msg)?),
+        None => None,
+    };
     let reps: Vec<RunRecord> = (0..repeats)
         .map(
             |_| match hot_path.measure(variant.name, &params, settings) {
@@ -71,7 +76,24 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             },
         )
         .collect();
-    let record = RunRecord::merge_repetitions(&reps).expect("at least one repetition");
+    let mut record = RunRecord::merge_repetitions(&reps).expect("at least one repetition");
+    if let (Some(sampler), Some(prefix)) = (sampler, &args.profile) {
+        let folded = sampler.finish().map_err(anyhow::Error::msg)?;
+        let title = format!(
+            "{} / {}  threads={threads} cores={cores}",
+            hot_path.name(),
+            variant.name
+        );
+        record.profile = Some(
+            profile::write_profile(
+                &folded,
+                Path::new(&format!("{prefix}.folded")),
+                Path::new(&format!("{prefix}.svg")),
+                &title,
+            )
+            .map_err(anyhow::Error::msg)?,
+        );
+    }
     println!("{}", serde_json::to_string(&record)?);
     Ok(if record.usable() {
         ExitCode::SUCCESS
@@ -80,7 +102,9 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// The arguments of a child `lab run` for one repetition of a cell.
+/// The arguments of a child `lab run` for one repetition of a cell; with `profile`, the
+/// repetition is sampled and its flamegraph written to that prefix.
+#[allow(clippy::too_many_arguments)]
 pub fn child_args(
     scenario: &str,
     variant: &str,
@@ -89,6 +113,7 @@ pub fn child_args(
     cores: usize,
     duration: Duration,
     warmup: Duration,
+    profile: Option<&str>,
 ) -> Vec<String> {
     let mut args = vec![
         "run".to_owned(),
@@ -110,6 +135,10 @@ pub fn child_args(
     for p in params.to_args() {
         args.push("--param".to_owned());
         args.push(p);
+    }
+    if let Some(prefix) = profile {
+        args.push("--profile".to_owned());
+        args.push(prefix.to_owned());
     }
     args
 }

@@ -1,0 +1,294 @@
+//! The HTML page: static, no scripts, no network; every link relative, so it opens from
+//! `file://`. `prefix` leads from the page's folder to the project root, because the
+//! same page is written to `reports/<id>/` and to `reports/`.
+
+use std::fmt::Write;
+
+use harness::profile::THIN_SAMPLES;
+use harness::schema::CellStatus;
+use harness::RunRecord;
+
+use super::{Analysed, Group};
+use crate::table::si;
+
+const STYLE: &str = "body{font-family:sans-serif;margin:1.5em;color:#222;max-width:1500px}\
+table{border-collapse:collapse;margin:.5em 0 1.2em}td,th{border:1px solid #ccc;padding:4px 7px;vertical-align:top;font-size:13px}\
+th{background:#f3f3f3}td.over{background:#fff6e0}td.failed{background:#fde2e2;color:#900}\
+.banner{background:#fde2e2;border:1px solid #c00;padding:.6em;margin:1em 0}\
+figure{display:inline-block;margin:0 1em 1em 0}img{max-width:740px;border:1px solid #ddd}\
+code{background:#f6f6f6;padding:1px 4px}small{color:#666}.thin{color:#b60}";
+
+fn esc(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// The whole page. `runs` lists earlier reports (for `reports/index.html`).
+pub fn page(analysed: &[Analysed<'_>], prefix: &str, runs: Option<&[String]>) -> String {
+    let mut out = String::new();
+    let ids: Vec<&str> = analysed
+        .iter()
+        .map(|a| a.source.results.run_id.as_str())
+        .collect();
+    let _ = write!(
+        out,
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>contention-lab report {}</title><style>{STYLE}</style></head><body>\n<h1>contention-lab report {}</h1>\n",
+        esc(&ids.join(", ")),
+        esc(&ids.join(", "))
+    );
+    out.push_str("<p>Figures are medians over interleaved repetitions, with min-max in brackets. Efficiency = ops / (min(threads, cores) x ops at 1 thread). Highlighted cells ran more threads than cores. Compare ratios within one run; this machine is noisy.</p>\n");
+    for a in analysed {
+        machine(&mut out, a, prefix);
+    }
+    if let Some(runs) = runs {
+        out.push_str("<h2>All reports</h2><ul>\n");
+        for id in runs {
+            let _ = writeln!(
+                out,
+                "<li><a href=\"{}/index.html\">{}</a></li>",
+                esc(id),
+                esc(id)
+            );
+        }
+        out.push_str("</ul>\n");
+    }
+    out.push_str("</body></html>\n");
+    out
+}
+
+fn machine(out: &mut String, a: &Analysed<'_>, prefix: &str) {
+    let r = &a.source.results;
+    let e = &r.env;
+    let _ = writeln!(
+        out,
+        "<section class=\"machine\"><h2>Run {} on {} ({}, {} CPUs)</h2>",
+        esc(&r.run_id),
+        esc(&e.hostname),
+        esc(&e.cpu_model),
+        e.nproc
+    );
+    if !r.complete {
+        out.push_str("<div class=\"banner\">Incomplete: this run was interrupted; only the cells that finished are shown.</div>\n");
+    }
+    if e.debug_build {
+        out.push_str(
+            "<div class=\"banner\">Debug build: these figures are not worth quoting.</div>\n",
+        );
+    }
+    let _ = writeln!(out, "<p>Reproduce: <code>{}</code></p>", esc(&r.command));
+    out.push_str("<table class=\"env\">");
+    for (k, v) in [
+        ("CPU", e.cpu_model.clone()),
+        ("CPUs available", format!("{} ({})", e.nproc, e.affinity)),
+        ("kernel", e.kernel.clone()),
+        ("rustc", e.rustc.clone()),
+        ("commit", e.git_commit.clone()),
+        ("host", e.hostname.clone()),
+        ("started", r.started.clone()),
+        ("finished", r.finished.clone()),
+        ("results file", a.source.path.display().to_string()),
+    ] {
+        let _ = write!(out, "<tr><th>{k}</th><td>{}</td></tr>", esc(&v));
+    }
+    out.push_str("</table>\n");
+    for g in &a.groups {
+        group(out, g, prefix);
+    }
+    out.push_str("</section>\n");
+}
+
+fn group(out: &mut String, g: &Group<'_>, prefix: &str) {
+    let title = if g.label.is_empty() {
+        g.scenario.clone()
+    } else {
+        format!("{} ({})", g.scenario, g.label)
+    };
+    let params: Vec<String> = g
+        .params
+        .iter()
+        .map(|(k, v)| format!("{k}={}", crate::plan::value_text(v)))
+        .collect();
+    let _ = writeln!(
+        out,
+        "<section class=\"scenario\" id=\"{}\"><h3>{}</h3><p><small>parameters: {}</small></p>",
+        esc(&g.slug),
+        esc(&title),
+        esc(&params.join(" "))
+    );
+    out.push_str("<div class=\"charts\">\n");
+    for c in &g.charts {
+        for (path, what) in [
+            (&c.ops, "throughput"),
+            (&c.per_thread, "per-thread throughput"),
+        ] {
+            let _ = writeln!(
+                out,
+                "<figure class=\"chart\"><img src=\"{prefix}{}\" alt=\"{} against threads, {} core(s)\"></figure>",
+                esc(path),
+                what,
+                c.cores
+            );
+        }
+    }
+    out.push_str(
+        "</div>\n<h4>Scalability (Universal Scalability Law fit per variant and core count)</h4>\n",
+    );
+    out.push_str("<table class=\"usl\"><tr><th>variant</th><th>cores</th><th>σ contention</th><th>κ coherency</th><th>λ (ops/s, 1 thread)</th><th>R²</th><th>N*</th><th>best measured threads</th><th>recommendation</th></tr>\n");
+    for f in &g.fits {
+        let best = f.best_measured.map_or("-".to_owned(), |t| t.to_string());
+        match &f.fit {
+            Ok(fit) => {
+                let _ = writeln!(
+                    out,
+                    "<tr><td>{}</td><td>{}</td><td>{:.3}</td><td>{:.4}</td><td>{}</td><td>{:.3}</td><td>{}</td><td>{best}</td><td>{}</td></tr>",
+                    esc(&f.variant),
+                    f.cores,
+                    fit.sigma,
+                    fit.kappa,
+                    si(fit.lambda),
+                    fit.r_squared,
+                    fit.peak_threads().map_or("none (κ = 0)".to_owned(), |n| n.to_string()),
+                    esc(&fit.recommendation(f.cores))
+                );
+            }
+            Err(why) => {
+                let _ = writeln!(
+                    out,
+                    "<tr><td>{}</td><td>{}</td><td colspan=\"5\">no fit: {}</td><td>{best}</td><td></td></tr>",
+                    esc(&f.variant),
+                    f.cores,
+                    esc(why)
+                );
+            }
+        }
+    }
+    out.push_str("</table>\n<h4>Matrix per variant</h4>\n");
+    for variant in &g.variants {
+        let _ = write!(
+            out,
+            "<table class=\"matrix\" data-variant=\"{}\"><tr><th>{} — cores \\ threads</th>",
+            esc(variant),
+            esc(variant)
+        );
+        for t in &g.threads {
+            let _ = write!(out, "<th>{t}</th>");
+        }
+        out.push_str("</tr>\n");
+        for &c in &g.cores {
+            let _ = write!(out, "<tr><th>{c}</th>");
+            for &t in &g.threads {
+                cell(out, g.cell(variant, t, c), prefix);
+            }
+            out.push_str("</tr>\n");
+        }
+        out.push_str("</table>\n");
+    }
+    if !g.diffs.is_empty() {
+        out.push_str(
+            "<h4>Differential flamegraphs (red: grew with threads, blue: shrank)</h4><ul>\n",
+        );
+        for d in &g.diffs {
+            let _ = writeln!(
+                out,
+                "<li><a class=\"diff\" href=\"{prefix}{}\">{}, {} core(s): threads={} vs threads={}</a></li>",
+                esc(&d.svg),
+                esc(&d.variant),
+                d.cores,
+                d.from_threads,
+                d.to_threads
+            );
+        }
+        out.push_str("</ul>\n");
+    }
+    out.push_str("</section>\n");
+}
+
+fn cell(out: &mut String, record: Option<&RunRecord>, prefix: &str) {
+    let Some(r) = record else {
+        out.push_str("<td>-</td>");
+        return;
+    };
+    if r.status == CellStatus::Failed {
+        let _ = write!(
+            out,
+            "<td class=\"failed\">failed: {}</td>",
+            esc(r.failure.as_deref().unwrap_or("unknown"))
+        );
+        return;
+    }
+    if !r.verified {
+        let _ = write!(
+            out,
+            "<td class=\"failed\">not verified: {}</td>",
+            esc(r
+                .verify_error
+                .as_deref()
+                .unwrap_or("invariants did not hold"))
+        );
+        return;
+    }
+    let class = if r.oversubscribed() {
+        " class=\"over\""
+    } else {
+        ""
+    };
+    let _ = write!(
+        out,
+        "<td{class}><b>{}</b> <small>({}–{})</small><br>per thread {} · eff {}<br>p99 {} · wait {:.2}<br>retries {} · errors {} · cpu {:.0}%",
+        si(r.ops_per_sec),
+        si(r.ops_per_sec_min),
+        si(r.ops_per_sec_max),
+        si(r.per_thread_ops_per_sec),
+        r.efficiency.map_or("-".to_owned(), |e| format!("{e:.2}")),
+        nanos(r.latency_ns.p99),
+        r.wait_share,
+        r.retries,
+        r.errors,
+        r.cpu_util * 100.0
+    );
+    let extras: Vec<String> = r
+        .extra
+        .iter()
+        .filter_map(|(k, v)| {
+            v.as_f64().map(|n| {
+                format!(
+                    "{k} {}",
+                    if n.fract() == 0.0 {
+                        si(n)
+                    } else {
+                        format!("{n:.3}")
+                    }
+                )
+            })
+        })
+        .collect();
+    if !extras.is_empty() {
+        let _ = write!(out, "<br><small>{}</small>", esc(&extras.join(" · ")));
+    }
+    if let Some(p) = &r.profile {
+        let thin = if p.samples < THIN_SAMPLES {
+            " <span class=\"thin\">thin</span>"
+        } else {
+            ""
+        };
+        let _ = write!(
+            out,
+            "<br><a class=\"flamegraph\" href=\"{prefix}{}\">flamegraph</a> <small>{} samples</small>{thin}",
+            esc(&p.svg),
+            p.samples
+        );
+    }
+    out.push_str("</td>");
+}
+
+/// A latency in the unit that keeps it short.
+fn nanos(ns: u64) -> String {
+    match ns {
+        n if n >= 1_000_000_000 => format!("{:.2} s", n as f64 / 1e9),
+        n if n >= 1_000_000 => format!("{:.2} ms", n as f64 / 1e6),
+        n if n >= 1_000 => format!("{:.1} µs", n as f64 / 1e3),
+        n => format!("{n} ns"),
+    }
+}

@@ -1,0 +1,449 @@
+//! Reports: from results files to `reports/<id>/index.html`, `summary.md`, SVG charts and
+//! differential flamegraphs, and `reports/index.html` pointing at the latest.
+//!
+//! Rendering reads only results files and the profiles they name, so a report can be
+//! rebuilt later (`lab report`) or from several machines at once. Everything is checked
+//! before anything is written, and the report folder is built beside its final place and
+//! renamed into it, so a failure leaves the previous report as it was.
+
+mod charts;
+mod html;
+mod summary;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context};
+use harness::schema::ResultsFile;
+use harness::usl::{self, UslFit};
+use harness::RunRecord;
+
+use crate::matrix::write_atomically;
+
+/// One results file and where it came from.
+pub struct Source {
+    /// The file as the user named it.
+    pub path: PathBuf,
+    /// Its contents.
+    pub results: ResultsFile,
+}
+
+/// Reads and checks results files; the error names the file and what is wrong with it.
+pub fn load(paths: &[PathBuf]) -> anyhow::Result<Vec<Source>> {
+    paths
+        .iter()
+        .map(|path| {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("{}: cannot read", path.display()))?;
+            let results = ResultsFile::from_json(&text)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+            Ok(Source {
+                path: path.clone(),
+                results,
+            })
+        })
+        .collect()
+}
+
+/// The newest results file under `root/reports/data`.
+pub fn latest_results(root: &Path) -> anyhow::Result<PathBuf> {
+    let dir = root.join("reports/data");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .with_context(|| format!("no results in {}: run `just matrix` first", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    files
+        .pop()
+        .with_context(|| format!("no results in {}: run `just matrix` first", dir.display()))
+}
+
+/// A chart file of a group, for one core count.
+pub struct ChartRef {
+    /// Core count.
+    pub cores: usize,
+    /// Throughput against threads (path relative to the project root).
+    pub ops: String,
+    /// Per-thread throughput against threads.
+    pub per_thread: String,
+}
+
+/// A differential flamegraph of one variant.
+pub struct DiffRef {
+    /// Variant.
+    pub variant: String,
+    /// Core count.
+    pub cores: usize,
+    /// Threads of the first profile (1).
+    pub from_threads: usize,
+    /// Threads of the second profile (the largest).
+    pub to_threads: usize,
+    /// The SVG, relative to the project root.
+    pub svg: String,
+}
+
+/// A USL fit (or why there is none) for one variant at one core count.
+pub struct FitRow {
+    /// Variant.
+    pub variant: String,
+    /// Core count.
+    pub cores: usize,
+    /// The fit, or the reason there is none.
+    pub fit: Result<UslFit, String>,
+    /// Thread count with the highest measured throughput.
+    pub best_measured: Option<usize>,
+}
+
+/// Cells of one source that share scenario and parameters, with what was derived.
+pub struct Group<'a> {
+    /// Hot path.
+    pub scenario: String,
+    /// The parameters that set this group apart, as `name=value` (empty if only one).
+    pub label: String,
+    /// All parameters.
+    pub params: BTreeMap<String, serde_json::Value>,
+    /// File-name-safe identifier.
+    pub slug: String,
+    /// Variants in the order first seen.
+    pub variants: Vec<String>,
+    /// Core counts, ascending.
+    pub cores: Vec<usize>,
+    /// Thread counts, ascending.
+    pub threads: Vec<usize>,
+    /// The cells.
+    pub cells: Vec<&'a RunRecord>,
+    /// Charts per core count.
+    pub charts: Vec<ChartRef>,
+    /// USL fits.
+    pub fits: Vec<FitRow>,
+    /// Differential flamegraphs.
+    pub diffs: Vec<DiffRef>,
+}
+
+impl Group<'_> {
+    /// The cell of `variant` at `threads` and `cores`.
+    pub fn cell(&self, variant: &str, threads: usize, cores: usize) -> Option<&RunRecord> {
+        self.cells
+            .iter()
+            .find(|c| c.variant == variant && c.threads == threads && c.cores == cores)
+            .copied()
+    }
+}
+
+/// One source with its groups.
+pub struct Analysed<'a> {
+    /// The results file.
+    pub source: &'a Source,
+    /// Its groups.
+    pub groups: Vec<Group<'a>>,
+}
+
+fn sorted_unique(values: impl Iterator<Item = usize>) -> Vec<usize> {
+    let mut v: Vec<usize> = values.collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+fn slugify(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect::<String>()
+        .split('-')
+        .filter(|s| !s.is_empty())
+        .collect::<Vec<_>>()
+        .join("-")
+}
+
+fn group_cells(source: &Source, index: usize) -> Vec<Group<'_>> {
+    let mut groups: Vec<Group<'_>> = Vec::new();
+    for cell in &source.results.cells {
+        match groups
+            .iter_mut()
+            .find(|g| g.scenario == cell.scenario && g.params == cell.params)
+        {
+            Some(g) => g.cells.push(cell),
+            None => groups.push(Group {
+                scenario: cell.scenario.clone(),
+                label: String::new(),
+                params: cell.params.clone(),
+                slug: String::new(),
+                variants: Vec::new(),
+                cores: Vec::new(),
+                threads: Vec::new(),
+                cells: vec![cell],
+                charts: Vec::new(),
+                fits: Vec::new(),
+                diffs: Vec::new(),
+            }),
+        }
+    }
+    let snapshot: Vec<(String, BTreeMap<String, serde_json::Value>)> = groups
+        .iter()
+        .map(|g| (g.scenario.clone(), g.params.clone()))
+        .collect();
+    for (i, g) in groups.iter_mut().enumerate() {
+        let siblings: Vec<_> = snapshot.iter().filter(|(s, _)| *s == g.scenario).collect();
+        g.label = g
+            .params
+            .iter()
+            .filter(|(k, v)| siblings.iter().any(|(_, p)| p.get(*k) != Some(*v)))
+            .map(|(k, v)| format!("{k}={}", crate::plan::value_text(v)))
+            .collect::<Vec<_>>()
+            .join(" ");
+        g.slug = slugify(&format!("m{index}-{}-{i}", g.scenario));
+        for c in &g.cells {
+            if !g.variants.contains(&c.variant) {
+                g.variants.push(c.variant.clone());
+            }
+        }
+        g.cores = sorted_unique(g.cells.iter().map(|c| c.cores));
+        g.threads = sorted_unique(g.cells.iter().map(|c| c.threads));
+    }
+    groups
+}
+
+/// Fits, charts and diffs for every group. Chart SVGs go to `chart_dir` (a staging
+/// folder), named as they will be under `final_dir`; diff SVGs go to the profiles folder.
+fn analyse<'a>(
+    root: &Path,
+    sources: &'a [Source],
+    chart_dir: &Path,
+    final_dir: &str,
+) -> anyhow::Result<Vec<Analysed<'a>>> {
+    let mut out = Vec::new();
+    for (index, source) in sources.iter().enumerate() {
+        let mut groups = group_cells(source, index);
+        for g in &mut groups {
+            for &cores in &g.cores.clone() {
+                let mut ops = Vec::new();
+                let mut per_thread = Vec::new();
+                for variant in &g.variants {
+                    let usable: Vec<&RunRecord> = g
+                        .threads
+                        .iter()
+                        .filter_map(|&t| g.cell(variant, t, cores))
+                        .filter(|c| c.usable())
+                        .collect();
+                    ops.push(charts::Series {
+                        name: variant.clone(),
+                        points: usable
+                            .iter()
+                            .map(|c| (c.threads as f64, c.ops_per_sec))
+                            .collect(),
+                    });
+                    per_thread.push(charts::Series {
+                        name: variant.clone(),
+                        points: usable
+                            .iter()
+                            .map(|c| (c.threads as f64, c.per_thread_ops_per_sec))
+                            .collect(),
+                    });
+                    let points: Vec<(f64, f64)> = usable
+                        .iter()
+                        .map(|c| (c.threads as f64, c.ops_per_sec))
+                        .collect();
+                    g.fits.push(FitRow {
+                        variant: variant.clone(),
+                        cores,
+                        fit: usl::fit(&points),
+                        best_measured: usable
+                            .iter()
+                            .max_by(|a, b| a.ops_per_sec.total_cmp(&b.ops_per_sec))
+                            .map(|c| c.threads),
+                    });
+                    if let Some(diff) = differential(root, source, g, variant, cores)? {
+                        g.diffs.push(diff);
+                    }
+                }
+                let title = |what: &str| {
+                    let mut t = format!("{}: {what}, {cores} core(s)", g.scenario);
+                    if !g.label.is_empty() {
+                        t.push_str(&format!(" ({})", g.label));
+                    }
+                    t
+                };
+                let marker = Some(cores as f64);
+                let ops_name = format!("{}-c{cores}-ops.svg", g.slug);
+                let per_name = format!("{}-c{cores}-per-thread.svg", g.slug);
+                let ops_svg =
+                    charts::line_chart(&title("throughput"), "threads", "ops/s", &ops, marker)
+                        .map_err(anyhow::Error::msg)?;
+                let per_svg = charts::line_chart(
+                    &title("per-thread throughput"),
+                    "threads",
+                    "ops/s per thread",
+                    &per_thread,
+                    marker,
+                )
+                .map_err(anyhow::Error::msg)?;
+                std::fs::write(chart_dir.join(&ops_name), ops_svg)?;
+                std::fs::write(chart_dir.join(&per_name), per_svg)?;
+                g.charts.push(ChartRef {
+                    cores,
+                    ops: format!("{final_dir}/charts/{ops_name}"),
+                    per_thread: format!("{final_dir}/charts/{per_name}"),
+                });
+            }
+        }
+        out.push(Analysed { source, groups });
+    }
+    Ok(out)
+}
+
+/// The differential flamegraph between threads=1 and the most threads profiled, when
+/// both profiles exist on disk.
+fn differential(
+    root: &Path,
+    source: &Source,
+    g: &Group<'_>,
+    variant: &str,
+    cores: usize,
+) -> anyhow::Result<Option<DiffRef>> {
+    let profiled: Vec<&RunRecord> = g
+        .threads
+        .iter()
+        .filter_map(|&t| g.cell(variant, t, cores))
+        .filter(|c| {
+            c.profile
+                .as_ref()
+                .is_some_and(|p| root.join(&p.folded).is_file())
+        })
+        .collect();
+    let (Some(first), Some(last)) = (profiled.first(), profiled.last()) else {
+        return Ok(None);
+    };
+    if first.threads != 1 || last.threads == 1 {
+        return Ok(None);
+    }
+    let (a, b) = (
+        first.profile.as_ref().expect("filtered"),
+        last.profile.as_ref().expect("filtered"),
+    );
+    let rel = format!(
+        "profiles/{}/diff/{}-{}-c{cores}-t1-vs-t{}.svg",
+        source.results.run_id,
+        g.slug,
+        slugify(variant),
+        last.threads
+    );
+    let title = format!(
+        "{} / {variant}, {cores} core(s): threads=1 vs threads={}",
+        g.scenario, last.threads
+    );
+    let svg =
+        harness::profile::render_differential(&root.join(&a.folded), &root.join(&b.folded), &title)
+            .map_err(anyhow::Error::msg)?;
+    let path = root.join(&rel);
+    std::fs::create_dir_all(path.parent().expect("has a parent"))?;
+    std::fs::write(&path, svg)?;
+    Ok(Some(DiffRef {
+        variant: variant.to_owned(),
+        cores,
+        from_threads: 1,
+        to_threads: last.threads,
+        svg: rel,
+    }))
+}
+
+/// Redraws a cell flamegraph whose SVG is missing but whose folded stacks are there
+/// (folded stacks are the source of truth; SVGs can be deleted to save space).
+fn restore_flamegraphs(root: &Path, sources: &[Source]) -> anyhow::Result<()> {
+    for cell in sources.iter().flat_map(|s| &s.results.cells) {
+        let Some(p) = &cell.profile else { continue };
+        let (svg, folded) = (root.join(&p.svg), root.join(&p.folded));
+        if svg.is_file() || !folded.is_file() {
+            continue;
+        }
+        let lines: Vec<String> = std::fs::read_to_string(&folded)?
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(str::to_owned)
+            .collect();
+        let title = format!(
+            "{} / {}  threads={} cores={}",
+            cell.scenario, cell.variant, cell.threads, cell.cores
+        );
+        let subtitle = format!("{} samples; worker threads only", p.samples);
+        let bytes = harness::profile::render_flamegraph(&lines, &title, &subtitle)
+            .map_err(anyhow::Error::msg)?;
+        std::fs::write(&svg, bytes).with_context(|| format!("cannot write {}", svg.display()))?;
+    }
+    Ok(())
+}
+
+/// Renders a report of `sources` under `root/reports` and points `reports/index.html` at
+/// it. Returns the report's `index.html`.
+pub fn render(root: &Path, sources: &[Source]) -> anyhow::Result<PathBuf> {
+    if sources.is_empty() {
+        bail!("no results to report");
+    }
+    restore_flamegraphs(root, sources)?;
+    let id = if sources.len() == 1 {
+        sources[0].results.run_id.clone()
+    } else {
+        let ids: Vec<&str> = sources.iter().map(|s| s.results.run_id.as_str()).collect();
+        format!("multi-{}", ids.join("-"))
+    };
+    let reports = root.join("reports");
+    std::fs::create_dir_all(&reports)?;
+    let staging = reports.join(format!(".{id}.tmp-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&staging);
+    std::fs::create_dir_all(staging.join("charts"))?;
+    let result = (|| {
+        let final_dir = format!("reports/{id}");
+        let analysed = analyse(root, sources, &staging.join("charts"), &final_dir)?;
+        std::fs::write(
+            staging.join("index.html"),
+            html::page(&analysed, "../../", None),
+        )?;
+        std::fs::write(staging.join("summary.md"), summary::markdown(&analysed))?;
+        let target = reports.join(&id);
+        let _ = std::fs::remove_dir_all(&target);
+        std::fs::rename(&staging, &target)?;
+        let runs = list_reports(&reports);
+        write_atomically(
+            &reports.join("index.html"),
+            html::page(&analysed, "../", Some(&runs)).as_bytes(),
+        )?;
+        Ok(target.join("index.html"))
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_dir_all(&staging);
+    }
+    result
+}
+
+/// Report folders under `reports/`, newest first.
+fn list_reports(reports: &Path) -> Vec<String> {
+    let mut ids: Vec<String> = std::fs::read_dir(reports)
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .filter(|e| e.path().join("index.html").is_file())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| !n.starts_with('.'))
+                .collect()
+        })
+        .unwrap_or_default();
+    ids.sort();
+    ids.reverse();
+    ids
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slugs_are_file_safe() {
+        assert_eq!(slugify("m0-lookup-0"), "m0-lookup-0");
+        assert_eq!(slugify("Arc Swap/Snapshot!"), "arc-swap-snapshot");
+    }
+}

@@ -1,0 +1,88 @@
+//! `summary.md`: the report's tables in Markdown, for pasting into an issue or a pull
+//! request.
+
+use std::fmt::Write;
+
+use super::Analysed;
+use crate::table::{cell_text, si};
+
+/// The Markdown summary.
+pub fn markdown(analysed: &[Analysed<'_>]) -> String {
+    let mut out = String::new();
+    for a in analysed {
+        let r = &a.source.results;
+        let _ = writeln!(
+            out,
+            "# contention-lab run {} on {} ({}, {} CPUs){}\n",
+            r.run_id,
+            r.env.hostname,
+            r.env.cpu_model,
+            r.env.nproc,
+            if r.complete { "" } else { " — INCOMPLETE" }
+        );
+        let _ = writeln!(
+            out,
+            "Reproduce: `{}` (commit {}, {})\n",
+            r.command, r.env.git_commit, r.env.rustc
+        );
+        for g in &a.groups {
+            let title = if g.label.is_empty() {
+                g.scenario.clone()
+            } else {
+                format!("{} ({})", g.scenario, g.label)
+            };
+            let _ = writeln!(
+                out,
+                "## {title}\n\nops/s / per-thread ops/s; `*` = more threads than cores.\n"
+            );
+            for variant in &g.variants {
+                let _ = write!(out, "**{variant}**\n\n| cores \\ threads |");
+                for t in &g.threads {
+                    let _ = write!(out, " {t} |");
+                }
+                out.push_str("\n|---|");
+                out.push_str(&"---|".repeat(g.threads.len()));
+                out.push('\n');
+                for &c in &g.cores {
+                    let _ = write!(out, "| {c} |");
+                    for &t in &g.threads {
+                        let _ = write!(
+                            out,
+                            " {} |",
+                            cell_text(g.cell(variant, t, c)).replace('*', "\\*")
+                        );
+                    }
+                    out.push('\n');
+                }
+                out.push('\n');
+            }
+            out.push_str("Scalability (USL):\n\n");
+            for f in &g.fits {
+                match &f.fit {
+                    Ok(fit) => {
+                        let _ = writeln!(
+                            out,
+                            "- {} at {} core(s): σ={:.3} κ={:.4} λ={} R²={:.2}. {}",
+                            f.variant,
+                            f.cores,
+                            fit.sigma,
+                            fit.kappa,
+                            si(fit.lambda),
+                            fit.r_squared,
+                            fit.recommendation(f.cores)
+                        );
+                    }
+                    Err(why) => {
+                        let _ = writeln!(
+                            out,
+                            "- {} at {} core(s): no fit ({why}).",
+                            f.variant, f.cores
+                        );
+                    }
+                }
+            }
+            out.push('\n');
+        }
+    }
+    out
+}
