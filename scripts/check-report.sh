@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Opens a report in headless Chromium as a reader would, saves a screenshot, and fails if
+# the page logs a console message, or a table, chart or flamegraph link is missing or
+# does not resolve.
+#
+#   scripts/check-report.sh                 # renders the fixture run in a scratch folder
+#   scripts/check-report.sh reports/index.html
+#
+# Installs Debian's chromium when it is missing (needs root, as on CI).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$PWD
+
+if ! command -v chromium >/dev/null 2>&1; then
+  echo "check-report: installing chromium (Debian package)" >&2
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+fi
+
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+if [ $# -ge 1 ]; then
+  page=$(realpath "$1")
+  min_tables=1 min_charts=1 min_flamegraphs=0
+else
+  cp -r crates/lab/tests/fixtures/small-run/. "$scratch/root"
+  cp -r benches "$scratch/root/"
+  cargo build --release --quiet -p lab
+  LAB_ROOT="$scratch/root" target/release/lab report "$scratch/root/reports/data/fixture.json" >/dev/null
+  page="$scratch/root/reports/fixture/index.html"
+  # The fixture: 2 variants, 2 core counts, 15 profiled cells.
+  min_tables=2 min_charts=4 min_flamegraphs=15
+fi
+
+flags=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run
+  --disable-background-networking --disable-component-update --disable-sync
+  --user-data-dir="$scratch/profile")
+chromium "${flags[@]}" --enable-logging=stderr --log-level=0 --dump-dom "file://$page" \
+  >"$scratch/dom.html" 2>"$scratch/chromium.log"
+mkdir -p "$repo/reports"
+shot="$repo/reports/screenshot.png"
+chromium "${flags[@]}" --window-size=1400,2200 --screenshot="$shot" "file://$page" \
+  >/dev/null 2>&1
+
+fail=0
+if grep -E 'CONSOLE' "$scratch/chromium.log"; then
+  echo "check-report: the page logged console messages (above)" >&2
+  fail=1
+fi
+count() { grep -o "$1" "$scratch/dom.html" | wc -l; }
+for check in "table class=\"matrix\":$min_tables" "<img :$min_charts" "class=\"flamegraph\":$min_flamegraphs"; do
+  pattern=${check%:*} want=${check##*:}
+  got=$(count "$pattern")
+  if [ "$got" -lt "$want" ]; then
+    echo "check-report: expected at least $want of '$pattern' in the loaded page, found $got" >&2
+    fail=1
+  fi
+done
+dir=$(dirname "$page")
+while IFS= read -r link; do
+  [ -z "$link" ] && continue
+  case "$link" in
+    http:*|https:*) echo "check-report: $link fetches from the network" >&2; fail=1 ;;
+    *) [ -f "$dir/$link" ] || { echo "check-report: broken link $link" >&2; fail=1; } ;;
+  esac
+done < <(grep -oE '(src|href)="[^"]*"' "$scratch/dom.html" | sed -E 's/^(src|href)="//; s/"$//')
+
+if [ "$fail" -ne 0 ]; then
+  exit 1
+fi
+echo "check-report: $(count 'table class=\"matrix\"') tables, $(count '<img ') charts, $(count 'class=\"flamegraph\"') flamegraph links load and resolve; screenshot: reports/screenshot.png"
