@@ -24,6 +24,18 @@ smoke *settings:
 run *args:
     cargo run --release --quiet -p lab -- run "$@"
 
+# Re-render the HTML report from results files (default: the newest in reports/data).
+report *files:
+    cargo run --release --quiet -p lab -- report "$@"
+
+# Compare two results files cell by cell; non-zero exit on a regression beyond the spread.
+compare base new *args:
+    cargo run --release --quiet -p lab -- compare "$@"
+
+# Open a report in headless Chromium, check it and save reports/screenshot.png.
+check-report *page:
+    scripts/check-report.sh "$@"
+
 # Hot paths, variants, parameters and scenario files.
 list:
     cargo run --release --quiet -p lab -- list

@@ -46,7 +46,7 @@ pub fn run(plan: &MatrixPlan) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|c| {
             let profiling = if plan.profile {
-                profile_window(c) + c.scenario.warmup
+                profile_window(c, plan.quick) + c.scenario.warmup
             } else {
                 Duration::ZERO
             };
@@ -104,7 +104,13 @@ pub fn run(plan: &MatrixPlan) -> anyhow::Result<ExitCode> {
                 cell.scenario.file, cell.variant, cell.threads, cell.cores
             ));
             let prefix = profile_prefix(&run_id, cell);
-            if let Some(record) = run_child(&exe, &plan.root, cell, Some(&prefix), &interrupted) {
+            if let Some(record) = run_child(
+                &exe,
+                &plan.root,
+                cell,
+                Some((&prefix, plan.quick)),
+                &interrupted,
+            ) {
                 profiles[i] = record.profile;
             }
             bar.inc(1);
@@ -166,13 +172,12 @@ fn profile_prefix(run_id: &str, cell: &CellSpec<'_>) -> String {
     )
 }
 
-/// The measured window of a profiling run: long enough for about one CPU-second of
-/// samples (about 250 at this kernel's sampling cap) over the CPUs the cell can use.
-fn profile_window(cell: &CellSpec<'_>) -> Duration {
-    let busy_cpus = cell.threads.min(cell.cores).max(1) as u32;
-    cell.scenario
-        .duration
-        .max(Duration::from_secs(1) / busy_cpus)
+/// The measured window of a profiling run. The sampler here delivers about 160-250
+/// samples per second of wall time however many CPUs are busy, so 1.3 s gives a readable
+/// flamegraph (at least 200 samples); quick mode settles for 0.5 s and thin flamegraphs.
+fn profile_window(cell: &CellSpec<'_>, quick: bool) -> Duration {
+    let least = if quick { 500 } else { 1300 };
+    cell.scenario.duration.max(Duration::from_millis(least))
 }
 
 /// Runs one repetition of `cell` in a child process, profiled to `profile` when given.
@@ -181,7 +186,7 @@ fn run_child(
     exe: &Path,
     root: &Path,
     cell: &CellSpec<'_>,
-    profile: Option<&str>,
+    profile: Option<(&str, bool)>,
     interrupted: &AtomicBool,
 ) -> Option<RunRecord> {
     let key = CellKey {
@@ -197,13 +202,12 @@ fn run_child(
         &cell.params,
         cell.threads,
         cell.cores,
-        if profile.is_some() {
-            profile_window(cell)
-        } else {
-            cell.scenario.duration
+        match profile {
+            Some((_, quick)) => profile_window(cell, quick),
+            None => cell.scenario.duration,
         },
         cell.scenario.warmup,
-        profile,
+        profile.map(|(prefix, _)| prefix),
     );
     let failed = |reason: String| Some(RunRecord::failed(&key, "", reason));
     let mut child = match Command::new(exe)
