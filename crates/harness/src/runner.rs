@@ -234,12 +234,14 @@ fn worker_loop<K: Worker>(
                     // This thread never saw the window open: nothing it did was measured.
                     tally = Tally::new();
                     ctx = OpCtx::default();
+                    worker.window_opened();
                 }
                 break;
             }
             // The window opens: forget the warm-up.
             tally = Tally::new();
             ctx = OpCtx::default();
+            worker.window_opened();
             seen = now;
         }
         let sampled = countdown == 0;

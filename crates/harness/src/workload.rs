@@ -78,6 +78,11 @@ impl OpCtx {
 pub trait Worker: Send {
     /// Performs one operation and says how it went.
     fn op(&mut self, ctx: &mut OpCtx) -> Outcome;
+
+    /// Called on the worker's own thread when the measured window opens (after the
+    /// warm-up), so a worker that keeps figures of its own for `extra` can count only the
+    /// window. Tallies used by `verify` must not be reset here.
+    fn window_opened(&mut self) {}
 }
 
 /// A hot path ready to be measured: shared state plus a way to make per-thread workers.

@@ -284,6 +284,16 @@ fn run_prints_one_record_for_one_cell() {
     assert_eq!((record.threads, record.cores), (2, 1));
     assert!(record.verified && record.ops_per_sec > 0.0);
     assert!(record.oversubscribed());
+    let profile = record.profile.expect("--profile was given");
+    assert_eq!(profile.svg, "profiles/one/cell.svg");
+    let folded = std::fs::read_to_string(root.path().join(&profile.folded)).unwrap();
+    assert!(
+        folded.lines().all(|l| l.starts_with("worker;")),
+        "workers only"
+    );
+    assert!(std::fs::read_to_string(root.path().join(&profile.svg))
+        .unwrap()
+        .contains("<svg"));
 }
 
 #[test]
