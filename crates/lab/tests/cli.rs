@@ -170,6 +170,7 @@ fn small_matrix_writes_verified_results_with_spread_and_efficiency() {
             "users=300",
             "groups=40",
             "cache_entries=100",
+            "profile=false",
         ],
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -262,11 +263,13 @@ fn run_prints_one_record_for_one_cell() {
             "--cores",
             "1",
             "--duration",
-            "30ms",
+            "300ms",
             "--warmup",
             "5ms",
             "--param",
             "users=200",
+            "--profile",
+            "profiles/one/cell",
         ],
     );
     assert!(
