@@ -22,6 +22,18 @@ pub enum ParamKind {
     Choice(&'static [&'static str]),
     /// `true` or `false`.
     Bool,
+    /// An integer in `min..=max`, or one of a few words with a meaning of their own
+    /// (e.g. `unlimited`, `nproc`).
+    IntOr {
+        /// Smallest accepted integer.
+        min: i64,
+        /// Largest accepted integer.
+        max: i64,
+        /// Words also accepted.
+        words: &'static [&'static str],
+    },
+    /// Free text, such as a folder.
+    Text,
 }
 
 /// One parameter of a hot path.
@@ -44,6 +56,10 @@ impl ParamSpec {
             ParamKind::Int { min, max } => format!("an integer in {min}..={max}"),
             ParamKind::Choice(words) => format!("one of {}", words.join(", ")),
             ParamKind::Bool => "true or false".to_owned(),
+            ParamKind::IntOr { min, max, words } => {
+                format!("an integer in {min}..={max} or one of {}", words.join(", "))
+            }
+            ParamKind::Text => "any text".to_owned(),
         }
     }
 
@@ -69,6 +85,16 @@ impl ParamSpec {
                 "false" => Ok(Value::Bool(false)),
                 _ => Err(bad()),
             },
+            ParamKind::IntOr { min, max, words } => {
+                if let Some(w) = words.iter().find(|w| **w == text) {
+                    return Ok(Value::from(*w));
+                }
+                match text.parse::<i64>() {
+                    Ok(n) if n >= min && n <= max => Ok(Value::from(n)),
+                    _ => Err(bad()),
+                }
+            }
+            ParamKind::Text => Ok(Value::from(text)),
         }
     }
 
@@ -144,6 +170,18 @@ impl Params {
             .get(name)
             .and_then(Value::as_str)
             .unwrap_or_else(|| panic!("choice parameter {name} is not declared"))
+    }
+
+    /// A parameter's value as given (for kinds that take more than one shape).
+    pub fn value(&self, name: &str) -> &Value {
+        self.0
+            .get(name)
+            .unwrap_or_else(|| panic!("parameter {name} is not declared"))
+    }
+
+    /// A text parameter.
+    pub fn text(&self, name: &str) -> &str {
+        self.word(name)
     }
 
     /// A boolean parameter.
@@ -241,6 +279,28 @@ mod tests {
             "{err}"
         );
         assert!(p.set(SPECS, "durable", "yes").is_err());
+    }
+
+    #[test]
+    fn numbers_or_words() {
+        let spec = ParamSpec {
+            name: "slots",
+            kind: ParamKind::IntOr {
+                min: 1,
+                max: 64,
+                words: &["nproc", "unlimited"],
+            },
+            default: "nproc",
+            help: "semaphore slots",
+        };
+        assert_eq!(spec.parse("8").unwrap(), Value::from(8));
+        assert_eq!(spec.parse("unlimited").unwrap(), Value::from("unlimited"));
+        let err = spec.parse("0").unwrap_err();
+        assert_eq!(
+            err,
+            "slots=\"0\": expected an integer in 1..=64 or one of nproc, unlimited"
+        );
+        assert!(spec.parse("lots").is_err());
     }
 
     #[test]

@@ -43,6 +43,9 @@ pub struct RunRecord {
     pub scenario: String,
     /// The implementation, e.g. `global-mutex`.
     pub variant: String,
+    /// The scenario file (`benches/<name>.toml`) the cell came from; empty for `lab run`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub scenario_file: String,
     /// The scenario's parameters for this cell.
     pub params: BTreeMap<String, serde_json::Value>,
     /// Worker threads.
@@ -116,6 +119,7 @@ impl RunRecord {
         RunRecord {
             scenario: key.scenario.clone(),
             variant: key.variant.clone(),
+            scenario_file: String::new(),
             params: key.params.clone(),
             threads: key.threads,
             cores: key.cores,
@@ -146,6 +150,7 @@ impl RunRecord {
         RunRecord {
             scenario: key.scenario.clone(),
             variant: key.variant.clone(),
+            scenario_file: String::new(),
             params: key.params.clone(),
             threads: key.threads,
             cores: key.cores,
@@ -259,23 +264,24 @@ fn merge_extra(reps: &[RunRecord]) -> serde_json::Map<String, serde_json::Value>
 /// Fills `efficiency` of every cell from the threads=1 cell of the same scenario, variant,
 /// params and cores, where that cell exists and is usable.
 pub fn fill_efficiency(cells: &mut [RunRecord]) {
-    let baselines: Vec<(CellKey, f64)> = cells
+    let baselines: Vec<(CellKey, String, f64)> = cells
         .iter()
         .filter(|c| c.threads == 1 && c.usable())
-        .map(|c| (c.key(), c.ops_per_sec))
+        .map(|c| (c.key(), c.scenario_file.clone(), c.ops_per_sec))
         .collect();
     for cell in cells.iter_mut() {
         cell.efficiency = None;
         if !cell.usable() {
             continue;
         }
-        let base = baselines.iter().find(|(k, _)| {
-            k.scenario == cell.scenario
+        let base = baselines.iter().find(|(k, file, _)| {
+            *file == cell.scenario_file
+                && k.scenario == cell.scenario
                 && k.variant == cell.variant
                 && k.params == cell.params
                 && k.cores == cell.cores
         });
-        if let Some((_, single)) = base {
+        if let Some((_, _, single)) = base {
             cell.efficiency =
                 stats::efficiency(cell.ops_per_sec, cell.threads, cell.cores, *single);
         }

@@ -4,10 +4,11 @@
 use harness::noop::NoopHotPath;
 use harness::HotPath;
 use lookup::LookupHotPath;
+use sqlmix::SqlmixHotPath;
 
 /// Every hot path, in the order `lab list` and reports show them.
 pub fn hot_paths() -> &'static [&'static dyn HotPath] {
-    &[&LookupHotPath, &NoopHotPath]
+    &[&LookupHotPath, &SqlmixHotPath, &NoopHotPath]
 }
 
 /// The hot path called `name`, or an error naming those that exist.

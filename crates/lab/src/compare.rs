@@ -4,7 +4,7 @@
 //! CI job; 2 for bad input, such as files of different scenarios.
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
+use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::bail;
@@ -43,11 +43,11 @@ pub fn classify(base: &RunRecord, new: &RunRecord, threshold: f64) -> Change {
 }
 
 /// Runs `lab compare`.
-pub fn run(base: &PathBuf, new: &PathBuf, threshold: f64) -> anyhow::Result<ExitCode> {
+pub fn run(base: &Path, new: &Path, threshold: f64) -> anyhow::Result<ExitCode> {
     if !(threshold > 0.0 && threshold < 1.0) {
         bail!("--threshold {threshold}: expected a fraction between 0 and 1, e.g. 0.10 for 10%");
     }
-    let sources = report::load(&[base.clone(), new.clone()])?;
+    let sources = report::load(&[base.to_path_buf(), new.to_path_buf()])?;
     let (b, n) = (&sources[0].results, &sources[1].results);
     let scenarios = |cells: &[RunRecord]| -> BTreeSet<String> {
         cells.iter().map(|c| c.scenario.clone()).collect()

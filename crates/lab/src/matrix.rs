@@ -87,7 +87,10 @@ pub fn run(plan: &MatrixPlan) -> anyhow::Result<ExitCode> {
                 cell.scenario.repeats
             ));
             match run_child(&exe, &plan.root, cell, None, &interrupted) {
-                Some(record) => reps[i].push(record),
+                Some(mut record) => {
+                    record.scenario_file = cell.scenario.file.clone();
+                    reps[i].push(record)
+                }
                 None => break 'outer,
             }
             bar.inc(1);
@@ -323,7 +326,12 @@ fn print_tables(plan: &MatrixPlan, records: &[RunRecord]) {
                 let map = params.to_map();
                 let group: Vec<&RunRecord> = records
                     .iter()
-                    .filter(|r| r.scenario == name && r.variant == *variant && r.params == map)
+                    .filter(|r| {
+                        r.scenario_file == scenario.file
+                            && r.scenario == name
+                            && r.variant == *variant
+                            && r.params == map
+                    })
                     .collect();
                 if group.is_empty() {
                     continue;

@@ -137,6 +137,24 @@ fn bad_matrix_settings_are_refused_before_anything_runs() {
             "--cores",
         ),
         (&["matrix", "--bogus"], "unexpected argument"),
+        (
+            &["matrix", "scenarios=sqlmix", "journal_mode=fast"],
+            "journal_mode=\"fast\": expected one of wal, delete",
+        ),
+        (
+            &["matrix", "scenarios=sqlmix", "slots=0"],
+            "slots=\"0\": expected an integer in 1..=65536 or one of nproc",
+        ),
+        (
+            &["matrix", "scenarios=sqlmix", "read_pct=101"],
+            "read_pct=\"101\": expected an integer in 0..=100",
+        ),
+        (&["matrix", "scenarios=sqlmix", "shards=0"], "shards=\"0\""),
+        (&["matrix", "scenarios=sqlmix", "models=0"], "models=\"0\""),
+        (
+            &["matrix", "scenarios=sqlmix", "data_dir=/nonexistent/place"],
+            "data_dir=\"/nonexistent/place\": cannot create a temporary folder",
+        ),
     ];
     for (args, expected) in cases {
         assert_bad_input(r, args, expected);

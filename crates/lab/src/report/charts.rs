@@ -39,41 +39,95 @@ pub fn line_chart(
     series: &[Series],
     marker_x: Option<f64>,
 ) -> Result<String, String> {
+    let x_max = series
+        .iter()
+        .flat_map(|s| s.points.iter())
+        .map(|p| p.0)
+        .fold(1.0, f64::max);
+    let whole = |v: &f64| format!("{v:.0}");
+    render(title, |root| {
+        let axis: XAxis<'_> = (x_label, 0.0..x_max + 0.5, &whole, None);
+        draw(root, title, axis, y_label, series, marker_x)
+    })
+}
+
+/// Draws `series` against the values of a swept parameter: point `i` of a series is at
+/// `labels[i]`, the values spaced evenly whatever they are (`unlimited` included).
+pub fn sweep_chart(
+    title: &str,
+    x_label: &str,
+    labels: &[String],
+    y_label: &str,
+    series: &[Series],
+) -> Result<String, String> {
+    let label = |v: &f64| {
+        let i = v.round();
+        if (v - i).abs() < 1e-6 && i >= 0.0 {
+            labels.get(i as usize).cloned().unwrap_or_default()
+        } else {
+            String::new()
+        }
+    };
+    let range = -0.5..labels.len() as f64 - 0.5;
+    render(title, |root| {
+        let axis: XAxis<'_> = (x_label, range, &label, Some(labels.len()));
+        draw(root, title, axis, y_label, series, None)
+    })
+}
+
+type Root<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
+type Drawn = Result<(), Box<dyn std::error::Error>>;
+
+fn render(title: &str, f: impl FnOnce(&Root<'_>) -> Drawn) -> Result<String, String> {
     register_font();
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (760, 420)).into_drawing_area();
-        draw(&root, title, x_label, y_label, series, marker_x)
-            .map_err(|e| format!("cannot draw chart {title:?}: {e}"))?;
+        f(&root).map_err(|e| format!("cannot draw chart {title:?}: {e}"))?;
         root.present()
             .map_err(|e| format!("cannot draw chart {title:?}: {e}"))?;
     }
     Ok(svg)
 }
 
+/// The x axis: its description, range, label text and, for categories, how many labels.
+type XAxis<'a> = (
+    &'a str,
+    std::ops::Range<f64>,
+    &'a dyn Fn(&f64) -> String,
+    Option<usize>,
+);
+
 fn draw(
-    root: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
+    root: &Root<'_>,
     title: &str,
-    x_label: &str,
+    (x_label, x_range, x_format, x_count): XAxis<'_>,
     y_label: &str,
     series: &[Series],
     marker_x: Option<f64>,
-) -> Result<(), Box<dyn std::error::Error>> {
+) -> Drawn {
     root.fill(&WHITE)?;
-    let points = series.iter().flat_map(|s| s.points.iter());
-    let x_max = points.clone().map(|p| p.0).fold(1.0, f64::max);
-    let y_max = points.map(|p| p.1).fold(0.0, f64::max).max(1e-9) * 1.12;
+    let y_max = series
+        .iter()
+        .flat_map(|s| s.points.iter())
+        .map(|p| p.1)
+        .fold(0.0, f64::max)
+        .max(1e-9)
+        * 1.12;
     let mut chart = ChartBuilder::on(root)
         .caption(title, ("sans-serif", 18))
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(64)
-        .build_cartesian_2d(0.0..x_max + 0.5, 0.0..y_max)?;
-    chart
-        .configure_mesh()
-        .x_desc(x_label)
+        .build_cartesian_2d(x_range, 0.0..y_max)?;
+    let mut mesh = chart.configure_mesh();
+    if let Some(n) = x_count {
+        // Two ticks per category, so every label sits on its point.
+        mesh.x_labels(n * 2 + 1);
+    }
+    mesh.x_desc(x_label)
         .y_desc(y_label)
-        .x_label_formatter(&|v| format!("{v:.0}"))
+        .x_label_formatter(x_format)
         .y_label_formatter(&|v| si(*v))
         .label_style(("sans-serif", 13))
         .draw()?;
@@ -136,5 +190,21 @@ mod tests {
             assert!(svg.contains(text), "{text} missing");
         }
         assert!(svg.matches("<circle").count() >= 6);
+    }
+
+    #[test]
+    fn sweep_charts_label_categories() {
+        let labels: Vec<String> = ["1", "2", "nproc", "unlimited"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let series = vec![Series {
+            name: "semaphore".into(),
+            points: vec![(0.0, 5.0), (1.0, 9.0), (2.0, 8.0), (3.0, 4.0)],
+        }];
+        let svg = sweep_chart("K sweep", "slots", &labels, "ops/s", &series).unwrap();
+        for text in ["unlimited", "nproc", "semaphore", "K sweep"] {
+            assert!(svg.contains(text), "{text} missing");
+        }
     }
 }

@@ -93,6 +93,35 @@ fn machine(out: &mut String, a: &Analysed<'_>, prefix: &str) {
         let _ = write!(out, "<tr><th>{k}</th><td>{}</td></tr>", esc(&v));
     }
     out.push_str("</table>\n");
+    for sweep in &a.sweeps {
+        let _ = writeln!(
+            out,
+            "<section class=\"sweep\"><h3>{}: throughput against {}</h3><p><small>{} threads, {} core(s); other parameters fixed</small></p><figure class=\"chart\"><img src=\"{prefix}{}\" alt=\"throughput against {}\"></figure>",
+            esc(&sweep.file),
+            esc(&sweep.param),
+            sweep.threads,
+            sweep.cores,
+            esc(&sweep.svg),
+            esc(&sweep.param)
+        );
+        let _ = write!(
+            out,
+            "<table class=\"sweep\"><tr><th>variant \\ {}</th>",
+            esc(&sweep.param)
+        );
+        for v in &sweep.values {
+            let _ = write!(out, "<th>{}</th>", esc(v));
+        }
+        out.push_str("</tr>\n");
+        for (variant, ops) in &sweep.rows {
+            let _ = write!(out, "<tr><th>{}</th>", esc(variant));
+            for o in ops {
+                let _ = write!(out, "<td>{}</td>", o.map_or("failed".to_owned(), si));
+            }
+            out.push_str("</tr>\n");
+        }
+        out.push_str("</table></section>\n");
+    }
     for g in &a.groups {
         group(out, g, prefix);
     }
@@ -101,9 +130,9 @@ fn machine(out: &mut String, a: &Analysed<'_>, prefix: &str) {
 
 fn group(out: &mut String, g: &Group<'_>, prefix: &str) {
     let title = if g.label.is_empty() {
-        g.scenario.clone()
+        g.title_name().to_owned()
     } else {
-        format!("{} ({})", g.scenario, g.label)
+        format!("{} ({})", g.title_name(), g.label)
     };
     let params: Vec<String> = g
         .params

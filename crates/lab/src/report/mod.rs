@@ -95,8 +95,11 @@ pub struct FitRow {
     pub best_measured: Option<usize>,
 }
 
-/// Cells of one source that share scenario and parameters, with what was derived.
+/// Cells of one source that share scenario file, scenario and parameters, with what was
+/// derived.
 pub struct Group<'a> {
+    /// Scenario file the cells came from (may be empty).
+    pub file: String,
     /// Hot path.
     pub scenario: String,
     /// The parameters that set this group apart, as `name=value` (empty if only one).
@@ -122,6 +125,15 @@ pub struct Group<'a> {
 }
 
 impl Group<'_> {
+    /// The scenario file's name, or the hot path's when the cells came from `lab run`.
+    pub fn title_name(&self) -> &str {
+        if self.file.is_empty() {
+            &self.scenario
+        } else {
+            &self.file
+        }
+    }
+
     /// The cell of `variant` at `threads` and `cores`.
     pub fn cell(&self, variant: &str, threads: usize, cores: usize) -> Option<&RunRecord> {
         self.cells
@@ -131,12 +143,137 @@ impl Group<'_> {
     }
 }
 
+/// Throughput against the values of one parameter that a scenario file sweeps.
+pub struct Sweep {
+    /// Scenario file.
+    pub file: String,
+    /// The swept parameter.
+    pub param: String,
+    /// Its values, in the file's order.
+    pub values: Vec<String>,
+    /// Threads of the cells charted.
+    pub threads: usize,
+    /// Cores of the cells charted.
+    pub cores: usize,
+    /// Per variant, ops/s at each value (`None`: failed or missing).
+    pub rows: Vec<(String, Vec<Option<f64>>)>,
+    /// The chart, relative to the project root.
+    pub svg: String,
+}
+
 /// One source with its groups.
 pub struct Analysed<'a> {
     /// The results file.
     pub source: &'a Source,
     /// Its groups.
     pub groups: Vec<Group<'a>>,
+    /// Parameter sweeps found among the groups.
+    pub sweeps: Vec<Sweep>,
+}
+
+/// Finds scenario files whose groups differ in exactly one parameter and charts
+/// throughput against it, at the largest thread and core count every group has.
+fn sweeps(
+    groups: &[Group<'_>],
+    chart_dir: &Path,
+    final_dir: &str,
+    index: usize,
+) -> anyhow::Result<Vec<Sweep>> {
+    let mut out = Vec::new();
+    let mut files: Vec<&str> = groups
+        .iter()
+        .map(|g| g.file.as_str())
+        .filter(|f| !f.is_empty())
+        .collect();
+    files.dedup();
+    for file in files {
+        let members: Vec<&Group<'_>> = groups.iter().filter(|g| g.file == file).collect();
+        if members.len() < 2 {
+            continue;
+        }
+        let varying: Vec<&String> = members[0]
+            .params
+            .iter()
+            .filter(|(k, v)| members.iter().any(|m| m.params.get(*k) != Some(*v)))
+            .map(|(k, _)| k)
+            .collect();
+        let [param] = varying.as_slice() else {
+            continue;
+        };
+        let common = |pick: &dyn Fn(&Group<'_>) -> Vec<usize>| {
+            pick(members[0])
+                .into_iter()
+                .filter(|x| members.iter().all(|m| pick(m).contains(x)))
+                .max()
+        };
+        let (Some(threads), Some(cores)) =
+            (common(&|g| g.threads.clone()), common(&|g| g.cores.clone()))
+        else {
+            continue;
+        };
+        let values: Vec<String> = members
+            .iter()
+            .map(|m| {
+                m.params
+                    .get(*param)
+                    .map(crate::plan::value_text)
+                    .unwrap_or_default()
+            })
+            .collect();
+        let mut variants: Vec<String> = Vec::new();
+        for m in &members {
+            for v in &m.variants {
+                if !variants.contains(v) {
+                    variants.push(v.clone());
+                }
+            }
+        }
+        let rows: Vec<(String, Vec<Option<f64>>)> = variants
+            .iter()
+            .map(|v| {
+                let ops = members
+                    .iter()
+                    .map(|m| {
+                        m.cell(v, threads, cores)
+                            .filter(|c| c.usable())
+                            .map(|c| c.ops_per_sec)
+                    })
+                    .collect();
+                (v.clone(), ops)
+            })
+            .collect();
+        let series: Vec<charts::Series> = rows
+            .iter()
+            .map(|(v, ops)| charts::Series {
+                name: v.clone(),
+                points: ops
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, o)| o.map(|o| (i as f64, o)))
+                    .collect(),
+            })
+            .collect();
+        let title =
+            format!("{file}: throughput against {param} ({threads} threads, {cores} cores)");
+        let svg = charts::sweep_chart(&title, param, &values, "ops/s", &series)
+            .map_err(anyhow::Error::msg)?;
+        let name = format!(
+            "{}-sweep-{}.svg",
+            slugify(&format!("m{index}-{file}")),
+            slugify(param)
+        );
+        std::fs::write(chart_dir.join(&name), svg)?;
+        out.push(Sweep {
+            file: file.to_owned(),
+            param: (*param).clone(),
+            values,
+            threads,
+            cores,
+            rows,
+            svg: format!("{final_dir}/charts/{name}"),
+        });
+    }
+    Ok(out)
 }
 
 fn sorted_unique(values: impl Iterator<Item = usize>) -> Vec<usize> {
@@ -165,12 +302,12 @@ fn slugify(text: &str) -> String {
 fn group_cells(source: &Source, index: usize) -> Vec<Group<'_>> {
     let mut groups: Vec<Group<'_>> = Vec::new();
     for cell in &source.results.cells {
-        match groups
-            .iter_mut()
-            .find(|g| g.scenario == cell.scenario && g.params == cell.params)
-        {
+        match groups.iter_mut().find(|g| {
+            g.file == cell.scenario_file && g.scenario == cell.scenario && g.params == cell.params
+        }) {
             Some(g) => g.cells.push(cell),
             None => groups.push(Group {
+                file: cell.scenario_file.clone(),
                 scenario: cell.scenario.clone(),
                 label: String::new(),
                 params: cell.params.clone(),
@@ -187,10 +324,10 @@ fn group_cells(source: &Source, index: usize) -> Vec<Group<'_>> {
     }
     let snapshot: Vec<(String, BTreeMap<String, serde_json::Value>)> = groups
         .iter()
-        .map(|g| (g.scenario.clone(), g.params.clone()))
+        .map(|g| (g.file.clone(), g.params.clone()))
         .collect();
     for (i, g) in groups.iter_mut().enumerate() {
-        let siblings: Vec<_> = snapshot.iter().filter(|(s, _)| *s == g.scenario).collect();
+        let siblings: Vec<_> = snapshot.iter().filter(|(f, _)| *f == g.file).collect();
         g.label = g
             .params
             .iter()
@@ -198,7 +335,7 @@ fn group_cells(source: &Source, index: usize) -> Vec<Group<'_>> {
             .map(|(k, v)| format!("{k}={}", crate::plan::value_text(v)))
             .collect::<Vec<_>>()
             .join(" ");
-        g.slug = slugify(&format!("m{index}-{}-{i}", g.scenario));
+        g.slug = slugify(&format!("m{index}-{}-{i}", g.title_name()));
         for c in &g.cells {
             if !g.variants.contains(&c.variant) {
                 g.variants.push(c.variant.clone());
@@ -264,7 +401,7 @@ fn analyse<'a>(
                     }
                 }
                 let title = |what: &str| {
-                    let mut t = format!("{}: {what}, {cores} core(s)", g.scenario);
+                    let mut t = format!("{}: {what}, {cores} core(s)", g.title_name());
                     if !g.label.is_empty() {
                         t.push_str(&format!(" ({})", g.label));
                     }
@@ -293,7 +430,12 @@ fn analyse<'a>(
                 });
             }
         }
-        out.push(Analysed { source, groups });
+        let sweeps = sweeps(&groups, chart_dir, final_dir, index)?;
+        out.push(Analysed {
+            source,
+            groups,
+            sweeps,
+        });
     }
     Ok(out)
 }
@@ -336,7 +478,8 @@ fn differential(
     );
     let title = format!(
         "{} / {variant}, {cores} core(s): threads=1 vs threads={}",
-        g.scenario, last.threads
+        g.title_name(),
+        last.threads
     );
     let svg =
         harness::profile::render_differential(&root.join(&a.folded), &root.join(&b.folded), &title)

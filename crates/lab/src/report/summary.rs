@@ -25,11 +25,33 @@ pub fn markdown(analysed: &[Analysed<'_>]) -> String {
             "Reproduce: `{}` (commit {}, {})\n",
             r.command, r.env.git_commit, r.env.rustc
         );
+        for sweep in &a.sweeps {
+            let _ = writeln!(
+                out,
+                "## {}: ops/s against {} ({} threads, {} cores)\n",
+                sweep.file, sweep.param, sweep.threads, sweep.cores
+            );
+            let _ = write!(out, "| variant \\ {} |", sweep.param);
+            for v in &sweep.values {
+                let _ = write!(out, " {v} |");
+            }
+            out.push_str("\n|---|");
+            out.push_str(&"---|".repeat(sweep.values.len()));
+            out.push('\n');
+            for (variant, ops) in &sweep.rows {
+                let _ = write!(out, "| {variant} |");
+                for o in ops {
+                    let _ = write!(out, " {} |", o.map_or("failed".to_owned(), si));
+                }
+                out.push('\n');
+            }
+            out.push('\n');
+        }
         for g in &a.groups {
             let title = if g.label.is_empty() {
-                g.scenario.clone()
+                g.title_name().to_owned()
             } else {
-                format!("{} ({})", g.scenario, g.label)
+                format!("{} ({})", g.title_name(), g.label)
             };
             let _ = writeln!(
                 out,

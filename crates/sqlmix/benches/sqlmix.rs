@@ -1,0 +1,44 @@
+//! Criterion benchmarks of every sqlmix variant at a few thread counts: the team's time
+//! per transaction (95% reads, 20 models), threads started outside the timed region.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use harness::team::ThreadTeam;
+use harness::{HotPath, Params, Workload};
+use sqlmix::runner::TxnRunner;
+use sqlmix::workload::SqlmixWorkload;
+use sqlmix::SqlmixHotPath;
+
+fn transactions(c: &mut Criterion) {
+    let params = Params::defaults(SqlmixHotPath.params());
+    for variant in SqlmixHotPath.variants() {
+        let mut group = c.benchmark_group(format!("sqlmix/{}", variant.name));
+        group.throughput(Throughput::Elements(1));
+        for threads in [1usize, 2, 4] {
+            let config = sqlmix::config(variant.name, &params).expect("default config");
+            let runner = Arc::new(TxnRunner::new(&config).expect("databases"));
+            let workload = SqlmixWorkload::new(runner, config.models, config.units, 95);
+            let team = ThreadTeam::new((0..threads).map(|i| workload.worker(i, threads)).collect());
+            group.bench_with_input(BenchmarkId::from_parameter(threads), &threads, |b, _| {
+                b.iter_custom(|iters| team.run(iters))
+            });
+        }
+        group.finish();
+    }
+}
+
+fn config() -> Criterion {
+    Criterion::default()
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2))
+        .sample_size(20)
+}
+
+criterion_group! {
+    name = benches;
+    config = config();
+    targets = transactions
+}
+criterion_main!(benches);

@@ -1,0 +1,286 @@
+//! The gates a transaction passes before it touches SQLite: a connection pool, a weighted
+//! semaphore, a circuit breaker, and the retry backoff. Each measures the time a caller
+//! spends waiting in it, since that is the question the seed kept asking ("are we being
+//! throttled by the semaphore?").
+
+use std::ops::{Deref, DerefMut};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use harness::OpCtx;
+use parking_lot::{Condvar, Mutex};
+use rand::Rng;
+use rusqlite::Connection;
+
+/// First retry delay (the seed's runner: 1 ms).
+pub const BACKOFF_FIRST: Duration = Duration::from_millis(1);
+/// Longest retry delay (100 ms).
+pub const BACKOFF_CAP: Duration = Duration::from_millis(100);
+/// Attempts before a transaction fails (250).
+pub const MAX_ATTEMPTS: u32 = 250;
+
+/// The delay before retry `attempt` (0-based): exponential from 1 ms, capped at 100 ms,
+/// with jitter that keeps it between half and all of that.
+pub fn backoff(attempt: u32, rng: &mut impl Rng) -> Duration {
+    let exp = BACKOFF_FIRST.saturating_mul(1u32 << attempt.min(10));
+    let full = exp.min(BACKOFF_CAP);
+    full.mul_f64(rng.random_range(0.5..=1.0))
+}
+
+/// A fixed set of connections; a transaction takes any free one and waits when none is.
+pub struct Pool {
+    free: Mutex<Vec<Connection>>,
+    returned: Condvar,
+    size: usize,
+}
+
+/// A connection borrowed from a [`Pool`]; it goes back when dropped.
+pub struct Pooled<'a> {
+    pool: &'a Pool,
+    conn: Option<Connection>,
+}
+
+impl Pool {
+    /// A pool of these connections.
+    pub fn new(conns: Vec<Connection>) -> Pool {
+        let size = conns.len();
+        Pool {
+            free: Mutex::new(conns),
+            returned: Condvar::new(),
+            size,
+        }
+    }
+
+    /// Connections in the pool.
+    pub fn size(&self) -> usize {
+        self.size
+    }
+
+    /// Takes a free connection, waiting (and accounting the wait) if there is none.
+    pub fn get(&self, ctx: &mut OpCtx) -> Pooled<'_> {
+        let mut free = self.free.lock();
+        if free.is_empty() {
+            let start = Instant::now();
+            while free.is_empty() {
+                self.returned.wait(&mut free);
+            }
+            ctx.record_wait(start.elapsed());
+        }
+        let conn = free.pop();
+        Pooled { pool: self, conn }
+    }
+}
+
+impl Deref for Pooled<'_> {
+    type Target = Connection;
+    fn deref(&self) -> &Connection {
+        self.conn.as_ref().expect("held until drop")
+    }
+}
+
+impl DerefMut for Pooled<'_> {
+    fn deref_mut(&mut self) -> &mut Connection {
+        self.conn.as_mut().expect("held until drop")
+    }
+}
+
+impl Drop for Pooled<'_> {
+    fn drop(&mut self) {
+        if let Some(conn) = self.conn.take() {
+            self.pool.free.lock().push(conn);
+            self.pool.returned.notify_one();
+        }
+    }
+}
+
+/// A counting semaphore of K slots gating every transaction, like the seed's weighted
+/// semaphore with weight 1 per transaction.
+pub struct Semaphore {
+    free: Mutex<usize>,
+    released: Condvar,
+}
+
+/// A held slot; released when dropped.
+pub struct Permit<'a> {
+    semaphore: &'a Semaphore,
+}
+
+impl Semaphore {
+    /// A semaphore with `slots` slots.
+    pub fn new(slots: usize) -> Semaphore {
+        Semaphore {
+            free: Mutex::new(slots),
+            released: Condvar::new(),
+        }
+    }
+
+    /// Takes a slot, waiting (and accounting the wait) while none is free.
+    pub fn acquire(&self, ctx: &mut OpCtx) -> Permit<'_> {
+        let mut free = self.free.lock();
+        if *free == 0 {
+            let start = Instant::now();
+            while *free == 0 {
+                self.released.wait(&mut free);
+            }
+            ctx.record_wait(start.elapsed());
+        }
+        *free -= 1;
+        Permit { semaphore: self }
+    }
+}
+
+impl Drop for Permit<'_> {
+    fn drop(&mut self) {
+        *self.semaphore.free.lock() += 1;
+        self.semaphore.released.notify_one();
+    }
+}
+
+/// A circuit breaker: after `threshold` busy errors in a row (across all threads) it opens
+/// for `cooldown`, and transactions park until it closes instead of piling more attempts
+/// onto a database that is already refusing them.
+pub struct Breaker {
+    busy_in_a_row: AtomicU32,
+    open_until: Mutex<Option<Instant>>,
+    trips: AtomicU64,
+    threshold: u32,
+    cooldown: Duration,
+}
+
+impl Breaker {
+    /// A breaker that opens after `threshold` consecutive busy errors, for `cooldown`.
+    pub fn new(threshold: u32, cooldown: Duration) -> Breaker {
+        Breaker {
+            busy_in_a_row: AtomicU32::new(0),
+            open_until: Mutex::new(None),
+            trips: AtomicU64::new(0),
+            threshold,
+            cooldown,
+        }
+    }
+
+    /// Parks the caller while the breaker is open (accounted as waiting).
+    pub fn wait_while_open(&self, ctx: &mut OpCtx) {
+        let until = *self.open_until.lock();
+        if let Some(until) = until {
+            let now = Instant::now();
+            if until > now {
+                std::thread::sleep(until - now);
+                ctx.record_wait(until - now);
+            }
+        }
+    }
+
+    /// Counts a busy error; opens the breaker when there were `threshold` in a row.
+    pub fn on_busy(&self) {
+        let n = self.busy_in_a_row.fetch_add(1, Ordering::Relaxed) + 1;
+        if n >= self.threshold {
+            self.busy_in_a_row.store(0, Ordering::Relaxed);
+            *self.open_until.lock() = Some(Instant::now() + self.cooldown);
+            self.trips.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// A transaction went through: the run of busy errors is over.
+    pub fn on_success(&self) {
+        // Read first: most successes find it at zero and need not write the shared line.
+        if self.busy_in_a_row.load(Ordering::Relaxed) != 0 {
+            self.busy_in_a_row.store(0, Ordering::Relaxed);
+        }
+    }
+
+    /// Times the breaker opened.
+    pub fn trips(&self) -> u64 {
+        self.trips.load(Ordering::Relaxed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+    use std::sync::Arc;
+
+    #[test]
+    fn backoff_grows_from_one_millisecond_to_the_cap() {
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(1);
+        for _ in 0..100 {
+            let first = backoff(0, &mut rng);
+            assert!(first >= Duration::from_micros(500) && first <= BACKOFF_FIRST);
+            let fourth = backoff(3, &mut rng);
+            assert!(fourth >= Duration::from_millis(4) && fourth <= Duration::from_millis(8));
+            assert!(backoff(200, &mut rng) <= BACKOFF_CAP);
+            assert!(backoff(200, &mut rng) >= BACKOFF_CAP / 2);
+        }
+    }
+
+    #[test]
+    fn semaphore_never_admits_more_than_its_slots() {
+        let sem = Arc::new(Semaphore::new(2));
+        let inside = Arc::new(AtomicU32::new(0));
+        let most = Arc::new(AtomicU32::new(0));
+        let handles: Vec<_> = (0..6)
+            .map(|_| {
+                let (sem, inside, most) = (sem.clone(), inside.clone(), most.clone());
+                std::thread::spawn(move || {
+                    let mut ctx = OpCtx::default();
+                    for _ in 0..200 {
+                        let _p = sem.acquire(&mut ctx);
+                        let n = inside.fetch_add(1, Ordering::SeqCst) + 1;
+                        most.fetch_max(n, Ordering::SeqCst);
+                        std::hint::spin_loop();
+                        inside.fetch_sub(1, Ordering::SeqCst);
+                    }
+                    ctx.waited()
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().unwrap();
+        }
+        assert!(most.load(Ordering::SeqCst) <= 2);
+        assert_eq!(*sem.free.lock(), 2);
+    }
+
+    #[test]
+    fn pool_lends_each_connection_to_one_caller_and_takes_it_back() {
+        let pool = Pool::new(
+            (0..2)
+                .map(|_| Connection::open_in_memory().unwrap())
+                .collect(),
+        );
+        let mut ctx = OpCtx::default();
+        let a = pool.get(&mut ctx);
+        let b = pool.get(&mut ctx);
+        assert!(pool.free.lock().is_empty());
+        drop(a);
+        assert_eq!(pool.free.lock().len(), 1);
+        drop(b);
+        assert_eq!(pool.free.lock().len(), 2);
+        assert_eq!(
+            ctx.waited(),
+            Duration::ZERO,
+            "no wait while a connection was free"
+        );
+    }
+
+    #[test]
+    fn breaker_opens_after_a_run_of_busy_errors_and_parks_callers() {
+        let breaker = Breaker::new(3, Duration::from_millis(20));
+        breaker.on_busy();
+        breaker.on_busy();
+        breaker.on_success();
+        breaker.on_busy();
+        assert_eq!(breaker.trips(), 0, "the run was broken by a success");
+        breaker.on_busy();
+        breaker.on_busy();
+        assert_eq!(breaker.trips(), 1);
+        let mut ctx = OpCtx::default();
+        breaker.wait_while_open(&mut ctx);
+        assert!(
+            ctx.waited() >= Duration::from_millis(10),
+            "{:?}",
+            ctx.waited()
+        );
+    }
+}

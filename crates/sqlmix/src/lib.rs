@@ -1,0 +1,208 @@
+//! Hot path 2: a SQLite read/write mix behind a transaction runner (the semaphore problem).
+//!
+//! The seed: a controller ran all model-database work through a transaction runner gated
+//! by a weighted semaphore (one slot per CPU) that retried busy and locked errors with
+//! exponential backoff. Removing the semaphore made things worse, doubling it made things
+//! worse, a semaphore of 2 over 2 connections was best, sharding by namespace helped less
+//! than linearly, and a burst of writes tanked the reads. This crate reruns that
+//! investigation on real SQLite (rusqlite, bundled): [`db`] holds the schema and the two
+//! transactions, [`gate`] the pool, semaphore, breaker and backoff, [`runner`] the six
+//! designs, and [`workload`] the mix and its verification.
+
+pub mod db;
+pub mod gate;
+pub mod runner;
+pub mod workload;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use harness::{
+    CellFailure, HotPath, Measurement, ParamKind, ParamSpec, Params, RunSettings, Variant,
+};
+
+use crate::db::{DbSettings, JOURNAL_MODES, SYNCHRONOUS};
+use crate::runner::{Design, RunnerConfig, TxnRunner};
+use crate::workload::SqlmixWorkload;
+
+/// The sqlmix hot path as `lab` sees it.
+pub struct SqlmixHotPath;
+
+const VARIANTS: &[Variant] = &[
+    Variant {
+        name: "single-conn",
+        summary: "one connection behind a mutex",
+    },
+    Variant {
+        name: "pool",
+        summary: "P connections, any free one, DEFERRED, busy retried with backoff",
+    },
+    Variant {
+        name: "semaphore",
+        summary: "the pool plus a K-slot semaphore around every transaction (the seed's runner)",
+    },
+    Variant {
+        name: "rw-split",
+        summary: "one BEGIN IMMEDIATE writer plus P read-only connections",
+    },
+    Variant {
+        name: "sharded",
+        summary: "S database files by namespace hash, each with its own pool and semaphore",
+    },
+    Variant {
+        name: "breaker",
+        summary:
+            "the pool plus a circuit breaker that parks transactions after repeated busy errors",
+    },
+];
+
+const SLOT_WORDS: &[&str] = &["nproc", "2nproc", "4nproc", "unlimited"];
+
+const PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "models",
+        kind: ParamKind::Int {
+            min: 1,
+            max: 10_000,
+        },
+        default: "20",
+        help: "model namespaces (the seed: 20, 50, 100)",
+    },
+    ParamSpec {
+        name: "units",
+        kind: ParamKind::Int {
+            min: 1,
+            max: 10_000,
+        },
+        default: "10",
+        help: "units per model",
+    },
+    ParamSpec {
+        name: "read_pct",
+        kind: ParamKind::Int { min: 0, max: 100 },
+        default: "95",
+        help: "percent of transactions that only read",
+    },
+    ParamSpec {
+        name: "pool_size",
+        kind: ParamKind::Int { min: 1, max: 1024 },
+        default: "4",
+        help: "connections per pool (P)",
+    },
+    ParamSpec {
+        name: "slots",
+        kind: ParamKind::IntOr {
+            min: 1,
+            max: 65_536,
+            words: SLOT_WORDS,
+        },
+        default: "nproc",
+        help: "semaphore slots K (semaphore, sharded): a count, nproc, 2nproc, 4nproc or unlimited",
+    },
+    ParamSpec {
+        name: "shards",
+        kind: ParamKind::Int { min: 1, max: 64 },
+        default: "3",
+        help: "database files for sharded (S)",
+    },
+    ParamSpec {
+        name: "journal_mode",
+        kind: ParamKind::Choice(JOURNAL_MODES),
+        default: "wal",
+        help: "SQLite journal mode",
+    },
+    ParamSpec {
+        name: "synchronous",
+        kind: ParamKind::Choice(SYNCHRONOUS),
+        default: "normal",
+        help: "SQLite synchronous level",
+    },
+    ParamSpec {
+        name: "data_dir",
+        kind: ParamKind::Text,
+        default: "",
+        help: "where the private temporary folder is made (empty: the system's)",
+    },
+];
+
+/// Semaphore slots for a `slots` value on this many CPUs; `None` means no semaphore.
+pub fn resolve_slots(value: &serde_json::Value, cpus: usize) -> Option<usize> {
+    match value.as_str() {
+        Some("unlimited") => None,
+        Some("nproc") => Some(cpus),
+        Some("2nproc") => Some(2 * cpus),
+        Some("4nproc") => Some(4 * cpus),
+        _ => Some(value.as_u64().unwrap_or(1) as usize),
+    }
+}
+
+fn static_choice(choices: &'static [&'static str], value: &str) -> &'static str {
+    choices
+        .iter()
+        .find(|c| **c == value)
+        .copied()
+        .unwrap_or(choices[0])
+}
+
+/// The runner configuration for `variant` and `params`.
+pub fn config(variant: &str, params: &Params) -> Result<RunnerConfig, String> {
+    let data_dir = params.text("data_dir");
+    Ok(RunnerConfig {
+        design: Design::parse(variant)?,
+        models: params.count("models"),
+        units: params.count("units"),
+        pool_size: params.count("pool_size"),
+        slots: resolve_slots(
+            params.value("slots"),
+            harness::affinity::allowed_cpus().len(),
+        ),
+        shards: params.count("shards"),
+        db: DbSettings {
+            journal_mode: static_choice(JOURNAL_MODES, params.word("journal_mode")),
+            synchronous: static_choice(SYNCHRONOUS, params.word("synchronous")),
+        },
+        data_dir: (!data_dir.is_empty()).then(|| PathBuf::from(data_dir)),
+    })
+}
+
+impl HotPath for SqlmixHotPath {
+    fn name(&self) -> &'static str {
+        "sqlmix"
+    }
+    fn summary(&self) -> &'static str {
+        "SQLite transactions behind a semaphore-gated runner: does the semaphore help, at which K?"
+    }
+    fn variants(&self) -> &'static [Variant] {
+        VARIANTS
+    }
+    fn params(&self) -> &'static [ParamSpec] {
+        PARAMS
+    }
+    fn check(&self, params: &Params) -> Result<(), String> {
+        let dir = params.text("data_dir");
+        if !dir.is_empty() {
+            tempfile::Builder::new()
+                .prefix("contention-lab-check-")
+                .tempdir_in(dir)
+                .map_err(|e| format!("data_dir={dir:?}: cannot create a temporary folder there ({e}); accepted: an existing, writable folder"))?;
+        }
+        Ok(())
+    }
+    fn measure(
+        &self,
+        variant: &str,
+        params: &Params,
+        settings: RunSettings,
+    ) -> Result<Measurement, CellFailure> {
+        self.variant(variant).map_err(CellFailure::new)?;
+        let config = config(variant, params).map_err(CellFailure::new)?;
+        let runner = Arc::new(TxnRunner::new(&config).map_err(CellFailure::new)?);
+        let workload = SqlmixWorkload::new(
+            runner,
+            config.models,
+            config.units,
+            params.count("read_pct") as u32,
+        );
+        harness::runner::run(&workload, settings)
+    }
+}

@@ -1,0 +1,401 @@
+//! The transaction runner in each of its designs (the variants). A design is a real
+//! arrangement of gates in front of real SQLite connections:
+//!
+//! | variant | in front of SQLite |
+//! |---|---|
+//! | `single-conn` | one connection behind a mutex |
+//! | `pool` | P connections, any free one per transaction, DEFERRED, busy retried with backoff |
+//! | `semaphore` | the pool plus a K-slot semaphore around every transaction |
+//! | `rw-split` | one writer connection (BEGIN IMMEDIATE) plus P read-only connections |
+//! | `sharded` | S database files, each with its own pool and K-slot semaphore; namespaces hashed to a shard, the controller on shard 0 |
+//! | `breaker` | the pool plus a circuit breaker that parks transactions after repeated busy errors |
+//!
+//! The databases live in a private temporary folder that goes away with the runner.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use harness::OpCtx;
+use parking_lot::Mutex;
+use rand::Rng;
+use rusqlite::{Connection, TransactionBehavior};
+use tempfile::TempDir;
+
+use crate::db::{self, DbSettings, ReadResult};
+use crate::gate::{self, Breaker, Pool, Semaphore};
+
+/// The designs, by variant name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Design {
+    /// `single-conn`
+    SingleConn,
+    /// `pool`
+    Pool,
+    /// `semaphore`
+    Semaphore,
+    /// `rw-split`
+    RwSplit,
+    /// `sharded`
+    Sharded,
+    /// `breaker`
+    Breaker,
+}
+
+impl Design {
+    /// Parses a variant name.
+    pub fn parse(name: &str) -> Result<Design, String> {
+        Ok(match name {
+            "single-conn" => Design::SingleConn,
+            "pool" => Design::Pool,
+            "semaphore" => Design::Semaphore,
+            "rw-split" => Design::RwSplit,
+            "sharded" => Design::Sharded,
+            "breaker" => Design::Breaker,
+            _ => return Err(format!("unknown variant {name:?} of sqlmix")),
+        })
+    }
+}
+
+/// How the runner is built.
+#[derive(Debug, Clone)]
+pub struct RunnerConfig {
+    /// Which design.
+    pub design: Design,
+    /// Model namespaces.
+    pub models: usize,
+    /// Units per model.
+    pub units: usize,
+    /// Connections per pool.
+    pub pool_size: usize,
+    /// Semaphore slots; `None` = no semaphore.
+    pub slots: Option<usize>,
+    /// Database files for `sharded` (1 for the others).
+    pub shards: usize,
+    /// SQLite settings.
+    pub db: DbSettings,
+    /// Where the private temporary folder is made (`None`: the system's).
+    pub data_dir: Option<std::path::PathBuf>,
+}
+
+struct Shard {
+    single: Option<Mutex<Connection>>,
+    writer: Option<Mutex<Connection>>,
+    pool: Option<Pool>,
+    semaphore: Option<Semaphore>,
+}
+
+/// What one transaction cost.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TxnCost {
+    /// Attempts after the first.
+    pub retries: u32,
+    /// Busy or locked errors met.
+    pub busy_errors: u32,
+    /// Time slept in backoff.
+    pub backoff: Duration,
+}
+
+/// A transaction the workload asks for.
+#[derive(Debug, Clone, Copy)]
+pub enum Txn<'a> {
+    /// Read a unit.
+    Read {
+        /// Model index.
+        model: usize,
+        /// Unit name.
+        unit: &'a str,
+    },
+    /// Write a unit's status.
+    Write {
+        /// Model index.
+        model: usize,
+        /// Unit name.
+        unit: &'a str,
+        /// The new status (unique per write, so verification can find it).
+        status: &'a str,
+    },
+}
+
+/// What a transaction returned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TxnResult {
+    /// A read's view.
+    Read(ReadResult),
+    /// A write's new version.
+    Written(i64),
+}
+
+/// The transaction runner: shards of gated connections and their databases.
+pub struct TxnRunner {
+    design: Design,
+    shards: Vec<Shard>,
+    breaker: Option<Breaker>,
+    model_names: Vec<String>,
+    shard_of_model: Vec<usize>,
+    paths: Vec<std::path::PathBuf>,
+    // Last: the folder is removed after every connection above has closed.
+    dir: TempDir,
+}
+
+/// FNV-1a, a stable hash so a namespace always lands on the same shard.
+fn fnv1a(text: &str) -> u64 {
+    text.bytes().fold(0xcbf29ce484222325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100000001b3)
+    })
+}
+
+impl TxnRunner {
+    /// Creates the databases, seeds them and opens the connections.
+    pub fn new(config: &RunnerConfig) -> Result<TxnRunner, String> {
+        let mut builder = tempfile::Builder::new();
+        builder.prefix("contention-lab-sqlmix-");
+        let dir = match &config.data_dir {
+            Some(d) => builder.tempdir_in(d),
+            None => builder.tempdir(),
+        }
+        .map_err(|e| {
+            let place = config
+                .data_dir
+                .as_ref()
+                .map_or("the system temporary folder".to_owned(), |d| {
+                    d.display().to_string()
+                });
+            format!("data_dir: cannot create a temporary folder in {place}: {e}")
+        })?;
+        let shards = if config.design == Design::Sharded {
+            config.shards.max(1)
+        } else {
+            1
+        };
+        let model_names: Vec<String> = (0..config.models).map(db::model_name).collect();
+        let shard_of_model: Vec<usize> = model_names
+            .iter()
+            .enumerate()
+            .map(|(i, name)| {
+                if i == 0 {
+                    0
+                } else {
+                    (fnv1a(name) % shards as u64) as usize
+                }
+            })
+            .collect();
+        let sql = |e: rusqlite::Error| format!("SQLite: {e}");
+        let mut built = Vec::new();
+        let mut paths = Vec::new();
+        for s in 0..shards {
+            let path = dir.path().join(format!("shard-{s}.db"));
+            let mut conn = db::open(&path, config.db).map_err(sql)?;
+            let mine: Vec<usize> = (0..config.models)
+                .filter(|&m| shard_of_model[m] == s)
+                .collect();
+            db::create(&mut conn, &mine, config.units).map_err(sql)?;
+            built.push(Self::gates(config, &path, conn).map_err(sql)?);
+            paths.push(path);
+        }
+        Ok(TxnRunner {
+            design: config.design,
+            shards: built,
+            breaker: (config.design == Design::Breaker)
+                .then(|| Breaker::new(8, Duration::from_millis(5))),
+            model_names,
+            shard_of_model,
+            paths,
+            dir,
+        })
+    }
+
+    fn gates(config: &RunnerConfig, path: &Path, first: Connection) -> rusqlite::Result<Shard> {
+        let pool = |first: Option<Connection>| -> rusqlite::Result<Pool> {
+            let mut conns: Vec<Connection> = first.into_iter().collect();
+            while conns.len() < config.pool_size {
+                conns.push(db::open(path, config.db)?);
+            }
+            Ok(Pool::new(conns))
+        };
+        let semaphore = match config.design {
+            Design::Semaphore | Design::Sharded => config.slots.map(Semaphore::new),
+            _ => None,
+        };
+        Ok(match config.design {
+            Design::SingleConn => Shard {
+                single: Some(Mutex::new(first)),
+                writer: None,
+                pool: None,
+                semaphore,
+            },
+            Design::RwSplit => {
+                let readers = (0..config.pool_size)
+                    .map(|_| db::open_read_only(path))
+                    .collect::<rusqlite::Result<_>>()?;
+                Shard {
+                    single: None,
+                    writer: Some(Mutex::new(first)),
+                    pool: Some(Pool::new(readers)),
+                    semaphore,
+                }
+            }
+            _ => Shard {
+                single: None,
+                writer: None,
+                pool: Some(pool(Some(first))?),
+                semaphore,
+            },
+        })
+    }
+
+    /// The model namespace names, index = model.
+    pub fn model_name(&self, model: usize) -> &str {
+        &self.model_names[model]
+    }
+
+    /// The database files.
+    pub fn paths(&self) -> &[std::path::PathBuf] {
+        &self.paths
+    }
+
+    /// The private folder holding the databases.
+    pub fn folder(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Times the breaker opened (`breaker` only).
+    pub fn breaker_trips(&self) -> Option<u64> {
+        self.breaker.as_ref().map(Breaker::trips)
+    }
+
+    /// Runs one transaction through the design's gates, retrying busy errors with backoff.
+    pub fn run(
+        &self,
+        txn: Txn<'_>,
+        ctx: &mut OpCtx,
+        rng: &mut impl Rng,
+    ) -> (Result<TxnResult, String>, TxnCost) {
+        let model = match txn {
+            Txn::Read { model, .. } | Txn::Write { model, .. } => model,
+        };
+        let shard = &self.shards[self.shard_of_model[model]];
+        let name = &self.model_names[model];
+        let mut cost = TxnCost::default();
+        for attempt in 0..gate::MAX_ATTEMPTS {
+            if let Some(b) = &self.breaker {
+                b.wait_while_open(ctx);
+            }
+            let result = {
+                let _permit = shard.semaphore.as_ref().map(|s| s.acquire(ctx));
+                self.attempt(shard, name, txn, ctx)
+            };
+            match result {
+                Ok(r) => {
+                    if let Some(b) = &self.breaker {
+                        b.on_success();
+                    }
+                    return (Ok(r), cost);
+                }
+                Err(e) if db::is_busy(&e) => {
+                    cost.busy_errors += 1;
+                    if let Some(b) = &self.breaker {
+                        b.on_busy();
+                    }
+                    if attempt + 1 == gate::MAX_ATTEMPTS {
+                        break;
+                    }
+                    cost.retries += 1;
+                    let delay = gate::backoff(attempt, rng);
+                    let start = Instant::now();
+                    std::thread::sleep(delay);
+                    cost.backoff += start.elapsed();
+                }
+                Err(e) => return (Err(format!("SQLite: {e}")), cost),
+            }
+        }
+        (
+            Err(format!(
+                "gave up after {} busy attempts",
+                gate::MAX_ATTEMPTS
+            )),
+            cost,
+        )
+    }
+
+    fn attempt(
+        &self,
+        shard: &Shard,
+        model: &str,
+        txn: Txn<'_>,
+        ctx: &mut OpCtx,
+    ) -> rusqlite::Result<TxnResult> {
+        match txn {
+            Txn::Read { unit, .. } => {
+                let read =
+                    |conn: &mut Connection| db::read_txn(conn, model, unit).map(TxnResult::Read);
+                match (&shard.single, &shard.pool) {
+                    (Some(single), _) => read(&mut lock(single, ctx)),
+                    (None, Some(pool)) => read(&mut pool.get(ctx)),
+                    (None, None) => unreachable!("every design has a single connection or a pool"),
+                }
+            }
+            Txn::Write { unit, status, .. } => {
+                let write = |conn: &mut Connection, behavior| {
+                    db::write_txn(conn, behavior, model, unit, status).map(TxnResult::Written)
+                };
+                match (&shard.single, &shard.writer, &shard.pool) {
+                    (Some(single), _, _) => {
+                        write(&mut lock(single, ctx), TransactionBehavior::Deferred)
+                    }
+                    (None, Some(writer), _) => {
+                        write(&mut lock(writer, ctx), TransactionBehavior::Immediate)
+                    }
+                    (None, None, Some(pool)) => {
+                        write(&mut pool.get(ctx), TransactionBehavior::Deferred)
+                    }
+                    (None, None, None) => unreachable!("every design has somewhere to write"),
+                }
+            }
+        }
+    }
+
+    /// Which design this runner is.
+    pub fn design(&self) -> Design {
+        self.design
+    }
+}
+
+fn lock<'m>(m: &'m Mutex<Connection>, ctx: &mut OpCtx) -> parking_lot::MutexGuard<'m, Connection> {
+    ctx.acquire(|| m.try_lock(), || m.lock())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn controller_is_pinned_to_shard_zero_and_models_spread() {
+        let config = RunnerConfig {
+            design: Design::Sharded,
+            models: 30,
+            units: 2,
+            pool_size: 1,
+            slots: Some(2),
+            shards: 3,
+            db: DbSettings {
+                journal_mode: "wal",
+                synchronous: "normal",
+            },
+            data_dir: None,
+        };
+        let runner = TxnRunner::new(&config).unwrap();
+        assert_eq!(runner.shard_of_model[0], 0);
+        for s in 0..3 {
+            assert!(
+                runner.shard_of_model.iter().filter(|&&x| x == s).count() >= 3,
+                "{:?}",
+                runner.shard_of_model
+            );
+        }
+        assert_eq!(runner.paths().len(), 3);
+        let folder = runner.folder().to_path_buf();
+        assert!(folder.is_dir());
+        drop(runner);
+        assert!(!folder.exists(), "the private folder goes with the runner");
+    }
+}

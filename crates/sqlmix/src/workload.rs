@@ -1,0 +1,274 @@
+//! The sqlmix workload: each worker runs read or write transactions against random units
+//! of random models through the [`TxnRunner`], keeping what it needs to prove afterwards
+//! that nothing was lost, nothing failed was applied, and no read saw half a write.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use harness::{OpCtx, Outcome, Worker, Workload};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+use crate::db;
+use crate::runner::{Txn, TxnResult, TxnRunner};
+
+const PLAN_LEN: usize = 1 << 12;
+/// Failed writes remembered per worker for verification (more are counted, not kept).
+const FAILED_KEPT: usize = 1000;
+
+#[derive(Debug, Clone, Copy)]
+struct Planned {
+    model: u32,
+    unit: u32,
+    write: bool,
+}
+
+/// The workload over one runner.
+pub struct SqlmixWorkload {
+    runner: Arc<TxnRunner>,
+    units: usize,
+    unit_names: Arc<[String]>,
+    read_pct: u32,
+    models: usize,
+}
+
+impl SqlmixWorkload {
+    /// Transactions over `models` x `units`, `read_pct` percent of them reads.
+    pub fn new(runner: Arc<TxnRunner>, models: usize, units: usize, read_pct: u32) -> Self {
+        SqlmixWorkload {
+            runner,
+            units,
+            unit_names: (0..units).map(db::unit_name).collect(),
+            read_pct,
+            models,
+        }
+    }
+}
+
+#[derive(Debug, Default, Clone)]
+struct Committed {
+    count: u64,
+    newest_version: i64,
+    newest_status: String,
+}
+
+/// Figures of the measured window.
+#[derive(Debug, Default, Clone, Copy)]
+struct WindowFigures {
+    reads: u64,
+    writes: u64,
+    txns: u64,
+    retries: u64,
+    busy_errors: u64,
+    backoff: Duration,
+}
+
+/// One thread's handle.
+pub struct SqlmixWorker {
+    runner: Arc<TxnRunner>,
+    unit_names: Arc<[String]>,
+    units: usize,
+    plan: Vec<Planned>,
+    next: usize,
+    rng: SmallRng,
+    thread: usize,
+    serial: u64,
+    committed: HashMap<(u32, u32), Committed>,
+    failed_writes: Vec<String>,
+    partial_reads: u64,
+    window: WindowFigures,
+}
+
+impl Worker for SqlmixWorker {
+    fn op(&mut self, ctx: &mut OpCtx) -> Outcome {
+        let p = self.plan[self.next];
+        self.next = (self.next + 1) % PLAN_LEN;
+        let unit = &self.unit_names[p.unit as usize];
+        let model = p.model as usize;
+        let status;
+        let txn = if p.write {
+            self.serial += 1;
+            status = format!("t{}-w{}", self.thread, self.serial);
+            Txn::Write {
+                model,
+                unit,
+                status: &status,
+            }
+        } else {
+            status = String::new();
+            Txn::Read { model, unit }
+        };
+        let (result, cost) = self.runner.run(txn, ctx, &mut self.rng);
+        self.window.txns += 1;
+        self.window.retries += u64::from(cost.retries);
+        self.window.busy_errors += u64::from(cost.busy_errors);
+        self.window.backoff += cost.backoff;
+        match result {
+            Ok(TxnResult::Read(seen)) => {
+                if !seen.consistent() || seen.units_in_model != self.units as i64 {
+                    self.partial_reads += 1;
+                }
+                self.window.reads += 1;
+                Outcome::retried(cost.retries)
+            }
+            Ok(TxnResult::Written(version)) => {
+                let c = self.committed.entry((p.model, p.unit)).or_default();
+                c.count += 1;
+                if version > c.newest_version {
+                    c.newest_version = version;
+                    c.newest_status = status;
+                }
+                self.window.writes += 1;
+                Outcome::retried(cost.retries)
+            }
+            Err(_) => {
+                if p.write && self.failed_writes.len() < FAILED_KEPT {
+                    self.failed_writes.push(status);
+                }
+                Outcome::failed(cost.retries)
+            }
+        }
+    }
+
+    fn window_opened(&mut self) {
+        self.window = WindowFigures::default();
+    }
+}
+
+impl Workload for SqlmixWorkload {
+    type Worker = SqlmixWorker;
+
+    fn worker(&self, index: usize, _threads: usize) -> SqlmixWorker {
+        let mut rng = SmallRng::seed_from_u64(0x5a1 + index as u64);
+        let plan = (0..PLAN_LEN)
+            .map(|_| Planned {
+                model: rng.random_range(0..self.models) as u32,
+                unit: rng.random_range(0..self.units) as u32,
+                write: rng.random_range(0..100) >= self.read_pct,
+            })
+            .collect();
+        SqlmixWorker {
+            runner: Arc::clone(&self.runner),
+            unit_names: Arc::clone(&self.unit_names),
+            units: self.units,
+            plan,
+            next: 0,
+            rng,
+            thread: index,
+            serial: 0,
+            committed: HashMap::new(),
+            failed_writes: Vec::new(),
+            partial_reads: 0,
+            window: WindowFigures::default(),
+        }
+    }
+
+    fn verify(&self, workers: &[SqlmixWorker]) -> Result<(), String> {
+        let partial: u64 = workers.iter().map(|w| w.partial_reads).sum();
+        if partial > 0 {
+            return Err(format!("{partial} reads saw part of a write"));
+        }
+        let mut expected: HashMap<(String, String), Committed> = HashMap::new();
+        for w in workers {
+            for (&(m, u), c) in &w.committed {
+                let key = (
+                    self.runner.model_name(m as usize).to_owned(),
+                    self.unit_names[u as usize].clone(),
+                );
+                let e = expected.entry(key).or_default();
+                e.count += c.count;
+                if c.newest_version > e.newest_version {
+                    e.newest_version = c.newest_version;
+                    e.newest_status = c.newest_status.clone();
+                }
+            }
+        }
+        let failed: Vec<&String> = workers.iter().flat_map(|w| &w.failed_writes).collect();
+        let mut rows = 0;
+        for path in self.runner.paths() {
+            let conn = rusqlite::Connection::open(path)
+                .map_err(|e| format!("reopening {}: {e}", path.display()))?;
+            let units = db::all_units(&conn).map_err(|e| format!("reading units: {e}"))?;
+            rows += units.len();
+            for (model, unit, version, status) in units {
+                let e = expected
+                    .remove(&(model.clone(), unit.clone()))
+                    .unwrap_or_default();
+                if version != e.count as i64 {
+                    return Err(format!(
+                        "{model} {unit}: {} writes reported committed but the stored version is {version}",
+                        e.count
+                    ));
+                }
+                if e.count > 0 && status != e.newest_status {
+                    return Err(format!(
+                        "{model} {unit}: newest committed status {:?} but {status:?} is stored",
+                        e.newest_status
+                    ));
+                }
+                if failed.iter().any(|f| **f == status) {
+                    return Err(format!(
+                        "{model} {unit}: holds {status:?}, from a write reported as failed"
+                    ));
+                }
+            }
+            for f in &failed {
+                if db::events_with_payload(&conn, f).map_err(|e| format!("reading events: {e}"))?
+                    > 0
+                {
+                    return Err(format!("an event of the failed write {f:?} is stored"));
+                }
+            }
+        }
+        if rows != self.models * self.units {
+            return Err(format!(
+                "{rows} unit rows stored, {} expected",
+                self.models * self.units
+            ));
+        }
+        if let Some(((model, unit), _)) = expected.into_iter().next() {
+            return Err(format!("{model} {unit} was written but is not stored"));
+        }
+        Ok(())
+    }
+
+    fn extra(
+        &self,
+        workers: &[SqlmixWorker],
+        window: Duration,
+    ) -> serde_json::Map<String, serde_json::Value> {
+        let sum = |f: fn(&WindowFigures) -> u64| workers.iter().map(|w| f(&w.window)).sum::<u64>();
+        let secs = window.as_secs_f64().max(1e-9);
+        let txns = sum(|w| w.txns).max(1);
+        let backoff: Duration = workers.iter().map(|w| w.window.backoff).sum();
+        let mut extra = serde_json::Map::new();
+        extra.insert(
+            "reads_per_sec".into(),
+            serde_json::json!(sum(|w| w.reads) as f64 / secs),
+        );
+        extra.insert(
+            "writes_per_sec".into(),
+            serde_json::json!(sum(|w| w.writes) as f64 / secs),
+        );
+        extra.insert(
+            "retries_per_txn".into(),
+            serde_json::json!(sum(|w| w.retries) as f64 / txns as f64),
+        );
+        extra.insert(
+            "busy_errors".into(),
+            serde_json::json!(sum(|w| w.busy_errors)),
+        );
+        extra.insert(
+            "backoff_share".into(),
+            serde_json::json!(harness::stats::share(
+                backoff,
+                window * workers.len().max(1) as u32
+            )),
+        );
+        if let Some(trips) = self.runner.breaker_trips() {
+            extra.insert("breaker_trips".into(), serde_json::json!(trips));
+        }
+        extra
+    }
+}
