@@ -12,9 +12,12 @@ use serde::{Deserialize, Serialize};
 /// saturate rather than fail.
 const HISTOGRAM_MAX_NS: u64 = 60_000_000_000;
 
-/// An empty latency histogram in nanoseconds with three significant figures.
+/// An empty latency histogram in nanoseconds with two significant figures (1% precision).
+///
+/// Two, not three: a cell may run thousands of client threads, each with its own
+/// histograms, and three figures cost about 220 KB per histogram against 30 KB.
 pub fn new_histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, HISTOGRAM_MAX_NS, 3).expect("valid histogram bounds")
+    Histogram::new_with_bounds(1, HISTOGRAM_MAX_NS, 2).expect("valid histogram bounds")
 }
 
 /// Adds every count of `from` into `into` (histograms from different threads).
@@ -169,8 +172,8 @@ mod tests {
         merge_into(&mut a, &b);
         assert_eq!(a.len(), 1000);
         let s = LatencySummary::of(&a);
-        // Three significant figures: within 0.1% of the exact order statistic.
-        let close = |got: u64, want: u64| (got as f64 - want as f64).abs() <= want as f64 * 0.001;
+        // Two significant figures: within 1% of the exact order statistic.
+        let close = |got: u64, want: u64| (got as f64 - want as f64).abs() <= want as f64 * 0.01;
         assert!(close(s.p50, 500_000), "{s:?}");
         assert!(close(s.p90, 900_000), "{s:?}");
         assert!(close(s.p99, 990_000), "{s:?}");

@@ -4,11 +4,12 @@
 use harness::noop::NoopHotPath;
 use harness::HotPath;
 use lookup::LookupHotPath;
+use pool::PoolHotPath;
 use sqlmix::SqlmixHotPath;
 
 /// Every hot path, in the order `lab list` and reports show them.
 pub fn hot_paths() -> &'static [&'static dyn HotPath] {
-    &[&LookupHotPath, &SqlmixHotPath, &NoopHotPath]
+    &[&LookupHotPath, &SqlmixHotPath, &PoolHotPath, &NoopHotPath]
 }
 
 /// The hot path called `name`, or an error naming those that exist.

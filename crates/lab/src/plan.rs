@@ -11,7 +11,7 @@ use anyhow::{bail, Context};
 use harness::{affinity, HotPath, Params};
 use serde_json::Value;
 
-use crate::scenario_file::{self, ParamSweep, ScenarioFile, MAX_THREADS};
+use crate::scenario_file::{self, max_threads, ParamSweep, ScenarioFile};
 
 /// Settings that are not scenario parameters.
 const KEYS: &[&str] = &[
@@ -107,7 +107,10 @@ impl Settings {
                 scenario_file::parse_duration(v).map_err(|m| anyhow::anyhow!("{key}={m}"))
             };
             match key {
-                "threads" => s.threads = Some(int_list(key, value, MAX_THREADS, "1,2,4")?),
+                // The pool hot path runs one thread per client: `clients=` is `threads=`.
+                "threads" | "clients" => {
+                    s.threads = Some(int_list(key, value, max_threads(), "1,2,4")?)
+                }
                 "cores" => {
                     let cores = int_list(key, value, usize::MAX, "1,2")?;
                     if let Some(&too_many) = cores.iter().find(|&&c| c > nproc) {
@@ -477,7 +480,7 @@ mod tests {
         let cases = [
             (
                 "threads=0",
-                "threads=\"0\": expected a comma-separated list of integers in 1..=1024",
+                "threads=\"0\": expected a comma-separated list of integers in 1..=4096",
             ),
             ("threads=abc", "threads=\"abc\""),
             ("threads=1,,2", "threads=\"1,,2\""),

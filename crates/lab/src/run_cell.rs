@@ -13,7 +13,7 @@ use harness::{affinity, profile, Params, RunRecord, RunSettings};
 
 use crate::catalog;
 use crate::cli::RunArgs;
-use crate::scenario_file::{parse_duration, MAX_THREADS};
+use crate::scenario_file::{max_threads, parse_duration};
 
 fn count(name: &str, text: &str, max: usize) -> anyhow::Result<usize> {
     match text.trim().parse::<usize>() {
@@ -29,7 +29,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         .variant(&args.variant)
         .map_err(anyhow::Error::msg)?;
     let nproc = affinity::allowed_cpus().len();
-    let threads = count("threads", &args.threads, MAX_THREADS)?;
+    let threads = count("threads", &args.threads, max_threads())?;
     let cores = match &args.cores {
         Some(text) => count("cores", text, nproc)
             .with_context(|| format!("this machine has {nproc} CPU(s) available"))?,

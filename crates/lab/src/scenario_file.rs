@@ -15,8 +15,18 @@ use serde_json::Value;
 
 use crate::catalog;
 
-/// Most threads one cell may start.
-pub const MAX_THREADS: usize = 1024;
+/// Most threads one cell may start (the pool hot path runs one thread per client, and the
+/// seed went to 3000 clients); lower on a machine whose kernel allows fewer threads.
+pub const MAX_THREADS: usize = 4096;
+
+/// The most threads a cell may start on this machine: [`MAX_THREADS`], or a quarter of
+/// the kernel's `threads-max` if that is lower.
+pub fn max_threads() -> usize {
+    std::fs::read_to_string("/proc/sys/kernel/threads-max")
+        .ok()
+        .and_then(|s| s.trim().parse::<usize>().ok())
+        .map_or(MAX_THREADS, |limit| (limit / 4).clamp(1, MAX_THREADS))
+}
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -201,7 +211,7 @@ fn variants(hot_path: &dyn HotPath, names: Option<&[String]>) -> Result<Vec<&'st
 }
 
 fn threads(values: &[i64]) -> Result<Vec<usize>, String> {
-    positive_list(values, MAX_THREADS)
+    positive_list(values, max_threads())
 }
 
 fn positive_list(values: &[i64], max: usize) -> Result<Vec<usize>, String> {

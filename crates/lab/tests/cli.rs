@@ -68,7 +68,7 @@ fn bad_matrix_settings_are_refused_before_anything_runs() {
     let cases: &[(&[&str], &str)] = &[
         (
             &["matrix", "threads=0"],
-            "threads=\"0\": expected a comma-separated list of integers in 1..=1024",
+            "threads=\"0\": expected a comma-separated list of integers in 1..=4096",
         ),
         (&["matrix", "threads=abc"], "threads=\"abc\""),
         (&["matrix", "threads=1,,2"], "threads=\"1,,2\""),
@@ -137,6 +137,32 @@ fn bad_matrix_settings_are_refused_before_anything_runs() {
             "--cores",
         ),
         (&["matrix", "--bogus"], "unexpected argument"),
+        (
+            &["matrix", "scenarios=pool", "clients=0"],
+            "clients=\"0\": expected a comma-separated list of integers in 1..=4096",
+        ),
+        (
+            &["matrix", "scenarios=pool", "clients=5000"],
+            "clients=\"5000\"",
+        ),
+        (
+            &["matrix", "scenarios=pool", "connections=0"],
+            "connections=\"0\": expected an integer in 1..=1000",
+        ),
+        (
+            &["matrix", "scenarios=pool", "max_requests=0"],
+            "max_requests=\"0\"",
+        ),
+        (&["matrix", "scenarios=pool", "batch=0"], "batch=\"0\""),
+        (
+            &[
+                "matrix",
+                "scenarios=pool",
+                "connections=1000",
+                "max_requests=100000",
+            ],
+            "accepted up to 1000000 leases",
+        ),
         (
             &["matrix", "scenarios=sqlmix", "journal_mode=fast"],
             "journal_mode=\"fast\": expected one of wal, delete",

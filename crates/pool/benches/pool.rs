@@ -1,0 +1,57 @@
+//! Criterion benchmarks of every pool design in acquisition-only mode (service time 0,
+//! HikariCP's "connection cycle"): the team's time per acquire + release, threads started
+//! outside the timed region.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use harness::team::ThreadTeam;
+use harness::Workload;
+use pool::pools::{DriverV3, LockFreeBag, Pool, R2d2Pool, SemaphorePool};
+use pool::workload::{PoolWorkload, RequestShape};
+
+const SHAPE: RequestShape = RequestShape {
+    batch: 1,
+    base: Duration::ZERO,
+    per_point: Duration::ZERO,
+    pool_timeout: Duration::from_secs(5),
+};
+
+fn team<P: Pool>(pool: P, threads: usize) -> ThreadTeam {
+    let workload = PoolWorkload::new(Arc::new(pool), 1, 8, SHAPE);
+    ThreadTeam::new((0..threads).map(|i| workload.worker(i, threads)).collect())
+}
+
+fn cycles(c: &mut Criterion) {
+    for variant in ["driver-v3", "semaphore", "lock-free", "r2d2"] {
+        let mut group = c.benchmark_group(format!("pool/{variant}"));
+        group.throughput(Throughput::Elements(1));
+        for threads in [1usize, 2, 4, 8] {
+            // One connection of 8 slots: 8 threads just fill it, so waiting starts past 8.
+            let t = match variant {
+                "driver-v3" => team(DriverV3::new(1, 8), threads),
+                "semaphore" => team(SemaphorePool::new(1, 8), threads),
+                "lock-free" => team(LockFreeBag::new(1, 8), threads),
+                _ => team(R2d2Pool::new(1, 8).expect("r2d2 pool"), threads),
+            };
+            group.bench_with_input(BenchmarkId::from_parameter(threads), &threads, |b, _| {
+                b.iter_custom(|iters| t.run(iters))
+            });
+        }
+        group.finish();
+    }
+}
+
+fn config() -> Criterion {
+    Criterion::default()
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2))
+}
+
+criterion_group! {
+    name = benches;
+    config = config();
+    targets = cycles
+}
+criterion_main!(benches);

@@ -1,0 +1,171 @@
+//! Hot path 3: pooled connection acquisition (the client-driver plateau).
+//!
+//! The seed: a database driver defaulted to one connection per host with at most 1024
+//! requests in flight on it; a load test plateaued between 1000 and 2000 clients with
+//! threads waiting in the pool's "await available connection" while CPU stayed mostly
+//! idle. Allowing 10 connections x 5000 requests restored linear scaling until CPU ran
+//! out. [`pools`] holds four real pool designs, [`workload`] the closed-loop clients (one
+//! OS thread each, so `threads` is the number of clients) and the simulated host.
+
+pub mod pools;
+pub mod workload;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use harness::{
+    CellFailure, HotPath, Measurement, ParamKind, ParamSpec, Params, RunSettings, Variant,
+};
+
+use crate::pools::{DriverV3, LockFreeBag, Pool, R2d2Pool, SemaphorePool};
+use crate::workload::{PoolWorkload, RequestShape};
+
+/// The pool hot path as `lab` sees it.
+pub struct PoolHotPath;
+
+const VARIANTS: &[Variant] = &[
+    Variant { name: "driver-v3", summary: "least-loaded connection, in-flight limit, waiters on a lock's condition (the seed's driver)" },
+    Variant { name: "semaphore", summary: "one semaphore of connections x max_requests permits, then any connection with room" },
+    Variant { name: "lock-free", summary: "a bag of slots with per-client affinity and a hand-off queue; no lock on the fast path" },
+    Variant { name: "r2d2", summary: "the r2d2 crate: one exclusive connection per request" },
+];
+
+const PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "connections",
+        kind: ParamKind::Int { min: 1, max: 1000 },
+        default: "1",
+        help: "connections per host (the driver's default 1; the fix 10)",
+    },
+    ParamSpec {
+        name: "max_requests",
+        kind: ParamKind::Int {
+            min: 1,
+            max: 100_000,
+        },
+        default: "1024",
+        help: "requests in flight per connection (the default 1024; the fix 5000)",
+    },
+    ParamSpec {
+        name: "batch",
+        kind: ParamKind::Int {
+            min: 1,
+            max: 1_000_000,
+        },
+        default: "1",
+        help: "datapoints per request",
+    },
+    ParamSpec {
+        name: "base_us",
+        kind: ParamKind::Int {
+            min: 0,
+            max: 10_000_000,
+        },
+        default: "20000",
+        help: "host time per request, microseconds (0 with per_point_ns=0: acquisition only)",
+    },
+    ParamSpec {
+        name: "per_point_ns",
+        kind: ParamKind::Int {
+            min: 0,
+            max: 1_000_000_000,
+        },
+        default: "2000",
+        help: "host time per datapoint, nanoseconds",
+    },
+    ParamSpec {
+        name: "pool_timeout_ms",
+        kind: ParamKind::Int {
+            min: 1,
+            max: 600_000,
+        },
+        default: "5000",
+        help: "how long a client waits for a lease before the request fails",
+    },
+];
+
+/// Most leases a pool may hold (connections x max_requests); r2d2 makes them all up front.
+pub const MAX_CAPACITY: usize = 1_000_000;
+
+struct Setup {
+    connections: usize,
+    max_requests: usize,
+    shape: RequestShape,
+}
+
+fn setup(params: &Params) -> Setup {
+    let ns = |name: &str| Duration::from_nanos(params.int(name) as u64);
+    Setup {
+        connections: params.count("connections"),
+        max_requests: params.count("max_requests"),
+        shape: RequestShape {
+            batch: params.int("batch") as u64,
+            base: Duration::from_micros(params.int("base_us") as u64),
+            per_point: ns("per_point_ns"),
+            pool_timeout: Duration::from_millis(params.int("pool_timeout_ms") as u64),
+        },
+    }
+}
+
+fn run<P: Pool>(pool: P, s: &Setup, settings: RunSettings) -> Result<Measurement, CellFailure> {
+    let workload = PoolWorkload::new(Arc::new(pool), s.connections, s.max_requests, s.shape);
+    harness::runner::run(&workload, settings)
+}
+
+impl HotPath for PoolHotPath {
+    fn name(&self) -> &'static str {
+        "pool"
+    }
+    fn summary(&self) -> &'static str {
+        "client connection pool: throughput plateaus when clients outnumber pool slots"
+    }
+    fn variants(&self) -> &'static [Variant] {
+        VARIANTS
+    }
+    fn params(&self) -> &'static [ParamSpec] {
+        PARAMS
+    }
+    fn check(&self, params: &Params) -> Result<(), String> {
+        let capacity = params.count("connections") * params.count("max_requests");
+        if capacity > MAX_CAPACITY {
+            return Err(format!(
+                "connections x max_requests = {capacity}: accepted up to {MAX_CAPACITY} leases in all"
+            ));
+        }
+        let s = setup(params);
+        if s.shape.service_time() > Duration::from_secs(10) {
+            return Err("base_us + per_point_ns x batch: a request may take at most 10 s".into());
+        }
+        Ok(())
+    }
+    fn measure(
+        &self,
+        variant: &str,
+        params: &Params,
+        settings: RunSettings,
+    ) -> Result<Measurement, CellFailure> {
+        self.check(params).map_err(CellFailure::new)?;
+        let s = setup(params);
+        match variant {
+            "driver-v3" => run(DriverV3::new(s.connections, s.max_requests), &s, settings),
+            "semaphore" => run(
+                SemaphorePool::new(s.connections, s.max_requests),
+                &s,
+                settings,
+            ),
+            "lock-free" => run(
+                LockFreeBag::new(s.connections, s.max_requests),
+                &s,
+                settings,
+            ),
+            "r2d2" => run(
+                R2d2Pool::new(s.connections, s.max_requests).map_err(CellFailure::new)?,
+                &s,
+                settings,
+            ),
+            other => Err(CellFailure::new(
+                self.variant(other).err().unwrap_or_default(),
+            )),
+        }
+    }
+}

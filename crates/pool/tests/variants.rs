@@ -1,0 +1,90 @@
+//! Every pool design with real threads as clients: requests are answered, no connection
+//! ever exceeds its limit, a pool too small for its clients makes them wait (and, with a
+//! short timeout, time out, counted as errors). Correctness only; no speed asserted.
+
+use std::time::Duration;
+
+use harness::{HotPath, Params, RunSettings};
+use pool::PoolHotPath;
+
+fn params(pairs: &[(&str, &str)]) -> Params {
+    let specs = PoolHotPath.params();
+    let mut p = Params::defaults(specs);
+    for (k, v) in pairs {
+        p.set(specs, k, v).unwrap();
+    }
+    p
+}
+
+fn settings(threads: usize) -> RunSettings {
+    RunSettings {
+        threads,
+        warmup: Duration::from_millis(20),
+        duration: Duration::from_millis(200),
+    }
+}
+
+#[test]
+fn every_design_answers_every_request_within_the_limits() {
+    for variant in PoolHotPath.variants() {
+        // 40 clients on 2 x 8 = 16 slots, 1 ms per request: clients queue for slots.
+        let p = params(&[
+            ("connections", "2"),
+            ("max_requests", "8"),
+            ("base_us", "1000"),
+            ("per_point_ns", "0"),
+        ]);
+        let m = PoolHotPath.measure(variant.name, &p, settings(40)).unwrap();
+        assert_eq!(m.verified, Ok(()), "{}", variant.name);
+        assert_eq!(m.errors, 0, "{}: no timeouts at 5 s", variant.name);
+        assert!(
+            m.wait_share() > 0.0,
+            "{}: 40 clients on 16 slots must wait",
+            variant.name
+        );
+        let load = m.extra["pool_load"].as_f64().unwrap();
+        assert!(
+            load > 0.5 && load <= 1.01,
+            "{}: pool load {load}",
+            variant.name
+        );
+        assert!(m.extra.contains_key("littles_law_ceiling"));
+
+        let acquire_only = params(&[
+            ("connections", "1"),
+            ("max_requests", "2"),
+            ("base_us", "0"),
+            ("per_point_ns", "0"),
+        ]);
+        let m = PoolHotPath
+            .measure(variant.name, &acquire_only, settings(4))
+            .unwrap();
+        assert_eq!(m.verified, Ok(()), "{} acquisition only", variant.name);
+        assert!(
+            !m.extra.contains_key("littles_law_ceiling"),
+            "no ceiling without a service time"
+        );
+    }
+}
+
+#[test]
+fn timeouts_are_counted_errors() {
+    // One slot, 50 ms requests, 5 ms pool timeout: most of 8 clients time out.
+    let p = params(&[
+        ("connections", "1"),
+        ("max_requests", "1"),
+        ("base_us", "50000"),
+        ("per_point_ns", "0"),
+        ("pool_timeout_ms", "5"),
+    ]);
+    let m = PoolHotPath.measure("driver-v3", &p, settings(8)).unwrap();
+    assert_eq!(m.verified, Ok(()));
+    assert!(m.errors > 0);
+    assert_eq!(m.extra["timeouts"].as_u64().unwrap(), m.errors);
+}
+
+#[test]
+fn oversized_pools_are_refused() {
+    let p = params(&[("connections", "1000"), ("max_requests", "100000")]);
+    assert!(PoolHotPath.check(&p).unwrap_err().contains("leases in all"));
+}
