@@ -16,9 +16,9 @@ matrix *settings:
 quick *settings:
     cargo run --release --quiet -p lab -- matrix quick=true "$@"
 
-# A tiny matrix that checks the pipeline end to end (used by CI; seconds of measuring).
+# A tiny matrix over every hot path that checks the pipeline end to end (used by CI).
 smoke *settings:
-    cargo run --release --quiet -p lab -- matrix quick=true scenarios=lookup,noop threads=1,2 duration=150ms warmup=50ms users=2000 groups=500 cache_entries=500 "$@"
+    cargo run --release --quiet -p lab -- matrix quick=true scenarios=lookup,sqlmix,pool,lease,noop threads=1,2 cores=1 duration=150ms warmup=50ms users=2000 groups=500 cache_entries=500 models=5 applications=100 "$@"
 
 # One cell in this process: just run --scenario lookup --variant dashmap --threads 4
 run *args:

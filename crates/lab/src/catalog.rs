@@ -3,13 +3,20 @@
 
 use harness::noop::NoopHotPath;
 use harness::HotPath;
+use lease::LeaseHotPath;
 use lookup::LookupHotPath;
 use pool::PoolHotPath;
 use sqlmix::SqlmixHotPath;
 
 /// Every hot path, in the order `lab list` and reports show them.
 pub fn hot_paths() -> &'static [&'static dyn HotPath] {
-    &[&LookupHotPath, &SqlmixHotPath, &PoolHotPath, &NoopHotPath]
+    &[
+        &LookupHotPath,
+        &SqlmixHotPath,
+        &PoolHotPath,
+        &LeaseHotPath,
+        &NoopHotPath,
+    ]
 }
 
 /// The hot path called `name`, or an error naming those that exist.

@@ -138,6 +138,19 @@ fn bad_matrix_settings_are_refused_before_anything_runs() {
         ),
         (&["matrix", "--bogus"], "unexpected argument"),
         (
+            &["matrix", "scenarios=lease", "applications=0"],
+            "applications=\"0\": expected an integer in 1..=",
+        ),
+        (&["matrix", "scenarios=lease", "units=0"], "units=\"0\""),
+        (
+            &["matrix", "scenarios=lease", "lease_s=10"],
+            "lease_s=10 with extend_s=30: a lease must last longer",
+        ),
+        (
+            &["matrix", "scenarios=lease", "data_dir=/proc/nope"],
+            "data_dir=\"/proc/nope\": cannot create a temporary folder",
+        ),
+        (
             &["matrix", "scenarios=pool", "clients=0"],
             "clients=\"0\": expected a comma-separated list of integers in 1..=4096",
         ),

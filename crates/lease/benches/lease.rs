@@ -1,0 +1,52 @@
+//! Criterion benchmarks of every lease store at a few thread counts: the team's time per
+//! operation (mostly extends by the holder), 500 applications x 3 units.
+
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use harness::{HotPath, Params, RunSettings};
+use lease::LeaseHotPath;
+
+/// Criterion times a fixed number of operations; the lease workload owns its stores and
+/// clock, so each sample runs one short harness window and reports time per operation.
+fn extends(c: &mut Criterion) {
+    let params = Params::defaults(LeaseHotPath.params());
+    for variant in LeaseHotPath.variants() {
+        let mut group = c.benchmark_group(format!("lease/{}", variant.name));
+        for threads in [1usize, 2, 4] {
+            group.bench_with_input(
+                BenchmarkId::from_parameter(threads),
+                &threads,
+                |b, &threads| {
+                    b.iter_custom(|iters| {
+                        let settings = RunSettings {
+                            threads,
+                            warmup: Duration::ZERO,
+                            duration: Duration::from_millis(100),
+                        };
+                        let m = LeaseHotPath
+                            .measure(variant.name, &params, settings)
+                            .expect("lease run");
+                        let per_op = m.window.as_secs_f64() / m.ops.max(1) as f64;
+                        Duration::from_secs_f64(per_op * iters as f64)
+                    })
+                },
+            );
+        }
+        group.finish();
+    }
+}
+
+fn config() -> Criterion {
+    Criterion::default()
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(2))
+        .sample_size(10)
+}
+
+criterion_group! {
+    name = benches;
+    config = config();
+    targets = extends
+}
+criterion_main!(benches);

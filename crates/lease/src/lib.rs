@@ -1,0 +1,221 @@
+//! Hot path 4: leadership lease renewals (the seed's "effect of lease tweaks").
+//!
+//! Every application has a leadership lease that its leader claims for 60 s and extends
+//! every 30 s. Before the seed's change each extension was a multi-document transaction
+//! that also wrote a per-namespace clock and a transaction log; after it, one conditional
+//! update against a global clock; today, one SQL UPDATE per extension. [`store`] is the
+//! contract, [`sqlite_stores`] and [`other_stores`] the six stores, and [`workload`] the
+//! holders, the sweeper and the checks (one holder per lease, acknowledged extends
+//! durable, non-holders refused).
+
+pub mod other_stores;
+pub mod sqlite_stores;
+pub mod store;
+pub mod workload;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use harness::{
+    CellFailure, HotPath, Measurement, ParamKind, ParamSpec, Params, RunSettings, Variant,
+};
+
+use crate::other_stores::{LmdbLeases, MemoryLeases};
+use crate::sqlite_stores::{SqlDesign, SqliteLeases};
+use crate::store::LeaseStore;
+use crate::workload::{lease_name, LeaseShape, LeaseWorkload, SimClock};
+
+/// The lease hot path as `lab` sees it.
+pub struct LeaseHotPath;
+
+const VARIANTS: &[Variant] = &[
+    Variant {
+        name: "txn-log",
+        summary:
+            "before the change: a transaction writing the lease, a shared namespace clock and a log",
+    },
+    Variant {
+        name: "global-clock",
+        summary:
+            "after the change: one conditional update; a global clock row advanced once per second",
+    },
+    Variant {
+        name: "sql-update",
+        summary:
+            "today: UPDATE lease ... WHERE uuid = ? AND holder = ?, one transaction per extend",
+    },
+    Variant {
+        name: "batched",
+        summary: "extends queued and committed in groups (group commit)",
+    },
+    Variant {
+        name: "lmdb",
+        summary: "LMDB, one write transaction per extend (one writer at a time)",
+    },
+    Variant {
+        name: "memory",
+        summary: "a concurrent map without durability: the lower bound",
+    },
+];
+
+const SYNC: &[&str] = &["off", "normal", "full"];
+
+const PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "applications",
+        kind: ParamKind::Int {
+            min: 1,
+            max: 100_000,
+        },
+        default: "500",
+        help: "applications, one leadership lease each (the seed: 500)",
+    },
+    ParamSpec {
+        name: "units",
+        kind: ParamKind::Int { min: 1, max: 100 },
+        default: "3",
+        help: "units per application, the candidate holders (the seed: 3)",
+    },
+    ParamSpec {
+        name: "lease_s",
+        kind: ParamKind::Int {
+            min: 1,
+            max: 86_400,
+        },
+        default: "60",
+        help: "lease duration, simulated seconds",
+    },
+    ParamSpec {
+        name: "extend_s",
+        kind: ParamKind::Int {
+            min: 1,
+            max: 86_400,
+        },
+        default: "30",
+        help: "extend interval, simulated seconds (must be shorter than lease_s)",
+    },
+    ParamSpec {
+        name: "time_scale",
+        kind: ParamKind::Int {
+            min: 1,
+            max: 100_000,
+        },
+        default: "1000",
+        help: "simulated seconds per real second (1000: a 60 s lease lapses in 60 ms)",
+    },
+    ParamSpec {
+        name: "rate",
+        kind: ParamKind::Int {
+            min: 0,
+            max: 10_000_000,
+        },
+        default: "0",
+        help: "fixed-rate mode: operations per second in all (0 = as fast as the store goes)",
+    },
+    ParamSpec {
+        name: "synchronous",
+        kind: ParamKind::Choice(SYNC),
+        default: "normal",
+        help: "SQLite synchronous level; full also makes LMDB fsync every commit",
+    },
+    ParamSpec {
+        name: "data_dir",
+        kind: ParamKind::Text,
+        default: "",
+        help: "where the private temporary folder is made (empty: the system's)",
+    },
+];
+
+fn run<S: LeaseStore>(
+    store: S,
+    shape: LeaseShape,
+    clock: Arc<SimClock>,
+    settings: RunSettings,
+) -> Result<Measurement, CellFailure> {
+    let workload = LeaseWorkload::new(Arc::new(store), shape, clock).map_err(CellFailure::new)?;
+    harness::runner::run(&workload, settings)
+}
+
+impl HotPath for LeaseHotPath {
+    fn name(&self) -> &'static str {
+        "lease"
+    }
+    fn summary(&self) -> &'static str {
+        "leadership lease renewals: how many writes each extension costs in each store design"
+    }
+    fn variants(&self) -> &'static [Variant] {
+        VARIANTS
+    }
+    fn params(&self) -> &'static [ParamSpec] {
+        PARAMS
+    }
+    fn check(&self, params: &Params) -> Result<(), String> {
+        let (lease, extend) = (params.int("lease_s"), params.int("extend_s"));
+        if lease <= extend {
+            return Err(format!(
+                "lease_s={lease} with extend_s={extend}: a lease must last longer than the extend interval; accepted lease_s > extend_s"
+            ));
+        }
+        let dir = params.text("data_dir");
+        if !dir.is_empty() {
+            tempfile::Builder::new()
+                .prefix("contention-lab-check-")
+                .tempdir_in(dir)
+                .map_err(|e| format!("data_dir={dir:?}: cannot create a temporary folder there ({e}); accepted: an existing, writable folder"))?;
+        }
+        Ok(())
+    }
+    fn measure(
+        &self,
+        variant: &str,
+        params: &Params,
+        settings: RunSettings,
+    ) -> Result<Measurement, CellFailure> {
+        self.check(params).map_err(CellFailure::new)?;
+        let scale = params.int("time_scale") as f64;
+        let shape = LeaseShape {
+            applications: params.count("applications"),
+            units: params.count("units"),
+            lease_ms: params.int("lease_s") * 1000,
+            time_scale: scale,
+            rate: params.int("rate") as u64,
+        };
+        let clock = Arc::new(SimClock::new(scale));
+        let dir = params.text("data_dir");
+        let data_dir = (!dir.is_empty()).then(|| PathBuf::from(dir));
+        let sync = SYNC
+            .iter()
+            .find(|s| **s == params.word("synchronous"))
+            .copied()
+            .unwrap_or("normal");
+        let sql = |design| {
+            let c = Arc::clone(&clock);
+            let tick = Duration::from_secs_f64(1.0 / scale);
+            SqliteLeases::new(
+                design,
+                data_dir.as_deref(),
+                sync,
+                Arc::new(move || c.now()),
+                tick,
+            )
+            .map_err(CellFailure::new)
+        };
+        match variant {
+            "txn-log" => run(sql(SqlDesign::TxnLog)?, shape, clock, settings),
+            "global-clock" => run(sql(SqlDesign::GlobalClock)?, shape, clock, settings),
+            "sql-update" => run(sql(SqlDesign::SqlUpdate)?, shape, clock, settings),
+            "batched" => run(sql(SqlDesign::Batched)?, shape, clock, settings),
+            "lmdb" => {
+                let names = (0..shape.applications).map(lease_name).collect();
+                let store = LmdbLeases::new(data_dir.as_deref(), names, sync == "full")
+                    .map_err(CellFailure::new)?;
+                run(store, shape, clock, settings)
+            }
+            "memory" => run(MemoryLeases::new(), shape, clock, settings),
+            other => Err(CellFailure::new(
+                self.variant(other).err().unwrap_or_default(),
+            )),
+        }
+    }
+}

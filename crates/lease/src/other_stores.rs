@@ -1,0 +1,280 @@
+//! The two stores that are not SQLite: `lmdb` (one LMDB write transaction per extend;
+//! LMDB has one writer at a time) and `memory` (a concurrent map, no durability: the
+//! lower bound).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use dashmap::DashMap;
+use lmdb::{Database, Environment, EnvironmentFlags, Transaction, WriteFlags};
+use tempfile::TempDir;
+
+use crate::store::{LeaseStore, SessionStats, StoredLease};
+
+fn encode(l: &StoredLease) -> Vec<u8> {
+    format!("{}\u{1f}{}", l.holder, l.expiry).into_bytes()
+}
+
+fn decode(bytes: &[u8]) -> Option<StoredLease> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    let (holder, expiry) = text.split_once('\u{1f}')?;
+    Some(StoredLease {
+        holder: holder.to_owned(),
+        expiry: expiry.parse().ok()?,
+    })
+}
+
+/// Leases in LMDB (lmdb-rkv).
+pub struct LmdbLeases {
+    env: Environment,
+    db: Database,
+    names: Vec<String>,
+    path: PathBuf,
+    sync: bool,
+    // Last: removed after the environment closes.
+    _dir: TempDir,
+}
+
+fn lm(e: lmdb::Error) -> String {
+    format!("LMDB: {e}")
+}
+
+fn open_env(path: &Path, sync: bool) -> lmdb::Result<(Environment, Database)> {
+    let flags = if sync {
+        EnvironmentFlags::empty()
+    } else {
+        EnvironmentFlags::NO_SYNC
+    };
+    let env = Environment::new()
+        .set_flags(flags)
+        .set_max_readers(4096)
+        .set_map_size(256 << 20)
+        .open(path)?;
+    let db = env.open_db(None)?;
+    Ok((env, db))
+}
+
+impl LmdbLeases {
+    /// An environment in a private folder; `names` are every lease the workload uses (the
+    /// sweeper visits them). `sync`: fsync every commit (synchronous=full).
+    pub fn new(
+        data_dir: Option<&Path>,
+        names: Vec<String>,
+        sync: bool,
+    ) -> Result<LmdbLeases, String> {
+        let mut b = tempfile::Builder::new();
+        b.prefix("contention-lab-lease-");
+        let dir = match data_dir {
+            Some(d) => b.tempdir_in(d),
+            None => b.tempdir(),
+        }
+        .map_err(|e| format!("data_dir: cannot create a temporary folder: {e}"))?;
+        let (env, db) = open_env(dir.path(), sync).map_err(lm)?;
+        Ok(LmdbLeases {
+            env,
+            db,
+            names,
+            path: dir.path().to_path_buf(),
+            sync,
+            _dir: dir,
+        })
+    }
+
+    fn update(
+        &self,
+        stats: &mut SessionStats,
+        lease: &str,
+        decide: impl FnOnce(Option<StoredLease>) -> Option<StoredLease>,
+    ) -> Result<bool, String> {
+        let start = Instant::now();
+        let mut txn = self.env.begin_rw_txn().map_err(lm)?;
+        let current = match txn.get(self.db, &lease) {
+            Ok(bytes) => decode(bytes),
+            Err(lmdb::Error::NotFound) => None,
+            Err(e) => return Err(lm(e)),
+        };
+        let written = match decide(current) {
+            Some(next) => {
+                txn.put(self.db, &lease, &encode(&next), WriteFlags::empty())
+                    .map_err(lm)?;
+                true
+            }
+            None => false,
+        };
+        txn.commit().map_err(lm)?;
+        stats.tables.entry("lease").or_default().write += start.elapsed();
+        Ok(written)
+    }
+}
+
+impl LeaseStore for LmdbLeases {
+    type Session = SessionStats;
+    fn session(&self) -> Result<SessionStats, String> {
+        Ok(SessionStats::default())
+    }
+    fn stats<'s>(&self, s: &'s SessionStats) -> &'s SessionStats {
+        s
+    }
+    fn reset_stats(&self, s: &mut SessionStats) {
+        *s = SessionStats::default();
+    }
+    fn claim(
+        &self,
+        s: &mut SessionStats,
+        lease: &str,
+        holder: &str,
+        now: i64,
+        expiry: i64,
+    ) -> Result<bool, String> {
+        self.update(s, lease, |cur| match cur {
+            Some(l) if l.expiry >= now => None,
+            _ => Some(StoredLease {
+                holder: holder.to_owned(),
+                expiry,
+            }),
+        })
+    }
+    fn extend(
+        &self,
+        s: &mut SessionStats,
+        lease: &str,
+        holder: &str,
+        _now: i64,
+        expiry: i64,
+    ) -> Result<bool, String> {
+        let ok = self.update(s, lease, |cur| match cur {
+            Some(l) if l.holder == holder => Some(StoredLease {
+                holder: l.holder,
+                expiry,
+            }),
+            _ => None,
+        })?;
+        s.rows_written += u64::from(ok);
+        Ok(ok)
+    }
+    fn sweep(&self, s: &mut SessionStats, now: i64) -> Result<u64, String> {
+        let start = Instant::now();
+        let mut txn = self.env.begin_rw_txn().map_err(lm)?;
+        let mut removed = 0;
+        for name in &self.names {
+            let expired = match txn.get(self.db, name) {
+                Ok(bytes) => decode(bytes).is_some_and(|l| l.expiry < now),
+                Err(_) => false,
+            };
+            if expired {
+                txn.del(self.db, name, None).map_err(lm)?;
+                removed += 1;
+            }
+        }
+        txn.commit().map_err(lm)?;
+        s.tables.entry("lease").or_default().write += start.elapsed();
+        Ok(removed)
+    }
+    fn durable(&self) -> bool {
+        true
+    }
+    fn read_back(&self) -> Result<HashMap<String, StoredLease>, String> {
+        // A second environment on the same files reads what is on disk and in the map.
+        let (env, db) = open_env(&self.path, self.sync).map_err(lm)?;
+        let txn = env.begin_ro_txn().map_err(lm)?;
+        let mut out = HashMap::new();
+        for name in &self.names {
+            if let Ok(bytes) = txn.get(db, name) {
+                if let Some(l) = decode(bytes) {
+                    out.insert(name.clone(), l);
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Leases in a concurrent map: no disk, no durability.
+pub struct MemoryLeases {
+    leases: DashMap<String, StoredLease>,
+}
+
+impl MemoryLeases {
+    /// An empty map.
+    pub fn new() -> Self {
+        MemoryLeases {
+            leases: DashMap::new(),
+        }
+    }
+}
+
+impl Default for MemoryLeases {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl LeaseStore for MemoryLeases {
+    type Session = SessionStats;
+    fn session(&self) -> Result<SessionStats, String> {
+        Ok(SessionStats::default())
+    }
+    fn stats<'s>(&self, s: &'s SessionStats) -> &'s SessionStats {
+        s
+    }
+    fn reset_stats(&self, s: &mut SessionStats) {
+        *s = SessionStats::default();
+    }
+    fn claim(
+        &self,
+        _s: &mut SessionStats,
+        lease: &str,
+        holder: &str,
+        now: i64,
+        expiry: i64,
+    ) -> Result<bool, String> {
+        let mut entry = self.leases.entry(lease.to_owned()).or_insert(StoredLease {
+            holder: String::new(),
+            expiry: i64::MIN,
+        });
+        if entry.expiry >= now {
+            return Ok(false);
+        }
+        *entry = StoredLease {
+            holder: holder.to_owned(),
+            expiry,
+        };
+        Ok(true)
+    }
+    fn extend(
+        &self,
+        s: &mut SessionStats,
+        lease: &str,
+        holder: &str,
+        _now: i64,
+        expiry: i64,
+    ) -> Result<bool, String> {
+        let start = Instant::now();
+        let ok = match self.leases.get_mut(lease) {
+            Some(mut l) if l.holder == holder => {
+                l.expiry = expiry;
+                true
+            }
+            _ => false,
+        };
+        s.tables.entry("lease").or_default().write += start.elapsed();
+        s.rows_written += u64::from(ok);
+        Ok(ok)
+    }
+    fn sweep(&self, _s: &mut SessionStats, now: i64) -> Result<u64, String> {
+        let before = self.leases.len();
+        self.leases.retain(|_, l| l.expiry >= now);
+        Ok(before.saturating_sub(self.leases.len()) as u64)
+    }
+    fn durable(&self) -> bool {
+        false
+    }
+    fn read_back(&self) -> Result<HashMap<String, StoredLease>, String> {
+        Ok(self
+            .leases
+            .iter()
+            .map(|e| (e.key().clone(), e.value().clone()))
+            .collect())
+    }
+}

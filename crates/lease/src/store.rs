@@ -1,0 +1,100 @@
+//! What every lease store offers, and the figures a session keeps about its own writes.
+
+use std::collections::{BTreeMap, HashMap};
+use std::time::{Duration, Instant};
+
+/// Time and rows one session spent on one table.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct TableTime {
+    /// Time in statements that read the table.
+    pub read: Duration,
+    /// Time in statements that wrote it.
+    pub write: Duration,
+}
+
+/// A session's own account of its work (reset when the measured window opens).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SessionStats {
+    /// Rows (or keys) written by extends.
+    pub rows_written: u64,
+    /// Per table.
+    pub tables: BTreeMap<&'static str, TableTime>,
+}
+
+impl SessionStats {
+    /// Runs `f`, charging its time to `table` (a write if `write`) and, for writes, the
+    /// rows it reports to `rows_written` when `count_rows`.
+    pub fn timed<T, E>(
+        &mut self,
+        table: &'static str,
+        write: bool,
+        f: impl FnOnce() -> Result<T, E>,
+    ) -> Result<T, E> {
+        let start = Instant::now();
+        let out = f();
+        let spent = start.elapsed();
+        let t = self.tables.entry(table).or_default();
+        if write {
+            t.write += spent;
+        } else {
+            t.read += spent;
+        }
+        out
+    }
+}
+
+/// A lease as stored: who holds it and until when (simulated milliseconds).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredLease {
+    /// The holder (a unit name).
+    pub holder: String,
+    /// Expiry, simulated milliseconds since the start.
+    pub expiry: i64,
+}
+
+/// A store of leadership leases.
+pub trait LeaseStore: Send + Sync + 'static {
+    /// One worker's connection and figures.
+    type Session: Send;
+    /// Opens a session.
+    fn session(&self) -> Result<Self::Session, String>;
+    /// The session's figures.
+    fn stats<'s>(&self, session: &'s Self::Session) -> &'s SessionStats;
+    /// Forgets the session's figures (the measured window opens).
+    fn reset_stats(&self, session: &mut Self::Session);
+    /// Claims `lease` for `holder` if nobody holds it or its lease expired before `now`.
+    fn claim(
+        &self,
+        s: &mut Self::Session,
+        lease: &str,
+        holder: &str,
+        now: i64,
+        expiry: i64,
+    ) -> Result<bool, String>;
+    /// Extends `lease` to `expiry` if `holder` holds it; `false` for anyone else.
+    fn extend(
+        &self,
+        s: &mut Self::Session,
+        lease: &str,
+        holder: &str,
+        now: i64,
+        expiry: i64,
+    ) -> Result<bool, String>;
+    /// Removes leases that expired before `now`; returns how many.
+    fn sweep(&self, s: &mut Self::Session, now: i64) -> Result<u64, String>;
+    /// Whether acknowledged extends must survive a reopen.
+    fn durable(&self) -> bool;
+    /// Reads every lease back, from disk for durable stores (a fresh connection or
+    /// environment, as after a restart).
+    fn read_back(&self) -> Result<HashMap<String, StoredLease>, String>;
+    /// Rows written outside sessions (e.g. a clock updater), for rows per extend.
+    fn background_rows(&self) -> u64 {
+        0
+    }
+    /// Store-specific figures for `extra`.
+    fn extra(&self) -> serde_json::Map<String, serde_json::Value> {
+        serde_json::Map::new()
+    }
+    /// Resets store-wide window figures.
+    fn window_opened(&self) {}
+}

@@ -1,0 +1,426 @@
+//! Lease holders at work: each worker owns a share of the applications and, for each,
+//! extends the lease its unit holds, now and then lets a lease lapse (the leader dies)
+//! and claims it again for another unit once it expired, and probes that a non-holder's
+//! extend is rejected. Worker 0 also runs the expiry sweeper.
+//!
+//! Time is simulated: `time_scale` simulated seconds pass per real second, so a 60 s
+//! lease lapses within a run. Applications are split between workers, so a lease is only
+//! ever claimed by one worker and "two holders" can only come from the store.
+
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use harness::{OpCtx, Outcome, Worker, Workload};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+use crate::store::LeaseStore;
+
+/// The leadership scenario.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LeaseShape {
+    /// Applications (one leadership lease each).
+    pub applications: usize,
+    /// Units per application (candidate holders).
+    pub units: usize,
+    /// Lease duration, simulated milliseconds.
+    pub lease_ms: i64,
+    /// Simulated seconds per real second.
+    pub time_scale: f64,
+    /// Total operations per second to pace to; 0 = as fast as the store goes.
+    pub rate: u64,
+}
+
+/// Simulated time since the workload was made.
+#[derive(Debug)]
+pub struct SimClock {
+    start: Instant,
+    scale: f64,
+}
+
+impl SimClock {
+    /// A clock running `scale` times real time.
+    pub fn new(scale: f64) -> Self {
+        SimClock {
+            start: Instant::now(),
+            scale,
+        }
+    }
+    /// Simulated milliseconds now.
+    pub fn now(&self) -> i64 {
+        (self.start.elapsed().as_secs_f64() * 1000.0 * self.scale) as i64
+    }
+}
+
+/// The name of application `a`'s lease and of its unit `u`.
+pub fn lease_name(a: usize) -> String {
+    format!("application-{a:05}")
+}
+
+fn unit_name(a: usize, u: usize) -> String {
+    format!("application-{a:05}/{u}")
+}
+
+/// Each lease loses its leader about once per this many simulated milliseconds (ten
+/// minutes), so a share of leases lapse, are swept and are claimed again in every run,
+/// however fast the store is.
+const CHURN_MS: i64 = 600_000;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum AppState {
+    Held { unit: usize, acked: i64 },
+    Abandoned { unit: usize, until: i64 },
+    Lost { unit: usize },
+}
+
+/// The workload over store `S`.
+pub struct LeaseWorkload<S: LeaseStore> {
+    store: Arc<S>,
+    shape: LeaseShape,
+    clock: Arc<SimClock>,
+    initial: Vec<i64>,
+    last_sweep: Arc<AtomicI64>,
+    wchar_at_open: Arc<AtomicU64>,
+}
+
+/// Bytes this process has written through write(2) and friends (`wchar` in
+/// /proc/self/io), which covers SQLite's and LMDB's file and WAL writes.
+pub fn bytes_written() -> u64 {
+    std::fs::read_to_string("/proc/self/io")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("wchar:"))
+                .and_then(|l| l[6..].trim().parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+impl<S: LeaseStore> LeaseWorkload<S> {
+    /// Claims every application's lease for its unit 0, as at the seed's start.
+    pub fn new(store: Arc<S>, shape: LeaseShape, clock: Arc<SimClock>) -> Result<Self, String> {
+        let mut session = store.session()?;
+        let now = clock.now();
+        let mut initial = Vec::with_capacity(shape.applications);
+        for a in 0..shape.applications {
+            let expiry = now + shape.lease_ms;
+            if !store.claim(&mut session, &lease_name(a), &unit_name(a, 0), now, expiry)? {
+                return Err(format!("could not claim {} at the start", lease_name(a)));
+            }
+            initial.push(expiry);
+        }
+        Ok(LeaseWorkload {
+            store,
+            shape,
+            clock,
+            initial,
+            last_sweep: Arc::new(AtomicI64::new(i64::MIN)),
+            wchar_at_open: Arc::new(AtomicU64::new(0)),
+        })
+    }
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+struct Window {
+    extends: u64,
+    claims: u64,
+    lost: u64,
+}
+
+/// One worker: its applications, its session and its tallies.
+pub struct LeaseWorker<S: LeaseStore> {
+    store: Arc<S>,
+    session: S::Session,
+    shape: LeaseShape,
+    clock: Arc<SimClock>,
+    index: usize,
+    apps: Vec<(usize, AppState)>,
+    cursor: usize,
+    rng: SmallRng,
+    ops: u64,
+    next_abandon: i64,
+    abandon_every: i64,
+    next_due: Option<Instant>,
+    interval: Duration,
+    last_sweep: Arc<AtomicI64>,
+    wchar_at_open: Arc<AtomicU64>,
+    non_holder_accepted: u64,
+    window: Window,
+}
+
+impl<S: LeaseStore> LeaseWorker<S> {
+    fn pace(&mut self) {
+        let Some(due) = self.next_due else { return };
+        let now = Instant::now();
+        if due > now {
+            std::thread::sleep(due - now);
+        }
+        self.next_due = Some(due.max(now - self.interval) + self.interval);
+    }
+}
+
+impl<S: LeaseStore> Worker for LeaseWorker<S> {
+    fn op(&mut self, _ctx: &mut OpCtx) -> Outcome {
+        self.pace();
+        self.ops += 1;
+        let now = self.clock.now();
+        let lease_ms = self.shape.lease_ms;
+        if self.index == 0 && self.ops % 64 == 0 {
+            if self.store.sweep(&mut self.session, now).is_err() {
+                return Outcome::failed(0);
+            }
+            self.last_sweep.fetch_max(now, Ordering::AcqRel);
+        }
+        // Skip leases whose leader is gone and that have not lapsed yet: nothing to do.
+        let n = self.apps.len();
+        let mut slot = self.cursor;
+        for _ in 0..n {
+            match self.apps[slot].1 {
+                AppState::Abandoned { until, .. } if now <= until => slot = (slot + 1) % n,
+                _ => break,
+            }
+        }
+        self.cursor = (slot + 1) % n.max(1);
+        let Some(&(app, state)) = self.apps.get(slot) else {
+            return Outcome::OK;
+        };
+        let lease = lease_name(app);
+        let units = self.shape.units;
+        let (result, next) = match state {
+            AppState::Held { unit, acked } => {
+                let roll = self.rng.random_range(0..100);
+                if roll < 5 && units > 1 {
+                    // A non-holder tries to extend: the store must refuse.
+                    let other = unit_name(app, (unit + 1) % units);
+                    let r =
+                        self.store
+                            .extend(&mut self.session, &lease, &other, now, now + lease_ms);
+                    if r == Ok(true) {
+                        self.non_holder_accepted += 1;
+                    }
+                    (r.map(|_| ()), state)
+                } else if now >= self.next_abandon {
+                    // The leader dies: nobody extends this lease until it lapses.
+                    self.next_abandon = now + self.abandon_every;
+                    (Ok(()), AppState::Abandoned { unit, until: acked })
+                } else {
+                    match self.store.extend(
+                        &mut self.session,
+                        &lease,
+                        &unit_name(app, unit),
+                        now,
+                        now + lease_ms,
+                    ) {
+                        Ok(true) => {
+                            self.window.extends += 1;
+                            (
+                                Ok(()),
+                                AppState::Held {
+                                    unit,
+                                    acked: now + lease_ms,
+                                },
+                            )
+                        }
+                        Ok(false) => {
+                            self.window.lost += 1;
+                            (Ok(()), AppState::Lost { unit })
+                        }
+                        Err(e) => (Err(e), state),
+                    }
+                }
+            }
+            AppState::Abandoned { unit, until } if now > until => {
+                self.claim(app, (unit + 1) % units, now, state)
+            }
+            AppState::Abandoned { .. } => (Ok(()), state),
+            AppState::Lost { unit } => self.claim(app, unit, now, state),
+        };
+        self.apps[slot].1 = next;
+        match result {
+            Ok(()) => Outcome::OK,
+            Err(_) => Outcome::failed(0),
+        }
+    }
+
+    fn window_opened(&mut self) {
+        self.window = Window::default();
+        self.store.reset_stats(&mut self.session);
+        if self.index == 0 {
+            self.store.window_opened();
+            self.wchar_at_open.store(bytes_written(), Ordering::Relaxed);
+        }
+    }
+}
+
+impl<S: LeaseStore> LeaseWorker<S> {
+    fn claim(
+        &mut self,
+        app: usize,
+        unit: usize,
+        now: i64,
+        state: AppState,
+    ) -> (Result<(), String>, AppState) {
+        let expiry = now + self.shape.lease_ms;
+        match self.store.claim(
+            &mut self.session,
+            &lease_name(app),
+            &unit_name(app, unit),
+            now,
+            expiry,
+        ) {
+            Ok(true) => {
+                self.window.claims += 1;
+                (
+                    Ok(()),
+                    AppState::Held {
+                        unit,
+                        acked: expiry,
+                    },
+                )
+            }
+            Ok(false) => (Ok(()), state),
+            Err(e) => (Err(e), state),
+        }
+    }
+}
+
+impl<S: LeaseStore> Workload for LeaseWorkload<S> {
+    type Worker = LeaseWorker<S>;
+
+    fn worker(&self, index: usize, threads: usize) -> LeaseWorker<S> {
+        let apps = (0..self.shape.applications)
+            .filter(|a| a % threads == index)
+            .map(|a| {
+                (
+                    a,
+                    AppState::Held {
+                        unit: 0,
+                        acked: self.initial[a],
+                    },
+                )
+            })
+            .collect();
+        let interval = if self.shape.rate > 0 {
+            Duration::from_secs_f64(threads as f64 / self.shape.rate as f64)
+        } else {
+            Duration::ZERO
+        };
+        LeaseWorker {
+            store: Arc::clone(&self.store),
+            session: self.store.session().expect("opening a session"),
+            shape: self.shape,
+            clock: Arc::clone(&self.clock),
+            index,
+            apps,
+            cursor: 0,
+            rng: SmallRng::seed_from_u64(0x1ea5e + index as u64),
+            ops: 0,
+            next_abandon: 0,
+            abandon_every: CHURN_MS / (self.shape.applications / threads).max(1) as i64,
+            next_due: (self.shape.rate > 0).then(Instant::now),
+            interval,
+            last_sweep: Arc::clone(&self.last_sweep),
+            wchar_at_open: Arc::clone(&self.wchar_at_open),
+            non_holder_accepted: 0,
+            window: Window::default(),
+        }
+    }
+
+    fn verify(&self, workers: &[LeaseWorker<S>]) -> Result<(), String> {
+        let accepted: u64 = workers.iter().map(|w| w.non_holder_accepted).sum();
+        if accepted > 0 {
+            return Err(format!(
+                "a non-holder's extend was accepted {accepted} times"
+            ));
+        }
+        let stored = self.store.read_back()?;
+        let swept_up_to = self.last_sweep.load(Ordering::Acquire);
+        for w in workers {
+            for &(app, state) in &w.apps {
+                let AppState::Held { unit, acked } = state else {
+                    continue;
+                };
+                if acked < swept_up_to {
+                    continue; // It may have expired and been swept since; nothing to check.
+                }
+                let name = lease_name(app);
+                let holder = unit_name(app, unit);
+                match stored.get(&name) {
+                    None => {
+                        return Err(format!(
+                            "{name}: extend to {acked} acknowledged but the lease is gone"
+                        ))
+                    }
+                    Some(l) if l.holder != holder => {
+                        return Err(format!(
+                            "{name}: held by {holder} but the store says {}: two holders",
+                            l.holder
+                        ))
+                    }
+                    Some(l) if l.expiry < acked => {
+                        return Err(format!(
+                            "{name}: extend to {acked} acknowledged but {} stored",
+                            l.expiry
+                        ))
+                    }
+                    Some(_) => {}
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn extra(
+        &self,
+        workers: &[LeaseWorker<S>],
+        window: Duration,
+    ) -> serde_json::Map<String, serde_json::Value> {
+        let extends: u64 = workers.iter().map(|w| w.window.extends).sum();
+        let per = |x: f64| if extends > 0 { x / extends as f64 } else { 0.0 };
+        let mut rows = self.store.background_rows();
+        let mut tables: std::collections::BTreeMap<&str, (f64, f64)> = Default::default();
+        for w in workers {
+            let stats = self.store.stats(&w.session);
+            rows += stats.rows_written;
+            for (table, t) in &stats.tables {
+                let e = tables.entry(table).or_default();
+                e.0 += t.read.as_secs_f64() * 1000.0;
+                e.1 += t.write.as_secs_f64() * 1000.0;
+            }
+        }
+        let bytes = bytes_written().saturating_sub(self.wchar_at_open.load(Ordering::Relaxed));
+        let mut extra = self.store.extra();
+        extra.insert(
+            "extends_per_sec".into(),
+            serde_json::json!(extends as f64 / window.as_secs_f64().max(1e-9)),
+        );
+        extra.insert(
+            "writes_per_extend".into(),
+            serde_json::json!(per(rows as f64)),
+        );
+        extra.insert(
+            "bytes_per_extend".into(),
+            serde_json::json!(per(bytes as f64)),
+        );
+        extra.insert(
+            "claims".into(),
+            serde_json::json!(workers.iter().map(|w| w.window.claims).sum::<u64>()),
+        );
+        extra.insert(
+            "lost_leases".into(),
+            serde_json::json!(workers.iter().map(|w| w.window.lost).sum::<u64>()),
+        );
+        let table_time: serde_json::Map<String, serde_json::Value> = tables
+            .into_iter()
+            .map(|(t, (r, w))| {
+                (
+                    t.to_owned(),
+                    serde_json::json!({ "read_ms": r, "write_ms": w }),
+                )
+            })
+            .collect();
+        extra.insert("table_time".into(), serde_json::Value::Object(table_time));
+        extra
+    }
+}

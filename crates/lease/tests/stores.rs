@@ -1,0 +1,109 @@
+//! Every lease store under several worker threads with simulated time fast enough that
+//! leases lapse, get swept and are claimed again: each must verify (one holder per lease,
+//! acknowledged extends durable, non-holders refused) and report what an extend writes.
+//! Correctness only; no speed asserted.
+
+use std::time::Duration;
+
+use harness::{HotPath, Params, RunSettings};
+use lease::LeaseHotPath;
+
+fn params(pairs: &[(&str, &str)]) -> Params {
+    let specs = LeaseHotPath.params();
+    let mut p = Params::defaults(specs);
+    p.set(specs, "applications", "60").unwrap();
+    p.set(specs, "time_scale", "2000").unwrap();
+    for (k, v) in pairs {
+        p.set(specs, k, v).unwrap();
+    }
+    p
+}
+
+#[test]
+fn every_store_verifies_and_accounts_its_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir_text = dir.path().to_str().unwrap().to_owned();
+    for variant in LeaseHotPath.variants() {
+        let p = params(&[("data_dir", &dir_text)]);
+        let settings = RunSettings {
+            threads: 4,
+            warmup: Duration::from_millis(20),
+            duration: Duration::from_millis(300),
+        };
+        let m = LeaseHotPath.measure(variant.name, &p, settings).unwrap();
+        assert_eq!(m.verified, Ok(()), "{}", variant.name);
+        assert_eq!(m.errors, 0, "{}", variant.name);
+        let extends = m.extra["extends_per_sec"].as_f64().unwrap();
+        assert!(extends > 0.0, "{}", variant.name);
+        assert!(
+            m.extra["claims"].as_u64().unwrap() > 0,
+            "{}: lapsed leases are claimed again",
+            variant.name
+        );
+        let writes = m.extra["writes_per_extend"].as_f64().unwrap();
+        match variant.name {
+            // Five rows per extend, plus two for each refused non-holder attempt (5%).
+            "txn-log" => assert!(
+                (5.0..5.5).contains(&writes),
+                "txn-log writes {writes} rows per extend"
+            ),
+            "sql-update" | "batched" | "lmdb" | "memory" => {
+                assert!((writes - 1.0).abs() < 0.01, "{}: {writes}", variant.name)
+            }
+            "global-clock" => assert!((1.0..2.0).contains(&writes), "global-clock: {writes}"),
+            other => panic!("unexpected store {other}"),
+        }
+        assert!(
+            m.extra["table_time"]
+                .as_object()
+                .unwrap()
+                .contains_key("lease"),
+            "{}",
+            variant.name
+        );
+        if variant.name == "batched" {
+            assert!(m.extra["batch_size_mean"].as_f64().unwrap() >= 1.0);
+        }
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            0,
+            "{} left files",
+            variant.name
+        );
+    }
+}
+
+#[test]
+fn fixed_rate_mode_paces_operations() {
+    let p = params(&[("rate", "500")]);
+    let settings = RunSettings {
+        threads: 2,
+        warmup: Duration::from_millis(50),
+        duration: Duration::from_millis(400),
+    };
+    let m = LeaseHotPath.measure("sql-update", &p, settings).unwrap();
+    assert_eq!(m.verified, Ok(()));
+    let rate = m.ops_per_sec();
+    assert!(rate < 800.0, "paced to 500 ops/s, measured {rate}");
+}
+
+#[test]
+fn bad_parameters_are_refused_before_anything_is_created() {
+    let err = LeaseHotPath
+        .check(&params(&[("lease_s", "30"), ("extend_s", "30")]))
+        .unwrap_err();
+    assert!(
+        err.starts_with("lease_s=30 with extend_s=30")
+            && err.contains("accepted lease_s > extend_s"),
+        "{err}"
+    );
+    let err = LeaseHotPath
+        .check(&params(&[("data_dir", "/proc/nope")]))
+        .unwrap_err();
+    assert!(err.starts_with("data_dir=\"/proc/nope\""), "{err}");
+    let specs = LeaseHotPath.params();
+    assert!(Params::defaults(specs)
+        .set(specs, "applications", "0")
+        .is_err());
+    assert!(Params::defaults(specs).set(specs, "units", "0").is_err());
+}
