@@ -31,6 +31,7 @@ pub mod params;
 pub mod profile;
 pub mod runner;
 pub mod schema;
+pub mod scratch;
 pub mod stats;
 pub mod team;
 pub mod usl;

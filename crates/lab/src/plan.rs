@@ -341,11 +341,12 @@ fn check_variants_exist(settings: &Settings, selected: &[&ScenarioFile]) -> anyh
             .iter()
             .any(|f| f.hot_path.variants().iter().any(|v| v.name == name));
         if !known {
-            let mut all: Vec<&str> = selected
-                .iter()
-                .flat_map(|f| f.hot_path.variants().iter().map(|v| v.name))
-                .collect();
-            all.dedup();
+            let mut all: Vec<&str> = Vec::new();
+            for v in selected.iter().flat_map(|f| f.hot_path.variants()) {
+                if !all.contains(&v.name) {
+                    all.push(v.name);
+                }
+            }
             bail!(
                 "variants={name:?}: unknown variant; accepted {}",
                 all.join(", ")

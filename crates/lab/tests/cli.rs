@@ -75,11 +75,11 @@ fn bad_matrix_settings_are_refused_before_anything_runs() {
         (&["matrix", "threads=100000"], "threads=\"100000\""),
         (
             &["matrix", "scenarios=nope"],
-            "scenarios=\"nope\": unknown scenario; accepted lookup, noop",
+            "scenarios=\"nope\": unknown scenario; accepted leadership-500x3, lease, lookup, noop, pool-batch",
         ),
         (
             &["matrix", "variants=impl2"],
-            "variants=\"impl2\": unknown variant; accepted global-mutex",
+            "variants=\"impl2\": unknown variant; accepted txn-log, global-clock, sql-update, batched, lmdb, memory, global-mutex",
         ),
         (
             &["matrix", "colour=red"],

@@ -157,14 +157,7 @@ impl HotPath for LeaseHotPath {
                 "lease_s={lease} with extend_s={extend}: a lease must last longer than the extend interval; accepted lease_s > extend_s"
             ));
         }
-        let dir = params.text("data_dir");
-        if !dir.is_empty() {
-            tempfile::Builder::new()
-                .prefix("contention-lab-check-")
-                .tempdir_in(dir)
-                .map_err(|e| format!("data_dir={dir:?}: cannot create a temporary folder there ({e}); accepted: an existing, writable folder"))?;
-        }
-        Ok(())
+        harness::scratch::check_data_dir(params.text("data_dir"))
     }
     fn measure(
         &self,

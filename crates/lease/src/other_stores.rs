@@ -63,13 +63,7 @@ impl LmdbLeases {
         names: Vec<String>,
         sync: bool,
     ) -> Result<LmdbLeases, String> {
-        let mut b = tempfile::Builder::new();
-        b.prefix("contention-lab-lease-");
-        let dir = match data_dir {
-            Some(d) => b.tempdir_in(d),
-            None => b.tempdir(),
-        }
-        .map_err(|e| format!("data_dir: cannot create a temporary folder: {e}"))?;
+        let dir = harness::scratch::private_folder(data_dir, "contention-lab-lease-")?;
         let (env, db) = open_env(dir.path(), sync).map_err(lm)?;
         Ok(LmdbLeases {
             env,

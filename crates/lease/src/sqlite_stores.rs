@@ -98,13 +98,7 @@ impl SqliteLeases {
         clock: Arc<dyn Fn() -> i64 + Send + Sync>,
         tick: Duration,
     ) -> Result<SqliteLeases, String> {
-        let mut b = tempfile::Builder::new();
-        b.prefix("contention-lab-lease-");
-        let dir = match data_dir {
-            Some(d) => b.tempdir_in(d),
-            None => b.tempdir(),
-        }
-        .map_err(|e| format!("data_dir: cannot create a temporary folder: {e}"))?;
+        let dir = harness::scratch::private_folder(data_dir, "contention-lab-lease-")?;
         let path = dir.path().join("leases.db");
         open(&path, synchronous)
             .and_then(|c| c.execute_batch(SCHEMA))

@@ -179,14 +179,7 @@ impl HotPath for SqlmixHotPath {
         PARAMS
     }
     fn check(&self, params: &Params) -> Result<(), String> {
-        let dir = params.text("data_dir");
-        if !dir.is_empty() {
-            tempfile::Builder::new()
-                .prefix("contention-lab-check-")
-                .tempdir_in(dir)
-                .map_err(|e| format!("data_dir={dir:?}: cannot create a temporary folder there ({e}); accepted: an existing, writable folder"))?;
-        }
-        Ok(())
+        harness::scratch::check_data_dir(params.text("data_dir"))
     }
     fn measure(
         &self,

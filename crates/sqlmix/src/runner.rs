@@ -147,21 +147,8 @@ fn fnv1a(text: &str) -> u64 {
 impl TxnRunner {
     /// Creates the databases, seeds them and opens the connections.
     pub fn new(config: &RunnerConfig) -> Result<TxnRunner, String> {
-        let mut builder = tempfile::Builder::new();
-        builder.prefix("contention-lab-sqlmix-");
-        let dir = match &config.data_dir {
-            Some(d) => builder.tempdir_in(d),
-            None => builder.tempdir(),
-        }
-        .map_err(|e| {
-            let place = config
-                .data_dir
-                .as_ref()
-                .map_or("the system temporary folder".to_owned(), |d| {
-                    d.display().to_string()
-                });
-            format!("data_dir: cannot create a temporary folder in {place}: {e}")
-        })?;
+        let dir =
+            harness::scratch::private_folder(config.data_dir.as_deref(), "contention-lab-sqlmix-")?;
         let shards = if config.design == Design::Sharded {
             config.shards.max(1)
         } else {

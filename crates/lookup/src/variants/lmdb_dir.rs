@@ -27,10 +27,7 @@ pub struct LmdbDirectory {
 impl LmdbDirectory {
     /// Creates the environment in a fresh temporary folder and loads `data`.
     pub fn new(data: &DirectoryData) -> Result<Self, String> {
-        let dir = tempfile::Builder::new()
-            .prefix("contention-lab-lmdb-")
-            .tempdir()
-            .map_err(|e| format!("cannot create a temporary folder for LMDB: {e}"))?;
+        let dir = harness::scratch::private_folder(None, "contention-lab-lmdb-")?;
         let (env, db) = open_and_load(dir.path(), data)
             .map_err(|e| format!("cannot build the LMDB directory: {e}"))?;
         Ok(LmdbDirectory {
