@@ -177,9 +177,9 @@ fn profile_prefix(run_id: &str, cell: &CellSpec<'_>) -> String {
 
 /// The measured window of a profiling run. The sampler here delivers about 160-250
 /// samples per second of wall time however many CPUs are busy, so 1 s gives a mostly readable
-/// flamegraph (about 200 samples; thinner ones are marked); quick mode settles for 0.5 s and thin flamegraphs.
+/// flamegraph (about 200 samples; thinner ones are marked); quick mode settles for 0.4 s and thin flamegraphs.
 fn profile_window(cell: &CellSpec<'_>, quick: bool) -> Duration {
-    let least = if quick { 500 } else { 1000 };
+    let least = if quick { 400 } else { 1000 };
     cell.scenario.duration.max(Duration::from_millis(least))
 }
 

@@ -258,6 +258,8 @@ impl MatrixPlan {
             let cores = match (&settings.cores, &file.cores) {
                 (Some(c), _) => c.clone(),
                 (None, Some(c)) => c.iter().copied().filter(|&c| c <= nproc).collect(),
+                // Quick mode measures at the machine's full width only.
+                (None, None) if settings.quick => vec![nproc],
                 (None, None) => default_cores(nproc),
             };
             let mut sweeps = mode.params.clone();
