@@ -3,32 +3,18 @@
 //! recorded as failed while the matrix goes on. Correctness only, no speeds.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use harness::schema::{CellStatus, ResultsFile};
+
+mod common;
+
+use common::lab;
 
 /// A scratch project root holding copies of the repository's scenario files.
 fn scratch_root() -> tempfile::TempDir {
     let root = tempfile::tempdir().unwrap();
-    let benches = root.path().join("benches");
-    std::fs::create_dir(&benches).unwrap();
-    let repo_benches = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../benches");
-    for entry in std::fs::read_dir(repo_benches).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().is_some_and(|e| e == "toml") {
-            std::fs::copy(&path, benches.join(path.file_name().unwrap())).unwrap();
-        }
-    }
+    common::copy_benches(root.path());
     root
-}
-
-fn lab(root: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lab"))
-        .args(args)
-        .env("LAB_ROOT", root)
-        .current_dir(root)
-        .output()
-        .unwrap()
 }
 
 fn results_files(root: &Path) -> Vec<PathBuf> {

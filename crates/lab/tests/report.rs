@@ -3,7 +3,11 @@
 //! report as it was; an interrupted matrix still leaves a report marked incomplete.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
+
+mod common;
+
+use common::lab;
 
 fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
@@ -23,17 +27,8 @@ fn fixture_root() -> tempfile::TempDir {
     let root = tempfile::tempdir().unwrap();
     let here = Path::new(env!("CARGO_MANIFEST_DIR"));
     copy_dir(&here.join("tests/fixtures/small-run"), root.path());
-    copy_dir(&here.join("../../benches"), &root.path().join("benches"));
+    common::copy_benches(root.path());
     root
-}
-
-fn lab(root: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lab"))
-        .args(args)
-        .env("LAB_ROOT", root)
-        .current_dir(root)
-        .output()
-        .unwrap()
 }
 
 /// Every `src="..."` and `href="..."` of a page.
