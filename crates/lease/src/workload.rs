@@ -67,6 +67,23 @@ fn unit_name(a: usize, u: usize) -> String {
 /// however fast the store is.
 const CHURN_MS: i64 = 600_000;
 
+/// Every lease and unit name, made once so the hot loop formats nothing.
+struct Names {
+    leases: Vec<String>,
+    units: Vec<Vec<String>>,
+}
+
+impl Names {
+    fn new(applications: usize, units: usize) -> Names {
+        Names {
+            leases: (0..applications).map(lease_name).collect(),
+            units: (0..applications)
+                .map(|a| (0..units).map(|u| unit_name(a, u)).collect())
+                .collect(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum AppState {
     Held { unit: usize, acked: i64 },
@@ -80,6 +97,7 @@ pub struct LeaseWorkload<S: LeaseStore> {
     shape: LeaseShape,
     clock: Arc<SimClock>,
     initial: Vec<i64>,
+    names: Arc<Names>,
     last_sweep: Arc<AtomicI64>,
     wchar_at_open: Arc<AtomicU64>,
 }
@@ -115,6 +133,7 @@ impl<S: LeaseStore> LeaseWorkload<S> {
             shape,
             clock,
             initial,
+            names: Arc::new(Names::new(shape.applications, shape.units)),
             last_sweep: Arc::new(AtomicI64::new(i64::MIN)),
             wchar_at_open: Arc::new(AtomicU64::new(0)),
         })
@@ -136,6 +155,7 @@ pub struct LeaseWorker<S: LeaseStore> {
     clock: Arc<SimClock>,
     index: usize,
     apps: Vec<(usize, AppState)>,
+    names: Arc<Names>,
     cursor: usize,
     rng: SmallRng,
     ops: u64,
@@ -185,17 +205,21 @@ impl<S: LeaseStore> Worker for LeaseWorker<S> {
         let Some(&(app, state)) = self.apps.get(slot) else {
             return Outcome::OK;
         };
-        let lease = lease_name(app);
+        // Borrow the field, not an Arc clone: a clone per operation would bump a shared
+        // reference count, itself a contended write.
+        let names = &self.names;
+        let lease = &names.leases[app];
+        let unit_of = |u: usize| names.units[app][u].as_str();
         let units = self.shape.units;
         let (result, next) = match state {
             AppState::Held { unit, acked } => {
                 let roll = self.rng.random_range(0..100);
                 if roll < 5 && units > 1 {
                     // A non-holder tries to extend: the store must refuse.
-                    let other = unit_name(app, (unit + 1) % units);
-                    let r =
-                        self.store
-                            .extend(&mut self.session, &lease, &other, now, now + lease_ms);
+                    let other = unit_of((unit + 1) % units);
+                    let r = self
+                        .store
+                        .extend(&mut self.session, lease, other, now, now + lease_ms);
                     if r == Ok(true) {
                         self.non_holder_accepted += 1;
                     }
@@ -207,8 +231,8 @@ impl<S: LeaseStore> Worker for LeaseWorker<S> {
                 } else {
                     match self.store.extend(
                         &mut self.session,
-                        &lease,
-                        &unit_name(app, unit),
+                        lease,
+                        unit_of(unit),
                         now,
                         now + lease_ms,
                     ) {
@@ -262,10 +286,11 @@ impl<S: LeaseStore> LeaseWorker<S> {
         state: AppState,
     ) -> (Result<(), String>, AppState) {
         let expiry = now + self.shape.lease_ms;
+        let names = &self.names;
         match self.store.claim(
             &mut self.session,
-            &lease_name(app),
-            &unit_name(app, unit),
+            &names.leases[app],
+            &names.units[app][unit],
             now,
             expiry,
         ) {
@@ -313,6 +338,7 @@ impl<S: LeaseStore> Workload for LeaseWorkload<S> {
             clock: Arc::clone(&self.clock),
             index,
             apps,
+            names: Arc::clone(&self.names),
             cursor: 0,
             rng: SmallRng::seed_from_u64(0x1ea5e + index as u64),
             ops: 0,
