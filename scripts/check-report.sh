@@ -61,6 +61,7 @@ while IFS= read -r link; do
   [ -z "$link" ] && continue
   case "$link" in
     http:*|https:*) echo "check-report: $link fetches from the network" >&2; fail=1 ;;
+    '#'*) grep -q "id=\"${link#\#}\"" "$scratch/dom.html" || { echo "check-report: no anchor for $link" >&2; fail=1; } ;;
     *) [ -f "$dir/$link" ] || { echo "check-report: broken link $link" >&2; fail=1; } ;;
   esac
 done < <(grep -oE '(src|href)="[^"]*"' "$scratch/dom.html" | sed -E 's/^(src|href)="//; s/"$//')

@@ -51,6 +51,13 @@ fn assert_links_resolve(page: &Path) -> Vec<String> {
             !link.starts_with("http"),
             "{link}: the report must not fetch from the network"
         );
+        if let Some(anchor) = link.strip_prefix('#') {
+            assert!(
+                html.contains(&format!("id=\"{anchor}\"")),
+                "{link}: no such anchor"
+            );
+            continue;
+        }
         let target: PathBuf = page.parent().unwrap().join(link);
         assert!(
             target.is_file(),

@@ -93,10 +93,36 @@ fn machine(out: &mut String, a: &Analysed<'_>, prefix: &str) {
         let _ = write!(out, "<tr><th>{k}</th><td>{}</td></tr>", esc(&v));
     }
     out.push_str("</table>\n");
+    out.push_str("<nav><b>Contents:</b> ");
+    let mut links: Vec<String> = a
+        .sweeps
+        .iter()
+        .map(|sw| {
+            format!(
+                "<a href=\"#sweep-{}-{}\">{} against {}</a>",
+                esc(&sw.file),
+                esc(&sw.param),
+                esc(&sw.file),
+                esc(&sw.param)
+            )
+        })
+        .collect();
+    links.extend(a.groups.iter().filter(|g| !g.charts.is_empty()).map(|g| {
+        let name = if g.label.is_empty() {
+            g.title_name().to_owned()
+        } else {
+            format!("{} ({})", g.title_name(), g.label)
+        };
+        format!("<a href=\"#{}\">{}</a>", esc(&g.slug), esc(&name))
+    }));
+    out.push_str(&links.join(" · "));
+    out.push_str("</nav>\n");
     for sweep in &a.sweeps {
         let _ = writeln!(
             out,
-            "<section class=\"sweep\"><h3>{}: throughput against {}</h3><p><small>{} threads, {} core(s); other parameters fixed</small></p><figure class=\"chart\"><img src=\"{prefix}{}\" alt=\"throughput against {}\"></figure>",
+            "<section class=\"sweep\" id=\"sweep-{}-{}\"><h3>{}: throughput against {}</h3><p><small>{} threads, {} core(s); other parameters fixed</small></p><figure class=\"chart\"><img src=\"{prefix}{}\" alt=\"throughput against {}\"></figure>",
+            esc(&sweep.file),
+            esc(&sweep.param),
             esc(&sweep.file),
             esc(&sweep.param),
             sweep.threads,
@@ -146,54 +172,58 @@ fn group(out: &mut String, g: &Group<'_>, prefix: &str) {
         esc(&title),
         esc(&params.join(" "))
     );
-    out.push_str("<div class=\"charts\">\n");
-    for c in &g.charts {
-        for (path, what) in [
-            (&c.ops, "throughput"),
-            (&c.per_thread, "per-thread throughput"),
-        ] {
-            let _ = writeln!(
-                out,
-                "<figure class=\"chart\"><img src=\"{prefix}{}\" alt=\"{} against threads, {} core(s)\"></figure>",
-                esc(path),
-                what,
-                c.cores
-            );
-        }
-    }
-    out.push_str(
-        "</div>\n<h4>Scalability (Universal Scalability Law fit per variant and core count)</h4>\n",
-    );
-    out.push_str("<table class=\"usl\"><tr><th>variant</th><th>cores</th><th>σ contention</th><th>κ coherency</th><th>λ (ops/s, 1 thread)</th><th>R²</th><th>N*</th><th>best measured threads</th><th>recommendation</th></tr>\n");
-    for f in &g.fits {
-        let best = f.best_measured.map_or("-".to_owned(), |t| t.to_string());
-        match &f.fit {
-            Ok(fit) => {
+    if !g.charts.is_empty() {
+        out.push_str("<div class=\"charts\">\n");
+        for c in &g.charts {
+            for (path, what) in [
+                (&c.ops, "throughput"),
+                (&c.per_thread, "per-thread throughput"),
+            ] {
                 let _ = writeln!(
                     out,
-                    "<tr><td>{}</td><td>{}</td><td>{:.3}</td><td>{:.4}</td><td>{}</td><td>{:.3}</td><td>{}</td><td>{best}</td><td>{}</td></tr>",
-                    esc(&f.variant),
-                    f.cores,
-                    fit.sigma,
-                    fit.kappa,
-                    si(fit.lambda),
-                    fit.r_squared,
-                    fit.peak_threads().map_or("none (κ = 0)".to_owned(), |n| n.to_string()),
-                    esc(&fit.recommendation(f.cores))
-                );
-            }
-            Err(why) => {
-                let _ = writeln!(
-                    out,
-                    "<tr><td>{}</td><td>{}</td><td colspan=\"5\">no fit: {}</td><td>{best}</td><td></td></tr>",
-                    esc(&f.variant),
-                    f.cores,
-                    esc(why)
+                    "<figure class=\"chart\"><img src=\"{prefix}{}\" alt=\"{} against threads, {} core(s)\"></figure>",
+                    esc(path),
+                    what,
+                    c.cores
                 );
             }
         }
+        out.push_str(
+            "</div>\n<h4>Scalability (Universal Scalability Law fit per variant and core count)</h4>\n",
+        );
+        out.push_str("<table class=\"usl\"><tr><th>variant</th><th>cores</th><th>σ contention</th><th>κ coherency</th><th>λ (ops/s, 1 thread)</th><th>R²</th><th>N*</th><th>best measured threads</th><th>recommendation</th></tr>\n");
+        for f in &g.fits {
+            let best = f.best_measured.map_or("-".to_owned(), |t| t.to_string());
+            match &f.fit {
+                Ok(fit) => {
+                    let _ = writeln!(
+                        out,
+                        "<tr><td>{}</td><td>{}</td><td>{:.3}</td><td>{:.4}</td><td>{}</td><td>{:.3}</td><td>{}</td><td>{best}</td><td>{}</td></tr>",
+                        esc(&f.variant),
+                        f.cores,
+                        fit.sigma,
+                        fit.kappa,
+                        si(fit.lambda),
+                        fit.r_squared,
+                        fit.peak_threads().map_or("none (κ = 0)".to_owned(), |n| n.to_string()),
+                        esc(&fit.recommendation(f.cores))
+                    );
+                }
+                Err(why) => {
+                    let _ = writeln!(
+                        out,
+                        "<tr><td>{}</td><td>{}</td><td colspan=\"5\">no fit: {}</td><td>{best}</td><td></td></tr>",
+                        esc(&f.variant),
+                        f.cores,
+                        esc(why)
+                    );
+                }
+            }
+        }
+
+        out.push_str("</table>\n");
     }
-    out.push_str("</table>\n<h4>Matrix per variant</h4>\n");
+    out.push_str("<h4>Matrix per variant</h4>\n");
     for variant in &g.variants {
         let _ = write!(
             out,

@@ -359,6 +359,11 @@ fn analyse<'a>(
     for (index, source) in sources.iter().enumerate() {
         let mut groups = group_cells(source, index);
         for g in &mut groups {
+            if g.threads.len() < 2 {
+                // One thread count (a sweep's cell): no curve to draw or fit; the sweep
+                // chart and the matrix table say it all.
+                continue;
+            }
             for &cores in &g.cores.clone() {
                 let mut ops = Vec::new();
                 let mut per_thread = Vec::new();
