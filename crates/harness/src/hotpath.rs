@@ -24,6 +24,10 @@ pub trait HotPath: Sync {
     fn variants(&self) -> &'static [Variant];
     /// Its parameters with defaults.
     fn params(&self) -> &'static [ParamSpec];
+    /// Figures of `extra` worth a chart of their own in reports, as (key, axis label).
+    fn charted_extras(&self) -> &'static [(&'static str, &'static str)] {
+        &[]
+    }
     /// Rules that involve more than one parameter; each value alone was already checked.
     fn check(&self, _params: &Params) -> Result<(), String> {
         Ok(())

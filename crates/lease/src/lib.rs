@@ -150,6 +150,13 @@ impl HotPath for LeaseHotPath {
     fn params(&self) -> &'static [ParamSpec] {
         PARAMS
     }
+    fn charted_extras(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("extends_per_sec", "extends/s"),
+            ("writes_per_extend", "rows written per extend"),
+            ("bytes_per_extend", "bytes written per extend"),
+        ]
+    }
     fn check(&self, params: &Params) -> Result<(), String> {
         let (lease, extend) = (params.int("lease_s"), params.int("extend_s"));
         if lease <= extend {

@@ -125,6 +125,12 @@ impl HotPath for PoolHotPath {
     fn params(&self) -> &'static [ParamSpec] {
         PARAMS
     }
+    fn charted_extras(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("datapoints_per_sec", "datapoints/s"),
+            ("ceiling_ratio", "share of the Little's law ceiling"),
+        ]
+    }
     fn check(&self, params: &Params) -> Result<(), String> {
         let capacity = params.count("connections") * params.count("max_requests");
         if capacity > MAX_CAPACITY {

@@ -178,6 +178,13 @@ impl HotPath for SqlmixHotPath {
     fn params(&self) -> &'static [ParamSpec] {
         PARAMS
     }
+    fn charted_extras(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("reads_per_sec", "reads/s"),
+            ("writes_per_sec", "writes/s"),
+            ("retries_per_txn", "retries per transaction"),
+        ]
+    }
     fn check(&self, params: &Params) -> Result<(), String> {
         harness::scratch::check_data_dir(params.text("data_dir"))
     }

@@ -130,6 +130,15 @@ fn machine(out: &mut String, a: &Analysed<'_>, prefix: &str) {
             esc(&sweep.svg),
             esc(&sweep.param)
         );
+        for (label, path) in &sweep.extras {
+            let _ = writeln!(
+                out,
+                "<figure class=\"chart\"><img src=\"{prefix}{}\" alt=\"{} against {}\"></figure>",
+                esc(path),
+                esc(label),
+                esc(&sweep.param)
+            );
+        }
         let _ = write!(
             out,
             "<table class=\"sweep\"><tr><th>variant \\ {}</th>",
@@ -175,10 +184,14 @@ fn group(out: &mut String, g: &Group<'_>, prefix: &str) {
     if !g.charts.is_empty() {
         out.push_str("<div class=\"charts\">\n");
         for c in &g.charts {
+            let extras = c.extras.iter().map(|(label, path)| (path, label.as_str()));
             for (path, what) in [
                 (&c.ops, "throughput"),
                 (&c.per_thread, "per-thread throughput"),
-            ] {
+            ]
+            .into_iter()
+            .chain(extras)
+            {
                 let _ = writeln!(
                     out,
                     "<figure class=\"chart\"><img src=\"{prefix}{}\" alt=\"{} against threads, {} core(s)\"></figure>",

@@ -67,6 +67,8 @@ pub struct ChartRef {
     pub ops: String,
     /// Per-thread throughput against threads.
     pub per_thread: String,
+    /// The hot path's own figures against threads, as (label, path).
+    pub extras: Vec<(String, String)>,
 }
 
 /// A differential flamegraph of one variant.
@@ -159,6 +161,8 @@ pub struct Sweep {
     pub rows: Vec<(String, Vec<Option<f64>>)>,
     /// The chart, relative to the project root.
     pub svg: String,
+    /// The hot path's own figures against the parameter, as (label, path).
+    pub extras: Vec<(String, String)>,
 }
 
 /// One source with its groups.
@@ -169,6 +173,11 @@ pub struct Analysed<'a> {
     pub groups: Vec<Group<'a>>,
     /// Parameter sweeps found among the groups.
     pub sweeps: Vec<Sweep>,
+}
+
+/// The extra figures the hot path called `scenario` wants charted (none if unknown).
+fn charted_extras(scenario: &str) -> &'static [(&'static str, &'static str)] {
+    crate::catalog::hot_path(scenario).map_or(&[], |h| h.charted_extras())
 }
 
 /// Finds scenario files whose groups differ in exactly one parameter and charts
@@ -263,7 +272,41 @@ fn sweeps(
             slugify(param)
         );
         std::fs::write(chart_dir.join(&name), svg)?;
+        let mut extras = Vec::new();
+        let scenario = members[0].scenario.clone();
+        for &(key, label) in charted_extras(&scenario) {
+            let series: Vec<charts::Series> = variants
+                .iter()
+                .map(|v| charts::Series {
+                    name: v.clone(),
+                    points: members
+                        .iter()
+                        .enumerate()
+                        .filter_map(|(i, m)| {
+                            let c = m.cell(v, threads, cores).filter(|c| c.usable())?;
+                            Some((i as f64, c.extra.get(key)?.as_f64()?))
+                        })
+                        .collect(),
+                })
+                .collect();
+            if series.iter().all(|s| s.points.is_empty()) {
+                continue;
+            }
+            let title =
+                format!("{file}: {label} against {param} ({threads} threads, {cores} cores)");
+            let svg = charts::sweep_chart(&title, param, &values, label, &series)
+                .map_err(anyhow::Error::msg)?;
+            let extra_name = format!(
+                "{}-sweep-{}-{}.svg",
+                slugify(&format!("m{index}-{file}")),
+                slugify(param),
+                slugify(key)
+            );
+            std::fs::write(chart_dir.join(&extra_name), svg)?;
+            extras.push((label.to_owned(), format!("{final_dir}/charts/{extra_name}")));
+        }
         out.push(Sweep {
+            extras,
             file: file.to_owned(),
             param: (*param).clone(),
             values,
@@ -428,10 +471,38 @@ fn analyse<'a>(
                 .map_err(anyhow::Error::msg)?;
                 std::fs::write(chart_dir.join(&ops_name), ops_svg)?;
                 std::fs::write(chart_dir.join(&per_name), per_svg)?;
+                let mut extras = Vec::new();
+                for &(key, label) in charted_extras(&g.scenario) {
+                    let series: Vec<charts::Series> = g
+                        .variants
+                        .iter()
+                        .map(|v| charts::Series {
+                            name: v.clone(),
+                            points: g
+                                .threads
+                                .iter()
+                                .filter_map(|&t| g.cell(v, t, cores))
+                                .filter(|c| c.usable())
+                                .filter_map(|c| {
+                                    Some((c.threads as f64, c.extra.get(key)?.as_f64()?))
+                                })
+                                .collect(),
+                        })
+                        .collect();
+                    if series.iter().all(|s| s.points.is_empty()) {
+                        continue;
+                    }
+                    let name = format!("{}-c{cores}-{}.svg", g.slug, slugify(key));
+                    let svg = charts::line_chart(&title(label), "threads", label, &series, marker)
+                        .map_err(anyhow::Error::msg)?;
+                    std::fs::write(chart_dir.join(&name), svg)?;
+                    extras.push((label.to_owned(), format!("{final_dir}/charts/{name}")));
+                }
                 g.charts.push(ChartRef {
                     cores,
                     ops: format!("{final_dir}/charts/{ops_name}"),
                     per_thread: format!("{final_dir}/charts/{per_name}"),
+                    extras,
                 });
             }
         }
