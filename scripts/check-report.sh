@@ -6,15 +6,19 @@
 #   scripts/check-report.sh                 # renders the fixture run in a scratch folder
 #   scripts/check-report.sh reports/index.html
 #
-# Installs Debian's chromium when it is missing (needs root, as on CI).
+# Installs Debian's chromium when it is missing (needs root, as on CI). Exits 1 when the
+# page fails a check and 3 when no browser could be had.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
 
 if ! command -v chromium >/dev/null 2>&1; then
   echo "check-report: installing chromium (Debian package)" >&2
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }; then
+    # Exit 3 means "no browser to check with", distinct from a report that fails the check.
+    echo "check-report: chromium could not be installed; the page was not checked" >&2
+    exit 3
+  fi
 fi
 
 scratch=$(mktemp -d)
