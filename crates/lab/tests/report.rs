@@ -110,6 +110,40 @@ fn fixture_report_has_every_table_chart_and_link() {
 }
 
 #[test]
+fn results_from_two_machines_go_side_by_side() {
+    let root = fixture_root();
+    let r = root.path();
+    let text = std::fs::read_to_string(r.join("reports/data/fixture.json")).unwrap();
+    let mut other: serde_json::Value = serde_json::from_str(&text).unwrap();
+    other["run_id"] = "bigger".into();
+    other["env"]["hostname"] = "sixteen-cores".into();
+    other["env"]["nproc"] = 16.into();
+    for cell in other["cells"].as_array_mut().unwrap() {
+        let ops = cell["ops_per_sec"].as_f64().unwrap();
+        cell["ops_per_sec"] = (ops * 2.0).into();
+    }
+    std::fs::write(
+        r.join("bigger.json"),
+        serde_json::to_string(&other).unwrap(),
+    )
+    .unwrap();
+    let out = lab(r, &["report", "reports/data/fixture.json", "bigger.json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let page = r.join("reports/multi-fixture-bigger/index.html");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("<h2>Side by side</h2>"));
+    assert!(html.contains("bigger (sixteen-cores, 16 CPUs)"));
+    assert!(html.contains("(2.00x)"), "ratios to the first machine");
+    // Each machine keeps its own section with its own charts.
+    assert_eq!(html.matches("<section class=\"machine\">").count(), 2);
+    assert_links_resolve(&page);
+}
+
+#[test]
 fn bad_report_input_leaves_the_existing_report_alone() {
     let root = fixture_root();
     let r = root.path();

@@ -39,6 +39,9 @@ pub fn page(analysed: &[Analysed<'_>], prefix: &str, runs: Option<&[String]>) ->
         esc(&ids.join(", "))
     );
     out.push_str("<p>Figures are medians over interleaved repetitions, with min-max in brackets. Efficiency = ops / (min(threads, cores) x ops at 1 thread). Highlighted cells ran more threads than cores. Compare ratios within one run; this machine is noisy.</p>\n");
+    if analysed.len() > 1 {
+        side_by_side(&mut out, analysed);
+    }
     for a in analysed {
         machine(&mut out, a, prefix);
     }
@@ -56,6 +59,69 @@ pub fn page(analysed: &[Analysed<'_>], prefix: &str, runs: Option<&[String]>) ->
     }
     out.push_str("</body></html>\n");
     out
+}
+
+/// One table with a column per results file: every cell (scenario file, variant,
+/// parameters, threads, cores) present in the first, its ops/s in each, and the ratio to
+/// the first. Cells are matched by what they ran, not by position.
+fn side_by_side(out: &mut String, analysed: &[Analysed<'_>]) {
+    out.push_str("<section class=\"side-by-side\"><h2>Side by side</h2>\n<p>ops/s per machine; the ratio is to the first. Different machines differ in more than their CPU count: read it as a shape, not a verdict.</p>\n<table class=\"side-by-side\"><tr><th>scenario</th><th>variant</th><th>parameters</th><th>threads</th><th>cores</th>");
+    for a in analysed {
+        let e = &a.source.results.env;
+        let _ = write!(
+            out,
+            "<th>{} ({}, {} CPUs)</th>",
+            esc(&a.source.results.run_id),
+            esc(&e.hostname),
+            e.nproc
+        );
+    }
+    out.push_str("</tr>\n");
+    let first = &analysed[0].source.results.cells;
+    for cell in first {
+        let label = if cell.scenario_file.is_empty() {
+            &cell.scenario
+        } else {
+            &cell.scenario_file
+        };
+        let params: Vec<String> = cell
+            .params
+            .iter()
+            .map(|(k, v)| format!("{k}={}", crate::plan::value_text(v)))
+            .collect();
+        let _ = write!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td><small>{}</small></td><td>{}</td><td>{}</td>",
+            esc(label),
+            esc(&cell.variant),
+            esc(&params.join(" ")),
+            cell.threads,
+            cell.cores
+        );
+        for a in analysed {
+            let other = a
+                .source
+                .results
+                .cells
+                .iter()
+                .find(|c| c.key() == cell.key() && c.scenario_file == cell.scenario_file);
+            let text = match other {
+                Some(o) if o.usable() && cell.usable() && cell.ops_per_sec > 0.0 => {
+                    format!(
+                        "{} ({:.2}x)",
+                        si(o.ops_per_sec),
+                        o.ops_per_sec / cell.ops_per_sec
+                    )
+                }
+                Some(o) if o.usable() => si(o.ops_per_sec),
+                Some(_) => "failed".to_owned(),
+                None => "-".to_owned(),
+            };
+            let _ = write!(out, "<td>{text}</td>");
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</table></section>\n");
 }
 
 fn machine(out: &mut String, a: &Analysed<'_>, prefix: &str) {
