@@ -41,4 +41,4 @@ pub use hotpath::{HotPath, Variant};
 pub use params::{ParamKind, ParamSpec, Params};
 pub use runner::{CellFailure, Measurement, RunSettings};
 pub use schema::RunRecord;
-pub use workload::{OpCtx, Outcome, Worker, Workload};
+pub use workload::{OpCtx, Outcome, Status, Worker, Workload};

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use hdrhistogram::Histogram;
 
 use crate::stats;
-use crate::workload::{OpCtx, Worker, Workload};
+use crate::workload::{OpCtx, Status, Worker, Workload};
 
 const WARMUP: u8 = 0;
 const MEASURE: u8 = 1;
@@ -65,12 +65,18 @@ pub struct Measurement {
     pub threads: usize,
     /// The measured window as the controller saw it.
     pub window: Duration,
-    /// Operations finished in the window, all threads.
+    /// Operations that succeeded in the window, all threads.
     pub ops: u64,
     /// Retries in the window, all threads.
     pub retries: u64,
-    /// Failed operations in the window, all threads.
+    /// Failed operations in the window, all threads (not in `ops`).
     pub errors: u64,
+    /// Operations that gave up waiting in the window, all threads (not in `ops`).
+    pub timeouts: u64,
+    /// Steps that did no work of the hot path, all threads (not in `ops`).
+    pub idle: u64,
+    /// Whether the hot path measures its blocked time ([`Workload::waits_measured`]).
+    pub waits_measured: bool,
     /// Time workers spent waiting on the synchronization point, summed over threads.
     pub waited: Duration,
     /// Latency of the sampled operations, merged over threads (nanoseconds).
@@ -89,9 +95,11 @@ impl Measurement {
         stats::rate(self.ops, self.window)
     }
 
-    /// Share of worker time spent waiting: waited / (threads x window), clamped to 0..1.
-    pub fn wait_share(&self) -> f64 {
-        stats::share(self.waited, self.window * self.threads as u32)
+    /// Share of worker time spent blocked on the hot path: waited / (threads x window),
+    /// clamped to 0..1; `None` when the hot path does not measure its waits.
+    pub fn wait_share(&self) -> Option<f64> {
+        self.waits_measured
+            .then(|| stats::share(self.waited, self.window * self.threads as u32))
     }
 
     /// Process CPU time over wall time x cores, clamped to 0..1.
@@ -104,6 +112,8 @@ struct Tally {
     ops: u64,
     retries: u64,
     errors: u64,
+    timeouts: u64,
+    idle: u64,
     latency: Histogram<u64>,
 }
 
@@ -113,6 +123,8 @@ impl Tally {
             ops: 0,
             retries: 0,
             errors: 0,
+            timeouts: 0,
+            idle: 0,
             latency: stats::new_histogram(),
         }
     }
@@ -186,6 +198,8 @@ fn run_inner<W: Workload>(workload: &W, settings: RunSettings) -> Result<Measure
                 total.ops += tally.ops;
                 total.retries += tally.retries;
                 total.errors += tally.errors;
+                total.timeouts += tally.timeouts;
+                total.idle += tally.idle;
                 stats::merge_into(&mut total.latency, &tally.latency);
                 waited_ns += waited;
                 workers.push(worker);
@@ -207,6 +221,9 @@ fn run_inner<W: Workload>(workload: &W, settings: RunSettings) -> Result<Measure
         ops: total.ops,
         retries: total.retries,
         errors: total.errors,
+        timeouts: total.timeouts,
+        idle: total.idle,
+        waits_measured: workload.waits_measured(),
         waited: Duration::from_nanos(waited_ns),
         latency: total.latency,
         cpu_time,
@@ -257,10 +274,12 @@ fn worker_loop<K: Worker>(
                 .latency
                 .saturating_record(started.elapsed().as_nanos() as u64);
         }
-        tally.ops += 1;
         tally.retries += u64::from(outcome.retries);
-        if !outcome.ok {
-            tally.errors += 1;
+        match outcome.status {
+            Status::Ok => tally.ops += 1,
+            Status::Failed => tally.errors += 1,
+            Status::TimedOut => tally.timeouts += 1,
+            Status::Idle => tally.idle += 1,
         }
     }
     (worker, tally, ctx.waited_ns)
@@ -374,7 +393,15 @@ mod tests {
         assert!(m.verified.is_ok());
         // Every tenth operation of each thread fails after two retries.
         assert!(m.errors > 0 && m.retries == 2 * m.errors);
-        assert_eq!(m.latency.len(), m.ops);
+        // Failed operations are timed but are not operations done: nine in ten succeed.
+        assert_eq!(m.latency.len(), m.ops + m.errors);
+        let expected = 9 * m.errors;
+        assert!(
+            m.ops + 30 >= expected && m.ops <= expected + 30,
+            "{} ops for {} errors",
+            m.ops,
+            m.errors
+        );
         assert!(m.window >= Duration::from_millis(30));
     }
 

@@ -77,12 +77,32 @@ pub struct RunRecord {
     pub efficiency: Option<f64>,
     /// Latency percentiles (median over repetitions; `max` is the largest seen).
     pub latency_ns: LatencySummary,
-    /// Share of worker time spent waiting on the hot path's synchronization point.
-    pub wait_share: f64,
+    /// Share of worker time (threads x window) spent blocked on the hot path (locks,
+    /// permits, connections, busy-handler and backoff sleeps); null where the hot path does
+    /// not measure its waits, never a misleading 0.
+    pub wait_share: Option<f64>,
     /// Retries, summed over the measured windows of all repetitions.
     pub retries: u64,
-    /// Failed operations, summed over the measured windows of all repetitions.
+    /// Failed operations, summed over the measured windows of all repetitions. Not in
+    /// `ops_per_sec`, which counts successes only.
     pub errors: u64,
+    /// Operations that gave up waiting (a pool timeout), summed like `errors`; not in
+    /// `ops_per_sec`.
+    #[serde(default)]
+    pub timeouts: u64,
+    /// Steps that did no work of the hot path (a simulated event, nothing to do), summed
+    /// like `errors`; not in `ops_per_sec`.
+    #[serde(default)]
+    pub idle_steps: u64,
+    /// Failed operations per second of window, median over repetitions.
+    #[serde(default)]
+    pub errors_per_sec: f64,
+    /// Timeouts per second of window, median over repetitions.
+    #[serde(default)]
+    pub timeouts_per_sec: f64,
+    /// Retries per second of window, median over repetitions.
+    #[serde(default)]
+    pub retries_per_sec: f64,
     /// Process CPU time / (wall time x cores), median over repetitions.
     pub cpu_util: f64,
     /// Whether the invariants held in every repetition.
@@ -137,6 +157,11 @@ impl RunRecord {
             wait_share: m.wait_share(),
             retries: m.retries,
             errors: m.errors,
+            timeouts: m.timeouts,
+            idle_steps: m.idle,
+            errors_per_sec: stats::rate(m.errors, m.window),
+            timeouts_per_sec: stats::rate(m.timeouts, m.window),
+            retries_per_sec: stats::rate(m.retries, m.window),
             cpu_util: m.cpu_util(key.cores),
             verified: m.verified.is_ok(),
             verify_error: m.verified.clone().err(),
@@ -165,9 +190,14 @@ impl RunRecord {
             per_thread_ops_per_sec: 0.0,
             efficiency: None,
             latency_ns: LatencySummary::default(),
-            wait_share: 0.0,
+            wait_share: None,
             retries: 0,
             errors: 0,
+            timeouts: 0,
+            idle_steps: 0,
+            errors_per_sec: 0.0,
+            timeouts_per_sec: 0.0,
+            retries_per_sec: 0.0,
             cpu_util: 0.0,
             verified: false,
             verify_error: None,
@@ -225,10 +255,16 @@ impl RunRecord {
         merged.per_thread_ops_per_sec = median_ops / first.threads.max(1) as f64;
         merged.latency_ns =
             LatencySummary::median_of(&reps.iter().map(|r| r.latency_ns).collect::<Vec<_>>());
-        merged.wait_share = median_of(|r| r.wait_share);
+        let waits: Vec<f64> = reps.iter().filter_map(|r| r.wait_share).collect();
+        merged.wait_share = (waits.len() == reps.len()).then(|| stats::median(&waits));
         merged.cpu_util = median_of(|r| r.cpu_util);
         merged.retries = reps.iter().map(|r| r.retries).sum();
         merged.errors = reps.iter().map(|r| r.errors).sum();
+        merged.timeouts = reps.iter().map(|r| r.timeouts).sum();
+        merged.idle_steps = reps.iter().map(|r| r.idle_steps).sum();
+        merged.errors_per_sec = median_of(|r| r.errors_per_sec);
+        merged.timeouts_per_sec = median_of(|r| r.timeouts_per_sec);
+        merged.retries_per_sec = median_of(|r| r.retries_per_sec);
         merged.verified = reps.iter().all(|r| r.verified);
         merged.verify_error = reps.iter().find_map(|r| r.verify_error.clone());
         merged.profile = reps.iter().find_map(|r| r.profile.clone());

@@ -6,30 +6,71 @@
 
 use std::time::{Duration, Instant};
 
-/// What one operation did.
+/// How one step of a worker ended. Only [`Status::Ok`] counts as an operation: a reader
+/// of `ops_per_sec` sizes a server from it, so failures, timeouts and steps that did no
+/// work have counts of their own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// The operation did what it was asked (after any retries).
+    Ok,
+    /// The operation gave up with an error (after any retries).
+    Failed,
+    /// The operation gave up waiting for a resource (a connection, a permit).
+    TimedOut,
+    /// The step did no work of the hot path (nothing to do, a simulated event such as a
+    /// leader dying): neither a success nor a failure.
+    Idle,
+}
+
+/// What one step of a worker did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Outcome {
-    /// How many times the operation had to be retried before it finished.
+    /// How many times the operation had to be retried before it ended.
     pub retries: u32,
-    /// Whether the operation finished successfully (after any retries).
-    pub ok: bool,
+    /// How it ended.
+    pub status: Status,
 }
 
 impl Outcome {
     /// The operation succeeded at the first attempt.
     pub const OK: Outcome = Outcome {
         retries: 0,
-        ok: true,
+        status: Status::Ok,
+    };
+
+    /// A step that did no work of the hot path.
+    pub const IDLE: Outcome = Outcome {
+        retries: 0,
+        status: Status::Idle,
     };
 
     /// The operation succeeded after `retries` retries.
     pub fn retried(retries: u32) -> Outcome {
-        Outcome { retries, ok: true }
+        Outcome {
+            retries,
+            status: Status::Ok,
+        }
     }
 
     /// The operation failed, after `retries` retries.
     pub fn failed(retries: u32) -> Outcome {
-        Outcome { retries, ok: false }
+        Outcome {
+            retries,
+            status: Status::Failed,
+        }
+    }
+
+    /// The operation gave up waiting, after `retries` retries.
+    pub fn timed_out(retries: u32) -> Outcome {
+        Outcome {
+            retries,
+            status: Status::TimedOut,
+        }
+    }
+
+    /// Whether this step counts as an operation done.
+    pub fn is_ok(&self) -> bool {
+        self.status == Status::Ok
     }
 }
 
@@ -101,6 +142,13 @@ pub trait Workload: Sync {
     /// microsecond set this above 1 so that reading the clock does not dominate them.
     fn latency_sample_every(&self) -> u32 {
         1
+    }
+
+    /// Whether this hot path reports the time its workers spend blocked (through
+    /// [`OpCtx::record_wait`] or [`OpCtx::acquire`]) at every point where they can block.
+    /// When false the record's `wait_share` is null ("not measured"), never a misleading 0.
+    fn waits_measured(&self) -> bool {
+        false
     }
 
     /// Figures that belong to this hot path (the `extra` object of a record), computed

@@ -203,8 +203,10 @@ impl<S: LeaseStore> Worker for LeaseWorker<S> {
         }
         self.cursor = (slot + 1) % n.max(1);
         let Some(&(app, state)) = self.apps.get(slot) else {
-            return Outcome::OK;
+            // A worker with no applications has nothing to renew.
+            return Outcome::IDLE;
         };
+        let mut idle = false;
         // Borrow the field, not an Arc clone: a clone per operation would bump a shared
         // reference count, itself a contended write.
         let names = &self.names;
@@ -227,6 +229,7 @@ impl<S: LeaseStore> Worker for LeaseWorker<S> {
                 } else if now >= self.next_abandon {
                     // The leader dies: nobody extends this lease until it lapses.
                     self.next_abandon = now + self.abandon_every;
+                    idle = true;
                     (Ok(()), AppState::Abandoned { unit, until: acked })
                 } else {
                     match self.store.extend(
@@ -257,11 +260,15 @@ impl<S: LeaseStore> Worker for LeaseWorker<S> {
             AppState::Abandoned { unit, until } if now > until => {
                 self.claim(app, (unit + 1) % units, now, state)
             }
-            AppState::Abandoned { .. } => (Ok(()), state),
+            AppState::Abandoned { .. } => {
+                idle = true;
+                (Ok(()), state)
+            }
             AppState::Lost { unit } => self.claim(app, unit, now, state),
         };
         self.apps[slot].1 = next;
         match result {
+            Ok(()) if idle => Outcome::IDLE,
             Ok(()) => Outcome::OK,
             Err(_) => Outcome::failed(0),
         }

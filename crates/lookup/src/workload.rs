@@ -136,6 +136,11 @@ impl<D: Directory> Worker for LookupWorker<D> {
 impl<D: Directory> Workload for LookupWorkload<D> {
     type Worker = LookupWorker<D>;
 
+    // Measured: every directory times its lock, latch or writer slot where it blocks.
+    fn waits_measured(&self) -> bool {
+        true
+    }
+
     fn worker(&self, index: usize, _threads: usize) -> LookupWorker<D> {
         LookupWorker {
             dir: Arc::clone(&self.dir),

@@ -87,7 +87,7 @@ impl<P: Pool> Worker for PoolClient<P> {
         let Some(lease) = lease else {
             self.timeouts += 1;
             self.window_timeouts += 1;
-            return Outcome::failed(0);
+            return Outcome::timed_out(0);
         };
         let connection = self.pool.connection_of(&lease);
         let in_flight = self.audit[connection].fetch_add(1, Ordering::AcqRel) + 1;
@@ -115,6 +115,11 @@ impl<P: Pool> Worker for PoolClient<P> {
 
 impl<P: Pool> Workload for PoolWorkload<P> {
     type Worker = PoolClient<P>;
+
+    // Measured: every client blocks only in `acquire`, which is timed.
+    fn waits_measured(&self) -> bool {
+        true
+    }
 
     fn worker(&self, index: usize, _threads: usize) -> PoolClient<P> {
         PoolClient {

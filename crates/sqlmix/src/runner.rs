@@ -290,7 +290,10 @@ impl TxnRunner {
                     let delay = gate::backoff(attempt, rng);
                     let start = Instant::now();
                     std::thread::sleep(delay);
-                    cost.backoff += start.elapsed();
+                    // A backoff sleep is time blocked on the database, like a lock wait.
+                    let slept = start.elapsed();
+                    cost.backoff += slept;
+                    ctx.record_wait(slept);
                 }
                 Err(e) => return (Err(format!("SQLite: {e}")), cost),
             }

@@ -139,6 +139,11 @@ impl Worker for SqlmixWorker {
 impl Workload for SqlmixWorkload {
     type Worker = SqlmixWorker;
 
+    // Measured: connections, permits, the breaker and busy/backoff sleeps are all timed where they block.
+    fn waits_measured(&self) -> bool {
+        true
+    }
+
     fn worker(&self, index: usize, _threads: usize) -> SqlmixWorker {
         let mut rng = SmallRng::seed_from_u64(0x5a1 + index as u64);
         let plan = (0..PLAN_LEN)

@@ -92,7 +92,7 @@ fn tampering_with_a_committed_write_is_caught() {
     let mut worker = workload.worker(0, 1);
     let mut ctx = OpCtx::default();
     for _ in 0..50 {
-        assert!(worker.op(&mut ctx).ok);
+        assert!(worker.op(&mut ctx).is_ok());
     }
     let workers = vec![worker];
     assert_eq!(workload.verify(&workers), Ok(()));

@@ -374,16 +374,18 @@ fn cell(out: &mut String, record: Option<&RunRecord>, prefix: &str) {
     };
     let _ = write!(
         out,
-        "<td{class}><b>{}</b> <small>({}–{})</small><br>per thread {} · eff {}<br>p99 {} · wait {:.2}<br>retries {} · errors {} · cpu {:.0}%",
+        "<td{class}><b>{}</b> <small>({}–{})</small><br>per thread {} · eff {}<br>p99 {} · wait {}<br>retries {} · errors {} · timeouts {} · cpu {:.0}%",
         si(r.ops_per_sec),
         si(r.ops_per_sec_min),
         si(r.ops_per_sec_max),
         si(r.per_thread_ops_per_sec),
         r.efficiency.map_or("-".to_owned(), |e| format!("{e:.2}")),
         nanos(r.latency_ns.p99),
-        r.wait_share,
+        r.wait_share
+            .map_or("not measured".to_owned(), |w| format!("{w:.2}")),
         r.retries,
         r.errors,
+        r.timeouts,
         r.cpu_util * 100.0
     );
     let extras: Vec<String> = r
