@@ -5,6 +5,7 @@
 mod catalog;
 mod cli;
 mod compare;
+mod export;
 mod matrix;
 mod plan;
 mod report;
