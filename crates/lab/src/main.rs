@@ -3,8 +3,11 @@
 //! exit (2 for bad input, 1 for a run whose cells failed), never a backtrace.
 
 mod catalog;
+mod cell_request;
 mod cli;
 mod compare;
+mod fs;
+mod list;
 mod matrix;
 mod plan;
 mod report;
