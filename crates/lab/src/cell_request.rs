@@ -18,7 +18,7 @@ use crate::scenario_file::{max_threads, parse_duration};
 /// [`CellRequest::from_run_args`]).
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Hot path, e.g. lookup (`--scenario` is an older name for it).
+    /// Hot path, e.g. lookup.
     #[arg(long = "hot-path", visible_alias = "scenario", value_name = "HOT_PATH")]
     pub hot_path: String,
     /// Variant, e.g. global-mutex.

@@ -14,6 +14,7 @@ mod report;
 mod root;
 mod run_cell;
 mod scenario_file;
+mod settings;
 mod table;
 
 use std::process::ExitCode;
