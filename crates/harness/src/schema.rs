@@ -342,6 +342,10 @@ pub struct ResultsFile {
     /// False when the run was interrupted and holds only the cells that finished.
     #[serde(default = "default_true")]
     pub complete: bool,
+    /// One line per scenario file: which command-line settings applied to it and which
+    /// values it kept as the file has them (empty in files written before this field).
+    #[serde(default)]
+    pub settings_by_file: Vec<String>,
     /// The machine and build.
     pub env: EnvInfo,
     /// Every cell.
@@ -416,6 +420,10 @@ mod tests {
             finished: "2026-11-30T12:01:00Z".into(),
             command: "just matrix".into(),
             complete: false,
+            settings_by_file: vec![
+                "lookup.toml (threads axis): set here threads=1,2; as the file has them: cores 1,2"
+                    .into(),
+            ],
             env: EnvInfo::default(),
             cells: vec![record(1, 1, 1000.0), failed],
         };

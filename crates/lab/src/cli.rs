@@ -2,9 +2,10 @@
 
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Parser, Subcommand};
 
-use crate::{matrix, plan, run_cell};
+use crate::cell_request::{CellRequest, RunArgs};
+use crate::{list, matrix, plan, run_cell};
 
 /// contention-lab: put contention problems under a microscope.
 #[derive(Debug, Parser)]
@@ -20,10 +21,12 @@ enum Command {
     Run(RunArgs),
     /// Run every cell of the thread x core matrix in child processes and print tables.
     ///
-    /// SETTINGS are key=value: threads=1,2,4 cores=1,2 scenarios=lookup
-    /// variants=dashmap,lmdb quick=true duration=1s warmup=300ms repeats=3 timeout=60s,
-    /// and any scenario parameter (users=6000 write_pct=0,10 ...). All are optional;
-    /// defaults come from benches/<scenario>.toml.
+    /// SETTINGS are key=value: threads=1,2,4 (scenario files whose axis is threads)
+    /// clients=100,1000 (client axes) sqlmix-slots.threads=8,16 (one scenario file,
+    /// whatever its axis) cores=1,2 scenarios=lookup variants=dashmap,lmdb quick=true
+    /// smoke=true duration=1s warmup=300ms repeats=3 timeout=60s profile=false, and any
+    /// hot-path parameter (users=6000 write_pct=0,10 ...). All are optional; defaults come
+    /// from the scenario files benches/<name>.toml.
     Matrix {
         /// key=value settings.
         #[arg(value_name = "SETTINGS")]
@@ -50,46 +53,16 @@ enum Command {
     },
 }
 
-/// Arguments of `lab run`.
-#[derive(Debug, Args)]
-pub struct RunArgs {
-    /// Hot path, e.g. lookup.
-    #[arg(long)]
-    pub scenario: String,
-    /// Variant, e.g. global-mutex.
-    #[arg(long)]
-    pub variant: String,
-    /// Worker threads.
-    #[arg(long, default_value = "1")]
-    pub threads: String,
-    /// Restrict the process to the first N allowed CPUs (default: all).
-    #[arg(long)]
-    pub cores: Option<String>,
-    /// Measured window per repetition, e.g. 1s or 500ms (a bare number is seconds).
-    #[arg(long, default_value = "1s")]
-    pub duration: String,
-    /// Warm-up before each window.
-    #[arg(long, default_value = "300ms")]
-    pub warmup: String,
-    /// Repetitions; the record holds their median and spread.
-    #[arg(long, default_value = "1")]
-    pub repeats: String,
-    /// A scenario parameter as name=value (repeatable).
-    #[arg(long = "param", value_name = "NAME=VALUE")]
-    pub params: Vec<String>,
-    /// Sample the CPU while measuring and write PREFIX.folded and PREFIX.svg (one
-    /// repetition; the figures of a profiled run are perturbed by the sampler).
-    #[arg(long, value_name = "PREFIX")]
-    pub profile: Option<String>,
-}
-
 /// Runs the parsed command; errors are bad input (exit 2).
 pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
-        Command::Run(args) => run_cell::run(&args),
+        Command::Run(args) => run_cell::run(&CellRequest::from_run_args(&args)?),
         Command::Matrix { settings } => {
             let settings = plan::Settings::parse(&settings)?;
             let plan = plan::MatrixPlan::build(&settings, &crate::root::project_root())?;
+            for line in plan.settings_lines() {
+                eprintln!("{line}");
+            }
             matrix::run(&plan)
         }
         Command::Report { files } => {
@@ -113,7 +86,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             threshold,
         } => crate::compare::run(&base, &new, threshold),
         Command::List => {
-            plan::print_list(&crate::root::project_root())?;
+            list::print_list(&crate::root::project_root())?;
             Ok(ExitCode::SUCCESS)
         }
     }

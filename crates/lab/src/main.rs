@@ -3,15 +3,19 @@
 //! exit (2 for bad input, 1 for a run whose cells failed), never a backtrace.
 
 mod catalog;
+mod cell_request;
 mod cli;
 mod compare;
 mod export;
+mod fs;
+mod list;
 mod matrix;
 mod plan;
 mod report;
 mod root;
 mod run_cell;
 mod scenario_file;
+mod settings;
 mod table;
 
 use std::process::ExitCode;

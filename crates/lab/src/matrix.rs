@@ -10,7 +10,7 @@
 //! marked incomplete.
 
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, ExitCode, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -22,8 +22,9 @@ use harness::schema::{self, CellKey, ProfileRef, ResultsFile, SCHEMA_VERSION};
 use harness::RunRecord;
 use indicatif::{ProgressBar, ProgressStyle};
 
+use crate::fs::write_atomically;
 use crate::plan::{CellSpec, MatrixPlan};
-use crate::{run_cell, table};
+use crate::table;
 
 /// Runs the matrix, writes `reports/data/<run-id>.json` and prints the tables.
 pub fn run(plan: &MatrixPlan) -> anyhow::Result<ExitCode> {
@@ -139,6 +140,7 @@ pub fn run(plan: &MatrixPlan) -> anyhow::Result<ExitCode> {
         finished: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
         command: plan.command.clone(),
         complete,
+        settings_by_file: plan.settings_lines(),
         env: EnvInfo::capture(),
         cells: records,
     };
@@ -199,19 +201,13 @@ fn run_child(
         threads: cell.threads,
         cores: cell.cores,
     };
-    let args = run_cell::child_args(
-        cell.scenario.hot_path.name(),
-        cell.variant,
-        &cell.params,
-        cell.threads,
-        cell.cores,
-        match profile {
-            Some((_, quick)) => profile_window(cell, quick),
-            None => cell.scenario.duration,
-        },
-        cell.scenario.warmup,
-        profile.map(|(prefix, _)| prefix),
-    );
+    let window = match profile {
+        Some((_, quick)) => profile_window(cell, quick),
+        None => cell.scenario.duration,
+    };
+    let args = cell
+        .request(window, profile.map(|(prefix, _)| prefix.to_owned()))
+        .to_args();
     let failed = |reason: String| Some(RunRecord::failed(&key, "", reason));
     let mut child = match Command::new(exe)
         .args(&args)
@@ -293,24 +289,6 @@ fn unique_run_id(dir: &Path, started: SystemTime) -> String {
         n += 1;
     }
     id
-}
-
-/// Writes `bytes` to a temporary file beside `path`, then renames it into place, so a
-/// reader never sees half a file and an interrupted write leaves the old one.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let tmp: PathBuf = dir.join(format!(
-        ".{}.tmp-{}",
-        path.file_name()
-            .map(|n| n.to_string_lossy())
-            .unwrap_or_default(),
-        std::process::id()
-    ));
-    std::fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| {
-        let _ = std::fs::remove_file(&tmp);
-        format!("cannot move the results into {}", path.display())
-    })
 }
 
 fn relative<'a>(path: &'a Path, root: &Path) -> &'a Path {

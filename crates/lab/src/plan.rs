@@ -1,8 +1,17 @@
-//! From `key=value` settings and scenario files to the list of cells a matrix will run.
+//! From parsed settings ([`Settings`]) and scenario files to the list of cells a matrix
+//! will run.
 //!
-//! Everything a user typed is checked here, before anything runs or any file is written:
-//! a bad thread list, an unknown scenario, variant or parameter, or more cores than the
-//! machine has is one error line naming the input and what is accepted.
+//! Everything is checked here against the scenario files, before anything runs or any
+//! file is written: an unknown scenario file, variant or parameter, a timeout too short
+//! for a cell, or a setting that applies to none of the selected scenario files is one
+//! error line naming the input and what is accepted. Reading the `key=value` text is
+//! `settings`' job.
+//!
+//! Each scenario file's axis decides which setting may change its thread counts:
+//! `threads=` sets thread axes, `clients=` client axes, and `<file>.threads=` (or
+//! `<file>.clients=`) one file, whatever its axis; a fixed point changes only that way.
+//! [`MatrixPlan::settings_lines`] says, per scenario file, what applied and what the file
+//! kept. Running the cells is `matrix`'s job, not this module's.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -11,136 +20,16 @@ use anyhow::{bail, Context};
 use harness::{affinity, HotPath, Params};
 use serde_json::Value;
 
-use crate::scenario_file::{self, max_threads, ParamSweep, ScenarioFile};
+use crate::cell_request::CellRequest;
+use crate::scenario_file::{self, join, Axis, ModeSettings, ParamSweep, ScenarioFile};
+pub use crate::settings::Settings;
+use crate::settings::KEYS;
 
-/// Settings that are not scenario parameters.
-const KEYS: &[&str] = &[
-    "threads",
-    "cores",
-    "scenarios",
-    "variants",
-    "quick",
-    "duration",
-    "warmup",
-    "repeats",
-    "timeout",
-    "profile",
-];
+/// Time a child needs beyond warm-up and window to start and build its data; a timeout
+/// shorter than warm-up + duration + this cannot let any cell finish.
+pub const SETUP_MARGIN: Duration = Duration::from_secs(1);
 
-/// What the user typed after `lab matrix`, parsed but not yet checked against scenarios.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Settings {
-    /// `threads=`: thread counts for every scenario.
-    pub threads: Option<Vec<usize>>,
-    /// `cores=`: core counts.
-    pub cores: Option<Vec<usize>>,
-    /// `scenarios=`: scenario file names.
-    pub scenarios: Option<Vec<String>>,
-    /// `variants=`: variant names.
-    pub variants: Option<Vec<String>>,
-    /// `quick=true`: the quick mode of every scenario.
-    pub quick: bool,
-    /// `duration=`: measured window per repetition.
-    pub duration: Option<Duration>,
-    /// `warmup=`: warm-up per repetition.
-    pub warmup: Option<Duration>,
-    /// `repeats=`: repetitions per cell.
-    pub repeats: Option<usize>,
-    /// `timeout=`: limit per child process.
-    pub timeout: Option<Duration>,
-    /// `profile=false`: skip the extra, uncounted repetition that records flamegraphs.
-    pub no_profile: bool,
-    /// Everything else: scenario parameters, checked when scenarios are known.
-    pub params: Vec<(String, String)>,
-    /// The arguments as typed, for the command that reproduces the run.
-    pub typed: Vec<String>,
-}
-
-fn int_list(key: &str, text: &str, max: usize, example: &str) -> anyhow::Result<Vec<usize>> {
-    let parsed: Option<Vec<usize>> = text
-        .split(',')
-        .map(|part| {
-            part.trim()
-                .parse::<usize>()
-                .ok()
-                .filter(|&n| n >= 1 && n <= max)
-        })
-        .collect();
-    match parsed {
-        Some(list) if !text.trim().is_empty() => Ok(list),
-        _ => bail!(
-            "{key}={text:?}: expected a comma-separated list of integers in 1..={max}, e.g. {key}={example}"
-        ),
-    }
-}
-
-fn boolean(key: &str, value: &str) -> anyhow::Result<bool> {
-    match value {
-        "true" | "1" | "yes" => Ok(true),
-        "false" | "0" | "no" => Ok(false),
-        _ => bail!("{key}={value:?}: expected true or false"),
-    }
-}
-
-fn name_list(key: &str, text: &str) -> anyhow::Result<Vec<String>> {
-    let names: Vec<String> = text.split(',').map(|s| s.trim().to_owned()).collect();
-    if names.iter().any(String::is_empty) {
-        bail!("{key}={text:?}: expected a comma-separated list of names");
-    }
-    Ok(names)
-}
-
-impl Settings {
-    /// Parses `key=value` arguments.
-    pub fn parse(args: &[String]) -> anyhow::Result<Settings> {
-        let mut s = Settings {
-            typed: args.to_vec(),
-            ..Settings::default()
-        };
-        let nproc = affinity::allowed_cpus().len();
-        for arg in args {
-            let Some((key, value)) = arg.split_once('=') else {
-                bail!("{arg:?}: expected key=value, e.g. threads=1,2,4 (keys: {}, or a scenario parameter)", KEYS.join(", "));
-            };
-            let key = key.trim();
-            let duration = |v: &str| {
-                scenario_file::parse_duration(v).map_err(|m| anyhow::anyhow!("{key}={m}"))
-            };
-            match key {
-                // The pool hot path runs one thread per client: `clients=` is `threads=`.
-                "threads" | "clients" => {
-                    s.threads = Some(int_list(key, value, max_threads(), "1,2,4")?)
-                }
-                "cores" => {
-                    let cores = int_list(key, value, usize::MAX, "1,2")?;
-                    if let Some(&too_many) = cores.iter().find(|&&c| c > nproc) {
-                        bail!("cores={too_many}: this machine has {nproc} CPU(s) available; accepted 1..={nproc}");
-                    }
-                    s.cores = Some(cores);
-                }
-                "scenarios" => s.scenarios = Some(name_list(key, value)?),
-                "variants" => s.variants = Some(name_list(key, value)?),
-                "quick" => s.quick = boolean(key, value)?,
-                "profile" => s.no_profile = !boolean(key, value)?,
-                "duration" => s.duration = Some(duration(value)?),
-                "warmup" => s.warmup = Some(duration(value)?),
-                "timeout" => s.timeout = Some(duration(value)?),
-                "repeats" => {
-                    s.repeats = Some(
-                        int_list(key, value, 100, "3")?
-                            .into_iter()
-                            .last()
-                            .unwrap_or(1),
-                    )
-                }
-                _ => s.params.push((key.to_owned(), value.to_owned())),
-            }
-        }
-        Ok(s)
-    }
-}
-
-/// One scenario as the matrix will run it.
+/// One scenario file as the matrix will run it.
 #[derive(Debug, Clone)]
 pub struct ScenarioPlan {
     /// Scenario file name.
@@ -149,7 +38,7 @@ pub struct ScenarioPlan {
     pub hot_path: &'static dyn HotPath,
     /// Variants.
     pub variants: Vec<&'static str>,
-    /// Thread counts.
+    /// Thread counts (clients, on a client axis).
     pub threads: Vec<usize>,
     /// Core counts.
     pub cores: Vec<usize>,
@@ -163,18 +52,20 @@ pub struct ScenarioPlan {
     pub repeats: usize,
     /// Limit per child process.
     pub timeout: Duration,
+    /// One line: which settings applied to this file and which it kept.
+    pub settings_line: String,
 }
 
 /// One cell: everything a child `lab run` needs.
 #[derive(Debug, Clone)]
 pub struct CellSpec<'a> {
-    /// The scenario it belongs to.
+    /// The scenario file it belongs to.
     pub scenario: &'a ScenarioPlan,
     /// Variant.
     pub variant: &'static str,
     /// Parameters.
     pub params: Params,
-    /// Which of the scenario's parameter sets `params` is.
+    /// Which of the scenario file's parameter sets `params` is.
     pub param_index: usize,
     /// Worker threads.
     pub threads: usize,
@@ -182,12 +73,35 @@ pub struct CellSpec<'a> {
     pub cores: usize,
 }
 
+impl CellSpec<'_> {
+    /// The request for one repetition of this cell measured over `duration`, profiled
+    /// to the prefix `profile` when given.
+    pub fn request(&self, duration: Duration, profile: Option<String>) -> CellRequest {
+        CellRequest {
+            hot_path: self.scenario.hot_path.name().to_owned(),
+            variant: self.variant.to_owned(),
+            threads: self.threads,
+            cores: Some(self.cores),
+            duration,
+            warmup: self.scenario.warmup,
+            repeats: 1,
+            params: self
+                .params
+                .to_map()
+                .iter()
+                .map(|(k, v)| (k.clone(), value_text(v)))
+                .collect(),
+            profile,
+        }
+    }
+}
+
 /// The whole matrix.
 #[derive(Debug, Clone)]
 pub struct MatrixPlan {
-    /// Scenarios in order.
+    /// Scenario files in order.
     pub scenarios: Vec<ScenarioPlan>,
-    /// Whether quick mode was asked for.
+    /// Whether quick (or smoke) mode was asked for: shorter profiling windows.
     pub quick: bool,
     /// Whether each cell gets an extra, uncounted repetition under the CPU profiler.
     pub profile: bool,
@@ -195,6 +109,8 @@ pub struct MatrixPlan {
     pub command: String,
     /// Project root (reports go below it).
     pub root: PathBuf,
+    /// Lines about selected scenario files that run no cell (no variant left).
+    pub skipped: Vec<String>,
 }
 
 /// Default core counts: powers of two up to the CPUs available, and that count itself.
@@ -208,6 +124,35 @@ pub fn default_cores(nproc: usize) -> Vec<usize> {
     cores
 }
 
+/// Which of the user's settings reached one scenario file, for its settings line.
+struct Provenance {
+    applied: Vec<String>,
+    kept: Vec<String>,
+}
+
+impl Provenance {
+    fn line(&self, file: &ScenarioFile) -> String {
+        let list = |items: &[String]| {
+            if items.is_empty() {
+                "none".to_owned()
+            } else {
+                items.join(", ")
+            }
+        };
+        format!(
+            "{}.toml ({} axis): set here {}; as the file has them: {}",
+            file.name,
+            file.axis.name(),
+            list(&self.applied),
+            list(&self.kept)
+        )
+    }
+}
+
+fn text(d: Duration) -> String {
+    humantime::format_duration(d).to_string()
+}
+
 impl MatrixPlan {
     /// Checks `settings` against the scenario files under `root/benches` and lays out the
     /// cells.
@@ -216,31 +161,27 @@ impl MatrixPlan {
         if files.is_empty() {
             bail!("no scenario files in {}", root.join("benches").display());
         }
-        let selected: Vec<&ScenarioFile> = match &settings.scenarios {
-            None => files.iter().filter(|f| f.in_default).collect(),
-            Some(names) => names
-                .iter()
-                .map(|n| {
-                    files.iter().find(|f| f.name == *n).ok_or_else(|| {
-                        let all: Vec<_> = files.iter().map(|f| f.name.as_str()).collect();
-                        anyhow::anyhow!(
-                            "scenarios={n:?}: unknown scenario; accepted {}",
-                            all.join(", ")
-                        )
-                    })
-                })
-                .collect::<anyhow::Result<_>>()?,
-        };
+        let selected = select(settings, &files)?;
+        check_counts_apply(settings, &files, &selected)?;
         check_variants_exist(settings, &selected)?;
         check_params_exist(settings, &selected)?;
 
         let nproc = affinity::allowed_cpus().len();
         let mut scenarios = Vec::new();
+        let mut skipped = Vec::new();
         for file in selected {
-            let mode = if settings.quick {
+            let mode: &ModeSettings = if settings.smoke {
+                file.smoke
+                    .as_ref()
+                    .expect("select keeps files with [smoke]")
+            } else if settings.quick {
                 &file.quick
             } else {
                 &file.normal
+            };
+            let mut how = Provenance {
+                applied: Vec::new(),
+                kept: Vec::new(),
             };
             let variants: Vec<&'static str> = match &settings.variants {
                 None => mode.variants.clone(),
@@ -253,14 +194,39 @@ impl MatrixPlan {
                     .collect(),
             };
             if variants.is_empty() {
+                skipped.push(format!(
+                    "{}.toml: skipped, none of variants={} is a {} variant",
+                    file.name,
+                    settings.variants.as_deref().unwrap_or_default().join(","),
+                    file.hot_path.name()
+                ));
                 continue;
             }
-            let cores = match (&settings.cores, &file.cores) {
-                (Some(c), _) => c.clone(),
-                (None, Some(c)) => c.iter().copied().filter(|&c| c <= nproc).collect(),
-                // Quick mode measures at the machine's full width only.
-                (None, None) if settings.quick => vec![nproc],
-                (None, None) => default_cores(nproc),
+            if settings.variants.is_some() {
+                how.applied.push(format!("variants={}", variants.join(",")));
+            }
+            let threads = file_counts(settings, file, mode, &mut how);
+            let cores = match (&settings.cores, &mode.cores) {
+                (Some(c), _) => {
+                    how.applied.push(format!("cores={}", join(c)));
+                    c.clone()
+                }
+                (None, Some(c)) => {
+                    let c: Vec<usize> = c.iter().copied().filter(|&c| c <= nproc).collect();
+                    how.kept.push(format!("cores {}", join(&c)));
+                    c
+                }
+                (None, None) => {
+                    // Quick mode measures at the machine's full width only.
+                    let c = if settings.quick || settings.smoke {
+                        vec![nproc]
+                    } else {
+                        default_cores(nproc)
+                    };
+                    how.kept
+                        .push(format!("cores {} (this machine's default)", join(&c)));
+                    c
+                }
             };
             let mut sweeps = mode.params.clone();
             for (name, text) in &settings.params {
@@ -268,32 +234,78 @@ impl MatrixPlan {
                     let values = spec.parse_list(text).map_err(anyhow::Error::msg)?;
                     sweeps.retain(|(n, _)| n != name);
                     sweeps.push((name.clone(), values));
+                    how.applied.push(format!("{name}={text}"));
+                }
+            }
+            for (name, values) in &mode.params {
+                if !settings.params.iter().any(|(n, _)| n == name) {
+                    let values: Vec<String> = values.iter().map(value_text).collect();
+                    how.kept.push(format!("{name}={}", values.join(",")));
                 }
             }
             let param_sets = combinations(file.hot_path, &sweeps)?;
-            let duration = settings.duration.unwrap_or(mode.duration);
-            let warmup = settings.warmup.unwrap_or(mode.warmup);
+            let mut pick = |typed: Option<Duration>, own: Duration, name: &str| match typed {
+                Some(d) => {
+                    how.applied.push(format!("{name}={}", text(d)));
+                    d
+                }
+                None => {
+                    how.kept.push(format!("{name} {}", text(own)));
+                    own
+                }
+            };
+            let duration = pick(settings.duration, mode.duration, "duration");
+            let warmup = pick(settings.warmup, mode.warmup, "warmup");
+            let repeats = match settings.repeats {
+                Some(n) => {
+                    how.applied.push(format!("repeats={n}"));
+                    n
+                }
+                None => {
+                    how.kept.push(format!("repeats {}", mode.repeats));
+                    mode.repeats
+                }
+            };
+            let least = warmup + duration + SETUP_MARGIN;
+            let timeout = match (settings.timeout, file.timeout) {
+                (Some(t), _) => {
+                    if t < least {
+                        bail!(
+                            "timeout={}: shorter than warm-up {} + duration {} + {} to start a cell of {}; accepted at least {}",
+                            text(t), text(warmup), text(duration), text(SETUP_MARGIN), file.name, text(least)
+                        );
+                    }
+                    how.applied.push(format!("timeout={}", text(t)));
+                    t
+                }
+                (None, Some(t)) => {
+                    if t < least {
+                        bail!(
+                            "{}.toml: timeout {} is shorter than warm-up {} + duration {} + {} to start a cell; give timeout= at least {}",
+                            file.name, text(t), text(warmup), text(duration), text(SETUP_MARGIN), text(least)
+                        );
+                    }
+                    how.kept.push(format!("timeout {}", text(t)));
+                    t
+                }
+                (None, None) => Duration::from_secs(30) + (duration + warmup) * 3,
+            };
             scenarios.push(ScenarioPlan {
                 file: file.name.clone(),
                 hot_path: file.hot_path,
                 variants,
-                threads: settings
-                    .threads
-                    .clone()
-                    .unwrap_or_else(|| mode.threads.clone()),
+                threads,
                 cores,
                 param_sets,
                 duration,
                 warmup,
-                repeats: settings.repeats.unwrap_or(mode.repeats),
-                timeout: settings
-                    .timeout
-                    .or(file.timeout)
-                    .unwrap_or(Duration::from_secs(30) + (duration + warmup) * 3),
+                repeats,
+                timeout,
+                settings_line: how.line(file),
             });
         }
         if scenarios.is_empty() {
-            bail!("variants=...: none of the selected scenarios has these variants");
+            bail!("variants=...: none of the selected scenario files has these variants");
         }
         let mut command = String::from("just matrix");
         for arg in &settings.typed {
@@ -302,14 +314,26 @@ impl MatrixPlan {
         }
         Ok(MatrixPlan {
             scenarios,
-            quick: settings.quick,
+            quick: settings.quick || settings.smoke,
             profile: !settings.no_profile,
             command,
             root: root.to_path_buf(),
+            skipped,
         })
     }
 
-    /// Every cell, scenario by scenario, then variant, parameters, cores and threads.
+    /// One line per selected scenario file: which settings applied to it and which it
+    /// kept as the file has them (printed before the run, stored in the results file).
+    pub fn settings_lines(&self) -> Vec<String> {
+        self.scenarios
+            .iter()
+            .map(|s| s.settings_line.clone())
+            .chain(self.skipped.iter().cloned())
+            .collect()
+    }
+
+    /// Every cell, scenario file by scenario file, then variant, parameters, cores and
+    /// threads.
     pub fn cells(&self) -> Vec<CellSpec<'_>> {
         let mut cells = Vec::new();
         for scenario in &self.scenarios {
@@ -332,6 +356,147 @@ impl MatrixPlan {
         }
         cells
     }
+}
+
+/// The scenario files `scenarios=` names (or the default ones, or those with a `[smoke]`
+/// table under `smoke=true`), in file order.
+fn select<'f>(
+    settings: &Settings,
+    files: &'f [ScenarioFile],
+) -> anyhow::Result<Vec<&'f ScenarioFile>> {
+    let all = || {
+        files
+            .iter()
+            .map(|f| f.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let selected: Vec<&ScenarioFile> = match &settings.scenarios {
+        None if settings.smoke => files.iter().filter(|f| f.smoke.is_some()).collect(),
+        None => files.iter().filter(|f| f.in_default).collect(),
+        Some(names) => names
+            .iter()
+            .map(|n| {
+                files.iter().find(|f| f.name == *n).ok_or_else(|| {
+                    anyhow::anyhow!("scenarios={n:?}: unknown scenario file; accepted {}", all())
+                })
+            })
+            .collect::<anyhow::Result<_>>()?,
+    };
+    if settings.smoke {
+        if let Some(f) = selected.iter().find(|f| f.smoke.is_none()) {
+            let with: Vec<&str> = files
+                .iter()
+                .filter(|f| f.smoke.is_some())
+                .map(|f| f.name.as_str())
+                .collect();
+            bail!(
+                "scenarios={}: {}.toml has no [smoke] table; smoke=true accepts {}",
+                f.name,
+                f.name,
+                with.join(", ")
+            );
+        }
+    }
+    Ok(selected)
+}
+
+/// The counts a file runs at: `<file>.threads=`, else `threads=` on a thread axis or
+/// `clients=` on a client axis, else the file's own.
+fn file_counts(
+    settings: &Settings,
+    file: &ScenarioFile,
+    mode: &ModeSettings,
+    how: &mut Provenance,
+) -> Vec<usize> {
+    if let Some(own) = settings.per_file.iter().find(|p| p.file == file.name) {
+        how.applied
+            .push(format!("{}={}", own.key, join(&own.counts)));
+        return own.counts.clone();
+    }
+    let typed = match file.axis {
+        Axis::Threads => settings.threads.as_ref().map(|t| ("threads", t)),
+        Axis::Clients => settings.clients.as_ref().map(|c| ("clients", c)),
+        Axis::Fixed => None,
+    };
+    if let Some((key, counts)) = typed {
+        how.applied.push(format!("{key}={}", join(counts)));
+        return counts.clone();
+    }
+    let mut kept = file.axis_text(&mode.threads);
+    let ignored: Vec<&str> = [
+        settings.threads.as_ref().map(|_| "threads="),
+        settings.clients.as_ref().map(|_| "clients="),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if !ignored.is_empty() {
+        kept.push_str(&format!(
+            " ({} not for this axis; {}.{}= sets it)",
+            ignored.join(" and "),
+            file.name,
+            file.unit()
+        ));
+    }
+    how.kept.push(kept);
+    mode.threads.clone()
+}
+
+/// Refuses `threads=`, `clients=` or `<file>.threads=` when no selected scenario file
+/// takes them.
+fn check_counts_apply(
+    settings: &Settings,
+    files: &[ScenarioFile],
+    selected: &[&ScenarioFile],
+) -> anyhow::Result<()> {
+    let names = |list: &[&ScenarioFile]| {
+        list.iter()
+            .map(|f| f.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    for own in &settings.per_file {
+        if !files.iter().any(|f| f.name == own.file) {
+            let all: Vec<&ScenarioFile> = files.iter().collect();
+            bail!(
+                "{}={}: unknown scenario file {:?}; accepted {}",
+                own.key,
+                join(&own.counts),
+                own.file,
+                names(&all)
+            );
+        }
+        if !selected.iter().any(|f| f.name == own.file) {
+            bail!(
+                "{}={}: {} is not among the selected scenario files ({}); add it to scenarios=",
+                own.key,
+                join(&own.counts),
+                own.file,
+                names(selected)
+            );
+        }
+    }
+    let own = |f: &&&ScenarioFile| settings.per_file.iter().any(|p| p.file == f.name);
+    for (key, axis, counts) in [
+        ("threads", Axis::Threads, &settings.threads),
+        ("clients", Axis::Clients, &settings.clients),
+    ] {
+        let Some(counts) = counts else { continue };
+        if !selected.iter().any(|f| f.axis == axis && !own(&f)) {
+            let others: Vec<String> = selected
+                .iter()
+                .map(|f| format!("{} {}", f.name, f.axis.name()))
+                .collect();
+            bail!(
+                "{key}={}: no selected scenario file has a {key} axis ({}); {} or <file>.threads= sets one file",
+                join(counts),
+                others.join(", "),
+                if key == "threads" { "clients= sets client axes" } else { "threads= sets thread axes" }
+            );
+        }
+    }
+    Ok(())
 }
 
 fn check_variants_exist(settings: &Settings, selected: &[&ScenarioFile]) -> anyhow::Result<()> {
@@ -406,47 +571,6 @@ fn combinations(hot_path: &dyn HotPath, sweeps: &[ParamSweep]) -> anyhow::Result
     Ok(sets)
 }
 
-/// Prints the hot paths, their variants and parameters, and the scenario files.
-pub fn print_list(root: &Path) -> anyhow::Result<()> {
-    for hot_path in crate::catalog::hot_paths() {
-        println!("{}: {}", hot_path.name(), hot_path.summary());
-        println!("  variants:");
-        for v in hot_path.variants() {
-            println!("    {:<20} {}", v.name, v.summary);
-        }
-        if !hot_path.params().is_empty() {
-            println!("  parameters (default; accepted):");
-            for p in hot_path.params() {
-                println!(
-                    "    {:<14} {:<8} {}; {}",
-                    p.name,
-                    p.default,
-                    p.help,
-                    p.accepted()
-                );
-            }
-        }
-        println!();
-    }
-    println!("scenario files ({}):", root.join("benches").display());
-    for f in scenario_file::load_all(&root.join("benches")).map_err(anyhow::Error::msg)? {
-        let threads: Vec<String> = f.normal.threads.iter().map(|t| t.to_string()).collect();
-        println!(
-            "  {:<20} hot path {:<8} threads {:<12} {}{}",
-            f.name,
-            f.hot_path.name(),
-            threads.join(","),
-            if f.in_default {
-                ""
-            } else {
-                "(not in the default matrix) "
-            },
-            f.description
-        );
-    }
-    Ok(())
-}
-
 /// The value a sweep gives a parameter, as text.
 pub fn value_text(v: &Value) -> String {
     match v {
@@ -463,43 +587,194 @@ mod tests {
         list.iter().map(|s| s.to_string()).collect()
     }
 
-    #[test]
-    fn parses_settings_and_keeps_params_for_later() {
-        let s = Settings::parse(&args(&[
-            "threads=1,2,4,6,12",
-            "quick=true",
-            "duration=500ms",
-            "users=10",
-        ]))
-        .unwrap();
-        assert_eq!(s.threads, Some(vec![1, 2, 4, 6, 12]));
-        assert!(s.quick);
-        assert_eq!(s.duration, Some(Duration::from_millis(500)));
-        assert_eq!(s.params, vec![("users".to_owned(), "10".to_owned())]);
+    fn repo_root() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+    }
+
+    fn repo_files() -> Vec<ScenarioFile> {
+        scenario_file::load_all(&repo_root().join("benches")).unwrap()
+    }
+
+    fn plan(list: &[&str]) -> anyhow::Result<MatrixPlan> {
+        MatrixPlan::build(&Settings::parse(&args(list))?, &repo_root())
+    }
+
+    /// `scenarios=` naming every scenario file in benches/.
+    fn every_file() -> String {
+        let names: Vec<String> = repo_files().into_iter().map(|f| f.name).collect();
+        format!("scenarios={}", names.join(","))
+    }
+
+    fn counts<'p>(plan: &'p MatrixPlan, file: &str) -> &'p [usize] {
+        &plan
+            .scenarios
+            .iter()
+            .find(|s| s.file == file)
+            .unwrap_or_else(|| panic!("{file} is not planned"))
+            .threads
     }
 
     #[test]
-    fn bad_settings_are_one_line_errors_naming_the_input() {
-        let cases = [
-            (
-                "threads=0",
-                "threads=\"0\": expected a comma-separated list of integers in 1..=4096",
-            ),
-            ("threads=abc", "threads=\"abc\""),
-            ("threads=1,,2", "threads=\"1,,2\""),
-            ("threads=100000", "threads=\"100000\""),
-            ("threads=", "threads=\"\""),
-            ("cores=0", "cores=\"0\""),
-            ("cores=100000", "cores=100000: this machine has"),
-            ("quick=maybe", "quick=\"maybe\""),
-            ("duration=forever", "duration="),
-            ("threads", "expected key=value"),
-        ];
-        for (arg, expected) in cases {
-            let err = format!("{:#}", Settings::parse(&args(&[arg])).unwrap_err());
-            assert!(err.contains(expected), "{arg}: {err}");
-            assert_eq!(err.lines().count(), 1);
+    fn the_seed_columns_change_thread_axes_only() {
+        let every = every_file();
+        let plan = plan(&["threads=1,2,4,6,12", &every]).unwrap();
+        let files = repo_files();
+        assert_eq!(plan.scenarios.len(), files.len());
+        for file in &files {
+            let expected: &[usize] = match file.axis {
+                Axis::Threads => &[1, 2, 4, 6, 12],
+                Axis::Clients | Axis::Fixed => &file.normal.threads,
+            };
+            assert_eq!(counts(&plan, &file.name), expected, "{}", file.name);
         }
+        assert_eq!(counts(&plan, "pool-clients"), [100, 1000, 2000, 3000]);
+        assert_eq!(counts(&plan, "pool-batch"), [1000]);
+        assert_eq!(counts(&plan, "sqlmix-slots"), [16]);
+        assert_eq!(counts(&plan, "sqlmix-writes"), [16]);
+        assert_eq!(counts(&plan, "pool"), [1, 2, 4, 6, 12]);
+        let lines = plan.settings_lines();
+        assert_eq!(lines.len(), files.len());
+        let line = |file: &str| {
+            lines
+                .iter()
+                .find(|l| l.starts_with(&format!("{file}.toml ")))
+                .unwrap()
+                .clone()
+        };
+        assert!(
+            line("lookup").contains("set here threads=1,2,4,6,12;"),
+            "{lines:?}"
+        );
+        assert!(
+            line("pool-clients").contains("set here none; as the file has them: clients 100,1000,2000,3000 (threads= not for this axis; pool-clients.clients= sets it)"),
+            "{lines:?}"
+        );
+        assert!(
+            line("sqlmix-slots").contains("fixed at threads 16"),
+            "{lines:?}"
+        );
+    }
+
+    #[test]
+    fn the_default_matrix_already_has_the_seed_columns() {
+        let cells = |plan: &MatrixPlan| {
+            plan.cells()
+                .iter()
+                .map(|c| {
+                    (
+                        c.scenario.file.clone(),
+                        c.variant,
+                        c.param_index,
+                        c.threads,
+                        c.cores,
+                    )
+                })
+                .collect::<Vec<_>>()
+        };
+        let default = plan(&[]).unwrap();
+        let seed = plan(&["threads=1,2,4,6,12"]).unwrap();
+        assert_eq!(cells(&default), cells(&seed));
+    }
+
+    #[test]
+    fn clients_and_one_files_point_are_set_apart() {
+        let every = every_file();
+        let plan = plan(&["clients=100,1000", "sqlmix-slots.threads=8", &every]).unwrap();
+        for file in repo_files() {
+            let expected: Vec<usize> = match (file.axis, file.name.as_str()) {
+                (_, "sqlmix-slots") => vec![8],
+                (Axis::Clients, _) => vec![100, 1000],
+                _ => file.normal.threads.clone(),
+            };
+            assert_eq!(counts(&plan, &file.name), expected, "{}", file.name);
+        }
+        assert_eq!(counts(&plan, "sqlmix-writes"), [16]);
+        let lines = plan.settings_lines().join("\n");
+        assert!(
+            lines.contains("sqlmix-slots.toml (fixed axis): set here sqlmix-slots.threads=8"),
+            "{lines}"
+        );
+        assert!(
+            lines.contains("pool-batch.toml (clients axis): set here clients=100,1000"),
+            "{lines}"
+        );
+    }
+
+    #[test]
+    fn settings_that_reach_no_selected_file_are_refused() {
+        let cases: &[(&[&str], &str)] = &[
+            (
+                &["clients=100", "scenarios=lookup"],
+                "clients=100: no selected scenario file has a clients axis (lookup threads)",
+            ),
+            (
+                &["threads=1,2", "scenarios=pool-clients,sqlmix-slots"],
+                "threads=1,2: no selected scenario file has a threads axis (pool-clients clients, sqlmix-slots fixed)",
+            ),
+            (
+                &["sqlmix-slots.threads=8", "scenarios=lookup"],
+                "sqlmix-slots.threads=8: sqlmix-slots is not among the selected scenario files (lookup)",
+            ),
+            (&["nope.threads=8"], "nope.threads=8: unknown scenario file \"nope\"; accepted "),
+            (&["scenarios=nope"], "scenarios=\"nope\": unknown scenario file; accepted "),
+            (
+                &["scenarios=lookup", "timeout=1s", "duration=200ms", "warmup=50ms"],
+                "timeout=1s: shorter than warm-up 50ms + duration 200ms + 1s to start a cell of lookup; accepted at least 1s 250ms",
+            ),
+            (
+                &["smoke=true", "scenarios=sqlmix-slots"],
+                "scenarios=sqlmix-slots: sqlmix-slots.toml has no [smoke] table; smoke=true accepts ",
+            ),
+        ];
+        for (list, expected) in cases {
+            let err = format!("{:#}", plan(list).unwrap_err());
+            assert!(err.contains(expected), "{list:?}: {err}");
+            assert_eq!(err.lines().count(), 1, "{err}");
+        }
+        assert!(plan(&[
+            "scenarios=lookup",
+            "timeout=1250ms",
+            "duration=200ms",
+            "warmup=50ms"
+        ])
+        .is_ok());
+    }
+
+    #[test]
+    fn smoke_runs_each_files_own_smoke_sizes() {
+        let plan = plan(&["smoke=true"]).unwrap();
+        let with_smoke: Vec<String> = repo_files()
+            .into_iter()
+            .filter(|f| f.smoke.is_some())
+            .map(|f| f.name)
+            .collect();
+        let planned: Vec<String> = plan.scenarios.iter().map(|s| s.file.clone()).collect();
+        assert_eq!(planned, with_smoke);
+        assert!(plan.quick, "smoke profiles with the quick window");
+        for s in &plan.scenarios {
+            let own = repo_files().into_iter().find(|f| f.name == s.file).unwrap();
+            let smoke = own.smoke.unwrap();
+            assert_eq!(s.threads, smoke.threads, "{}", s.file);
+            assert_eq!(s.duration, smoke.duration, "{}", s.file);
+            assert_eq!(s.repeats, smoke.repeats, "{}", s.file);
+        }
+    }
+
+    #[test]
+    fn a_cell_request_carries_the_cell() {
+        let plan = plan(&["scenarios=lookup", "threads=2", "cores=1", "users=300"]).unwrap();
+        let cells = plan.cells();
+        let request = cells[0].request(Duration::from_millis(70), Some("p".into()));
+        assert_eq!(request.hot_path, "lookup");
+        assert_eq!(
+            (request.threads, request.cores, request.repeats),
+            (2, Some(1), 1)
+        );
+        assert_eq!(request.duration, Duration::from_millis(70));
+        assert!(request
+            .params
+            .contains(&("users".to_owned(), "300".to_owned())));
+        assert_eq!(request.profile.as_deref(), Some("p"));
     }
 
     #[test]

@@ -5,48 +5,28 @@
 
 use std::path::Path;
 use std::process::ExitCode;
-use std::time::Duration;
 
-use anyhow::{bail, Context};
 use harness::schema::CellKey;
 use harness::{affinity, profile, Params, RunRecord, RunSettings};
 
 use crate::catalog;
-use crate::cli::RunArgs;
-use crate::scenario_file::{max_threads, parse_duration};
+use crate::cell_request::CellRequest;
 
-fn count(name: &str, text: &str, max: usize) -> anyhow::Result<usize> {
-    match text.trim().parse::<usize>() {
-        Ok(n) if (1..=max).contains(&n) => Ok(n),
-        _ => bail!("--{name} {text:?}: expected an integer in 1..={max}"),
-    }
-}
-
-/// Runs `lab run`.
-pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
-    let hot_path = catalog::hot_path(&args.scenario).map_err(anyhow::Error::msg)?;
+/// Runs `lab run` for a checked request.
+pub fn run(request: &CellRequest) -> anyhow::Result<ExitCode> {
+    let hot_path = catalog::hot_path(&request.hot_path).map_err(anyhow::Error::msg)?;
     let variant = hot_path
-        .variant(&args.variant)
+        .variant(&request.variant)
         .map_err(anyhow::Error::msg)?;
-    let nproc = affinity::allowed_cpus().len();
-    let threads = count("threads", &args.threads, max_threads())?;
-    let cores = match &args.cores {
-        Some(text) => count("cores", text, nproc)
-            .with_context(|| format!("this machine has {nproc} CPU(s) available"))?,
-        None => nproc,
-    };
-    let duration = parse_duration(&args.duration).map_err(|m| anyhow::anyhow!("--duration {m}"))?;
-    let warmup = parse_duration(&args.warmup).map_err(|m| anyhow::anyhow!("--warmup {m}"))?;
-    let repeats = count("repeats", &args.repeats, 100)?;
+    let threads = request.threads;
+    let cores = request
+        .cores
+        .unwrap_or_else(|| affinity::allowed_cpus().len());
+    let (duration, warmup, repeats) = (request.duration, request.warmup, request.repeats);
     let specs = hot_path.params();
     let mut params = Params::defaults(specs);
-    for param in &args.params {
-        let Some((name, value)) = param.split_once('=') else {
-            bail!("--param {param:?}: expected NAME=VALUE, e.g. --param users=6000");
-        };
-        params
-            .set(specs, name.trim(), value)
-            .map_err(anyhow::Error::msg)?;
+    for (name, value) in &request.params {
+        params.set(specs, name, value).map_err(anyhow::Error::msg)?;
     }
     hot_path.check(&params).map_err(anyhow::Error::msg)?;
 
@@ -64,7 +44,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         warmup,
         duration,
     };
-    let sampler = match &args.profile {
+    let sampler = match &request.profile {
         Some(_) => Some(profile::Sampler::start().map_err(anyhow::Error::msg)?),
         None => None,
     };
@@ -77,7 +57,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         )
         .collect();
     let mut record = RunRecord::merge_repetitions(&reps).expect("at least one repetition");
-    if let (Some(sampler), Some(prefix)) = (sampler, &args.profile) {
+    if let (Some(sampler), Some(prefix)) = (sampler, &request.profile) {
         let folded = sampler.finish().map_err(anyhow::Error::msg)?;
         let title = format!(
             "{} / {}  threads={threads} cores={cores}",
@@ -100,45 +80,4 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::FAILURE
     })
-}
-
-/// The arguments of a child `lab run` for one repetition of a cell; with `profile`, the
-/// repetition is sampled and its flamegraph written to that prefix.
-#[allow(clippy::too_many_arguments)]
-pub fn child_args(
-    scenario: &str,
-    variant: &str,
-    params: &Params,
-    threads: usize,
-    cores: usize,
-    duration: Duration,
-    warmup: Duration,
-    profile: Option<&str>,
-) -> Vec<String> {
-    let mut args = vec![
-        "run".to_owned(),
-        "--scenario".to_owned(),
-        scenario.to_owned(),
-        "--variant".to_owned(),
-        variant.to_owned(),
-        "--threads".to_owned(),
-        threads.to_string(),
-        "--cores".to_owned(),
-        cores.to_string(),
-        "--duration".to_owned(),
-        format!("{}", duration.as_secs_f64()),
-        "--warmup".to_owned(),
-        format!("{}", warmup.as_secs_f64()),
-        "--repeats".to_owned(),
-        "1".to_owned(),
-    ];
-    for p in params.to_args() {
-        args.push("--param".to_owned());
-        args.push(p);
-    }
-    if let Some(prefix) = profile {
-        args.push("--profile".to_owned());
-        args.push(prefix.to_owned());
-    }
-    args
 }

@@ -1,10 +1,12 @@
-//! Scenario files: `benches/<name>.toml`, the defaults of one scenario of the matrix.
+//! Scenario files: `benches/<name>.toml`, one experiment of the matrix on one hot path.
 //!
-//! A scenario file names a hot path and says which variants, thread counts, parameters
-//! (a list is a sweep), window and repetitions to use, with a `[quick]` table of overrides
-//! for `quick=true`. Everything is validated when the file is read, with errors that name
-//! the file, the line and what is accepted. This module does not merge command-line
-//! overrides: `plan` does.
+//! A scenario file names a hot path, states its axis (`axis = "threads"`, `"clients"` or
+//! `"fixed"`: what its thread counts mean, and so which command-line setting may change
+//! them) and says which variants, thread counts, parameters (a list is a sweep), window
+//! and repetitions to use, with a `[quick]` table of overrides for `quick=true` and a
+//! `[smoke]` table (over `[quick]`) for `smoke=true`, the tiny end-to-end check CI runs.
+//! Everything is validated when the file is read, with errors that name the file, the line
+//! and what is accepted. This module does not merge command-line overrides: `plan` does.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -32,6 +34,7 @@ pub fn max_threads() -> usize {
 #[serde(deny_unknown_fields)]
 struct RawScenario {
     hot_path: String,
+    axis: String,
     description: Option<String>,
     #[serde(default = "yes")]
     in_default: bool,
@@ -44,14 +47,17 @@ struct RawScenario {
     timeout: Option<String>,
     #[serde(default)]
     params: toml::Table,
-    quick: Option<RawQuick>,
+    quick: Option<RawMode>,
+    smoke: Option<RawMode>,
 }
 
+/// A `[quick]` or `[smoke]` table: overrides of the mode below it.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawQuick {
+struct RawMode {
     variants: Option<Vec<String>>,
     threads: Option<Vec<i64>>,
+    cores: Option<Vec<i64>>,
     duration: Option<String>,
     warmup: Option<String>,
     repeats: Option<i64>,
@@ -66,13 +72,48 @@ fn yes() -> bool {
 /// A parameter and the values it sweeps over.
 pub type ParamSweep = (String, Vec<Value>);
 
-/// The settings a scenario file gives, for the normal or the quick mode.
+/// What a scenario file's thread counts are, and so which setting may change them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Axis {
+    /// Worker threads; `threads=` replaces them.
+    Threads,
+    /// Closed-loop clients, one thread each; `clients=` replaces them.
+    Clients,
+    /// A fixed point for a parameter sweep; only `<file>.threads=` changes it.
+    Fixed,
+}
+
+impl Axis {
+    /// The name a scenario file gives it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Axis::Threads => "threads",
+            Axis::Clients => "clients",
+            Axis::Fixed => "fixed",
+        }
+    }
+
+    fn parse(text: &str) -> Result<Axis, String> {
+        match text {
+            "threads" => Ok(Axis::Threads),
+            "clients" => Ok(Axis::Clients),
+            "fixed" => Ok(Axis::Fixed),
+            _ => Err(format!(
+                "{text:?} is not accepted: expected threads, clients or fixed"
+            )),
+        }
+    }
+}
+
+/// The settings a scenario file gives, for the normal, quick or smoke mode.
 #[derive(Debug, Clone)]
 pub struct ModeSettings {
     /// Variants to run.
     pub variants: Vec<&'static str>,
-    /// Thread counts.
+    /// Thread counts (clients, for a client axis).
     pub threads: Vec<usize>,
+    /// Core counts, when the file fixes them for this mode.
+    pub cores: Option<Vec<usize>>,
     /// Measured window per repetition.
     pub duration: Duration,
     /// Warm-up per repetition.
@@ -90,18 +131,50 @@ pub struct ScenarioFile {
     pub name: String,
     /// The hot path it runs.
     pub hot_path: &'static dyn HotPath,
+    /// What its thread counts are.
+    pub axis: Axis,
     /// What it is for.
     pub description: String,
     /// Whether a plain `just matrix` runs it.
     pub in_default: bool,
-    /// Core counts, when the file fixes them.
-    pub cores: Option<Vec<usize>>,
     /// Per-cell timeout, when the file sets one.
     pub timeout: Option<Duration>,
     /// Normal mode.
     pub normal: ModeSettings,
     /// `quick=true` mode.
     pub quick: ModeSettings,
+    /// `smoke=true` mode, when the file has a `[smoke]` table.
+    pub smoke: Option<ModeSettings>,
+}
+
+impl ScenarioFile {
+    /// The word for one unit of its thread counts: `clients` on a client axis, else
+    /// `threads`.
+    pub fn unit(&self) -> &'static str {
+        match self.axis {
+            Axis::Clients => "clients",
+            Axis::Threads | Axis::Fixed => "threads",
+        }
+    }
+
+    /// Its axis with `counts`, e.g. `threads 1,2,4`, `clients 100,1000` or
+    /// `fixed at threads 16`.
+    pub fn axis_text(&self, counts: &[usize]) -> String {
+        let list = join(counts);
+        match self.axis {
+            Axis::Fixed => format!("fixed at {} {list}", self.unit()),
+            Axis::Threads | Axis::Clients => format!("{} {list}", self.unit()),
+        }
+    }
+}
+
+/// `1,2,4`.
+pub fn join(counts: &[usize]) -> String {
+    counts
+        .iter()
+        .map(|c| c.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// Reads every `*.toml` in `dir`, sorted by name.
@@ -132,9 +205,15 @@ pub fn load(path: &Path) -> Result<ScenarioFile, String> {
     })?;
     let at = |what: &str, msg: String| format!("{shown}: {what}: {msg}");
     let hot_path = catalog::hot_path(&raw.hot_path).map_err(|m| at("hot_path", m))?;
+    let axis = Axis::parse(&raw.axis).map_err(|m| at("axis", m))?;
+    let cores = match raw.cores {
+        Some(c) => Some(positive_list(&c, usize::MAX).map_err(|m| at("cores", m))?),
+        None => None,
+    };
     let normal = ModeSettings {
         variants: variants(hot_path, raw.variants.as_deref()).map_err(|m| at("variants", m))?,
         threads: threads(&raw.threads).map_err(|m| at("threads", m))?,
+        cores,
         duration: duration_or(raw.duration.as_deref(), Duration::from_secs(1))
             .map_err(|m| at("duration", m))?,
         warmup: duration_or(raw.warmup.as_deref(), Duration::from_millis(300))
@@ -142,43 +221,29 @@ pub fn load(path: &Path) -> Result<ScenarioFile, String> {
         repeats: repeats(raw.repeats.unwrap_or(3)).map_err(|m| at("repeats", m))?,
         params: params(hot_path.params(), &raw.params).map_err(|m| at("params", m))?,
     };
+    let quick_defaults = ModeSettings {
+        threads: normal.threads.iter().copied().take(3).collect(),
+        duration: Duration::from_millis(300),
+        warmup: Duration::from_millis(100),
+        repeats: 1,
+        ..normal.clone()
+    };
     let quick = match raw.quick {
-        None => ModeSettings {
-            threads: normal.threads.iter().copied().take(3).collect(),
-            duration: Duration::from_millis(300),
-            warmup: Duration::from_millis(100),
-            repeats: 1,
-            ..normal.clone()
-        },
+        None => quick_defaults,
         Some(q) => {
-            let mut merged = normal.params.clone();
-            for (name, values) in
-                params(hot_path.params(), &q.params).map_err(|m| at("quick.params", m))?
-            {
-                merged.retain(|(n, _)| *n != name);
-                merged.push((name, values));
-            }
-            ModeSettings {
-                variants: match q.variants {
-                    Some(v) => variants(hot_path, Some(&v)).map_err(|m| at("quick.variants", m))?,
-                    None => normal.variants.clone(),
-                },
-                threads: match q.threads {
-                    Some(t) => threads(&t).map_err(|m| at("quick.threads", m))?,
-                    None => normal.threads.clone(),
-                },
-                duration: duration_or(q.duration.as_deref(), Duration::from_millis(300))
-                    .map_err(|m| at("quick.duration", m))?,
-                warmup: duration_or(q.warmup.as_deref(), Duration::from_millis(100))
-                    .map_err(|m| at("quick.warmup", m))?,
-                repeats: repeats(q.repeats.unwrap_or(1)).map_err(|m| at("quick.repeats", m))?,
-                params: merged,
-            }
+            // A [quick] table starts from the normal thread counts, not the first three.
+            let base = ModeSettings {
+                threads: normal.threads.clone(),
+                ..quick_defaults
+            };
+            overridden(hot_path, &base, q, "quick").map_err(|m| format!("{shown}: {m}"))?
         }
     };
-    let cores = match raw.cores {
-        Some(c) => Some(positive_list(&c, usize::MAX).map_err(|m| at("cores", m))?),
+    let smoke = match raw.smoke {
         None => None,
+        Some(t) => {
+            Some(overridden(hot_path, &quick, t, "smoke").map_err(|m| format!("{shown}: {m}"))?)
+        }
     };
     let timeout = match raw.timeout {
         Some(t) => Some(parse_duration(&t).map_err(|m| at("timeout", m))?),
@@ -190,12 +255,51 @@ pub fn load(path: &Path) -> Result<ScenarioFile, String> {
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default(),
         hot_path,
+        axis,
         description: raw.description.unwrap_or_default(),
         in_default: raw.in_default,
-        cores,
         timeout,
         normal,
         quick,
+        smoke,
+    })
+}
+
+/// `base` with the values a `[quick]` or `[smoke]` table (`table`) sets; parameters merge
+/// by name.
+fn overridden(
+    hot_path: &'static dyn HotPath,
+    base: &ModeSettings,
+    raw: RawMode,
+    table: &str,
+) -> Result<ModeSettings, String> {
+    let at = |what: &str, msg: String| format!("{table}.{what}: {msg}");
+    let mut merged = base.params.clone();
+    for (name, values) in params(hot_path.params(), &raw.params).map_err(|m| at("params", m))? {
+        merged.retain(|(n, _)| *n != name);
+        merged.push((name, values));
+    }
+    Ok(ModeSettings {
+        variants: match raw.variants {
+            Some(v) => variants(hot_path, Some(&v)).map_err(|m| at("variants", m))?,
+            None => base.variants.clone(),
+        },
+        threads: match raw.threads {
+            Some(t) => threads(&t).map_err(|m| at("threads", m))?,
+            None => base.threads.clone(),
+        },
+        cores: match raw.cores {
+            Some(c) => Some(positive_list(&c, usize::MAX).map_err(|m| at("cores", m))?),
+            None => base.cores.clone(),
+        },
+        duration: duration_or(raw.duration.as_deref(), base.duration)
+            .map_err(|m| at("duration", m))?,
+        warmup: duration_or(raw.warmup.as_deref(), base.warmup).map_err(|m| at("warmup", m))?,
+        repeats: match raw.repeats {
+            Some(n) => repeats(n).map_err(|m| at("repeats", m))?,
+            None => base.repeats,
+        },
+        params: merged,
     })
 }
 
@@ -303,6 +407,7 @@ mod tests {
             "lookup.toml",
             r#"
 hot_path = "lookup"
+axis = "threads"
 variants = ["dashmap", "lmdb"]
 threads = [1, 2, 4, 6]
 duration = "2s"
@@ -330,26 +435,82 @@ users = 100
     }
 
     #[test]
+    fn a_smoke_table_overrides_the_quick_mode() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write(
+            dir.path(),
+            "lookup.toml",
+            r#"
+hot_path = "lookup"
+axis = "threads"
+threads = [1, 2, 4, 6, 12]
+cores = [2]
+[params]
+users = 6000
+groups = 4000
+[quick]
+threads = [1, 2, 4]
+duration = "200ms"
+[smoke]
+threads = [1, 2]
+cores = [1]
+warmup = "50ms"
+[smoke.params]
+users = 2000
+"#,
+        );
+        let s = load(&path).unwrap();
+        assert_eq!(s.axis, Axis::Threads);
+        assert_eq!(s.normal.cores, Some(vec![2]));
+        let smoke = s.smoke.expect("a [smoke] table");
+        assert_eq!(smoke.threads, vec![1, 2]);
+        assert_eq!(smoke.cores, Some(vec![1]));
+        assert_eq!(smoke.duration, Duration::from_millis(200), "from [quick]");
+        assert_eq!(smoke.warmup, Duration::from_millis(50));
+        assert_eq!(smoke.repeats, 1);
+        let value = |name: &str| {
+            smoke
+                .params
+                .iter()
+                .find(|(n, _)| n == name)
+                .unwrap()
+                .1
+                .clone()
+        };
+        assert_eq!(value("users"), vec![Value::from(2000)]);
+        assert_eq!(value("groups"), vec![Value::from(4000)]);
+    }
+
+    #[test]
     fn malformed_files_name_the_file_line_and_problem() {
         let dir = tempfile::tempdir().unwrap();
         let cases = [
-            ("hot_path = \"lookup\"\nthreads = [1, 2\n", "bad.toml:"),
+            ("hot_path = \"lookup\"\naxis = \"threads\"\nthreads = [1, 2\n", "bad.toml:"),
             ("hot_path = \"lookup\"\nthread = [1]\n", "unknown field"),
-            ("hot_path = \"nope\"\nthreads = [1]\n", "unknown hot path"),
+            ("hot_path = \"nope\"\naxis = \"threads\"\nthreads = [1]\n", "unknown hot path"),
             (
-                "hot_path = \"lookup\"\nthreads = [0]\n",
+                "hot_path = \"lookup\"\naxis = \"users\"\nthreads = [1]\n",
+                "axis: \"users\" is not accepted: expected threads, clients or fixed",
+            ),
+            ("hot_path = \"lookup\"\nthreads = [1]\n", "missing field `axis`"),
+            (
+                "hot_path = \"lookup\"\naxis = \"threads\"\nthreads = [1]\n[smoke]\ncores = [0]\n",
+                "smoke.cores: 0 is not accepted",
+            ),
+            (
+                "hot_path = \"lookup\"\naxis = \"threads\"\nthreads = [0]\n",
                 "threads: 0 is not accepted",
             ),
             (
-                "hot_path = \"lookup\"\nthreads = [1]\nvariants = [\"impl2\"]\n",
+                "hot_path = \"lookup\"\naxis = \"threads\"\nthreads = [1]\nvariants = [\"impl2\"]\n",
                 "unknown variant",
             ),
             (
-                "hot_path = \"lookup\"\nthreads = [1]\n[params]\nwrite_pct = 200\n",
+                "hot_path = \"lookup\"\naxis = \"threads\"\nthreads = [1]\n[params]\nwrite_pct = 200\n",
                 "expected an integer in 0..=100",
             ),
             (
-                "hot_path = \"lookup\"\nthreads = [1]\nduration = \"soon\"\n",
+                "hot_path = \"lookup\"\naxis = \"threads\"\nthreads = [1]\nduration = \"soon\"\n",
                 "duration",
             ),
         ];

@@ -24,6 +24,72 @@ fn results_files(root: &Path) -> Vec<PathBuf> {
     }
 }
 
+/// The scenario files in the repository's benches/ by name, with their contents, in the
+/// order `lab` reads them.
+fn scenario_files() -> Vec<(String, toml::Table)> {
+    let benches = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../benches");
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(benches)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    // By file name, as lab orders them (`pool-batch.toml` before `pool.toml`).
+    paths.sort();
+    paths
+        .into_iter()
+        .map(|p| {
+            let table = std::fs::read_to_string(&p).unwrap().parse().unwrap();
+            (p.file_stem().unwrap().to_string_lossy().into_owned(), table)
+        })
+        .collect()
+}
+
+/// Each hot path's variants in catalog order, read from `lab list`.
+fn listed_variants(root: &Path) -> Vec<(String, Vec<String>)> {
+    let out = lab(root, &["list"]);
+    assert!(out.status.success());
+    let mut hot_paths: Vec<(String, Vec<String>)> = Vec::new();
+    let mut in_variants = false;
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        if line.starts_with("scenario files") {
+            break;
+        }
+        if !line.starts_with(' ') && !line.is_empty() {
+            let name = line.split(':').next().unwrap().to_owned();
+            hot_paths.push((name, Vec::new()));
+            in_variants = false;
+        } else if line.trim() == "variants:" {
+            in_variants = true;
+        } else if line.starts_with("    ") && in_variants {
+            let variant = line.split_whitespace().next().unwrap().to_owned();
+            hot_paths.last_mut().unwrap().1.push(variant);
+        } else {
+            in_variants = false;
+        }
+    }
+    hot_paths
+}
+
+/// What `variants=impl2` is told is accepted: the variants of the default scenario files'
+/// hot paths, in file order, each once.
+fn accepted_variants(root: &Path) -> String {
+    let listed = listed_variants(root);
+    let mut accepted: Vec<String> = Vec::new();
+    for (_, table) in scenario_files() {
+        if table.get("in_default").and_then(|v| v.as_bool()) == Some(false) {
+            continue;
+        }
+        let hot_path = table["hot_path"].as_str().unwrap();
+        let (_, variants) = listed.iter().find(|(h, _)| h == hot_path).unwrap();
+        for v in variants {
+            if !accepted.contains(v) {
+                accepted.push(v.clone());
+            }
+        }
+    }
+    accepted.join(", ")
+}
+
 fn assert_bad_input(root: &Path, args: &[&str], expected: &str) {
     let out = lab(root, args);
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -51,7 +117,34 @@ fn bad_matrix_settings_are_refused_before_anything_runs() {
     let r = root.path();
     let too_many = (harness::affinity::allowed_cpus().len() + 1).to_string();
     let too_many_cores = format!("cores={too_many}");
+    let nproc = harness::affinity::allowed_cpus().len();
+    let cores_zero = format!("cores=\"0\": expected a comma-separated list of integers in 1..={nproc} (this machine has {nproc} CPU(s) available)");
+    let names: Vec<String> = scenario_files().into_iter().map(|(n, _)| n).collect();
+    let unknown_file = format!(
+        "scenarios=\"nope\": unknown scenario file; accepted {}",
+        names.join(", ")
+    );
+    let unknown_variant = format!(
+        "variants=\"impl2\": unknown variant; accepted {}",
+        accepted_variants(r)
+    );
     let cases: &[(&[&str], &str)] = &[
+        (
+            &["matrix", "threads=1", "threads=2"],
+            "threads=2: threads is given twice",
+        ),
+        (
+            &["matrix", "scenarios=lookup", "clients=100"],
+            "clients=100: no selected scenario file has a clients axis (lookup threads)",
+        ),
+        (
+            &["matrix", "scenarios=lookup", "sqlmix-slots.threads=8"],
+            "sqlmix-slots.threads=8: sqlmix-slots is not among the selected scenario files",
+        ),
+        (
+            &["matrix", "scenarios=noop", "timeout=1ms"],
+            "timeout=1ms: shorter than warm-up",
+        ),
         (
             &["matrix", "threads=0"],
             "threads=\"0\": expected a comma-separated list of integers in 1..=4096",
@@ -59,14 +152,8 @@ fn bad_matrix_settings_are_refused_before_anything_runs() {
         (&["matrix", "threads=abc"], "threads=\"abc\""),
         (&["matrix", "threads=1,,2"], "threads=\"1,,2\""),
         (&["matrix", "threads=100000"], "threads=\"100000\""),
-        (
-            &["matrix", "scenarios=nope"],
-            "scenarios=\"nope\": unknown scenario; accepted leadership-500x3, lease, lookup, noop, pool-batch",
-        ),
-        (
-            &["matrix", "variants=impl2"],
-            "variants=\"impl2\": unknown variant; accepted txn-log, global-clock, sql-update, batched, lmdb, memory, global-mutex",
-        ),
+        (&["matrix", "scenarios=nope"], &unknown_file),
+        (&["matrix", "variants=impl2"], &unknown_variant),
         (
             &["matrix", "colour=red"],
             "colour=...: unknown setting or parameter; accepted threads",
@@ -75,7 +162,7 @@ fn bad_matrix_settings_are_refused_before_anything_runs() {
             &["matrix", "write_pct=150"],
             "write_pct=\"150\": expected an integer in 0..=100",
         ),
-        (&["matrix", "cores=0"], "cores=\"0\""),
+        (&["matrix", "cores=0"], &cores_zero),
         (&["matrix", &too_many_cores], "this machine has"),
         (&["matrix", "quick"], "expected key=value"),
         (
@@ -83,7 +170,7 @@ fn bad_matrix_settings_are_refused_before_anything_runs() {
             "unknown variant \"nope\" of lookup",
         ),
         (
-            &["run", "--scenario", "nope", "--variant", "x"],
+            &["run", "--hot-path", "nope", "--variant", "x"],
             "unknown hot path \"nope\"",
         ),
         (
@@ -137,11 +224,11 @@ fn bad_matrix_settings_are_refused_before_anything_runs() {
             "data_dir=\"/proc/nope\": cannot create a temporary folder",
         ),
         (
-            &["matrix", "scenarios=pool", "clients=0"],
+            &["matrix", "scenarios=pool-clients", "clients=0"],
             "clients=\"0\": expected a comma-separated list of integers in 1..=4096",
         ),
         (
-            &["matrix", "scenarios=pool", "clients=5000"],
+            &["matrix", "scenarios=pool-clients", "clients=5000"],
             "clients=\"5000\"",
         ),
         (
@@ -237,6 +324,16 @@ fn small_matrix_writes_verified_results_with_spread_and_efficiency() {
         "{}",
         results.command
     );
+    assert_eq!(results.settings_by_file.len(), 1, "one scenario file");
+    let line = &results.settings_by_file[0];
+    assert!(
+        line.starts_with("lookup.toml (threads axis): set here threads=1,2, cores=1"),
+        "{line}"
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(line.as_str()),
+        "printed before the run"
+    );
     assert_eq!(results.cells.len(), 7 * 2);
     for cell in &results.cells {
         assert_eq!(cell.status, CellStatus::Ok, "{cell:?}");
@@ -260,16 +357,20 @@ fn small_matrix_writes_verified_results_with_spread_and_efficiency() {
 #[test]
 fn a_cell_that_cannot_finish_is_recorded_as_failed_and_the_matrix_goes_on() {
     let root = scratch_root();
-    // 1 ms is far too short for a child process to start and measure 200 ms.
+    // One 5 s request cannot end before a 1.5 s timeout kills the child.
     let out = lab(
         root.path(),
         &[
             "matrix",
-            "scenarios=noop",
+            "scenarios=pool",
+            "variants=driver-v3",
             "threads=1",
             "cores=1",
-            "duration=200ms",
-            "timeout=1ms",
+            "duration=50ms",
+            "warmup=10ms",
+            "base_us=5000000",
+            "timeout=1500ms",
+            "profile=false",
         ],
     );
     assert_eq!(
@@ -297,7 +398,7 @@ fn run_prints_one_record_for_one_cell() {
         root.path(),
         &[
             "run",
-            "--scenario",
+            "--hot-path",
             "lookup",
             "--variant",
             "dashmap",
@@ -361,4 +462,34 @@ fn list_names_every_variant_and_scenario_file() {
     ] {
         assert!(stdout.contains(name), "{name} missing from:\n{stdout}");
     }
+    for (name, _) in scenario_files() {
+        assert!(stdout.contains(&name), "{name} missing from:\n{stdout}");
+    }
+}
+
+#[test]
+fn the_old_scenario_flag_of_run_still_works() {
+    let root = scratch_root();
+    let out = lab(
+        root.path(),
+        &[
+            "run",
+            "--scenario",
+            "noop",
+            "--variant",
+            "noop",
+            "--duration",
+            "20ms",
+            "--warmup",
+            "5ms",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let record: harness::RunRecord =
+        serde_json::from_str(String::from_utf8_lossy(&out.stdout).trim()).unwrap();
+    assert_eq!(record.scenario, "noop");
 }

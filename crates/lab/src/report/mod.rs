@@ -18,7 +18,7 @@ use harness::schema::ResultsFile;
 use harness::usl::{self, UslFit};
 use harness::RunRecord;
 
-use crate::matrix::write_atomically;
+use crate::fs::write_atomically;
 
 /// One results file and where it came from.
 pub struct Source {

@@ -1,0 +1,256 @@
+//! `lab matrix`'s `key=value` arguments, parsed into [`Settings`].
+//!
+//! Checks that need nothing but the text are made here, before any scenario file is read:
+//! a malformed list, a key given twice, more cores than the machine has, `quick=true` with
+//! `smoke=true`. Checking the settings against scenario files is `plan`'s job.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use anyhow::bail;
+use harness::affinity;
+
+use crate::cell_request::MAX_REPEATS;
+use crate::scenario_file::{self, max_threads};
+
+/// Settings that are not hot-path parameters (`<file>.threads` stands for every
+/// per-file key).
+pub const KEYS: &[&str] = &[
+    "threads",
+    "clients",
+    "<file>.threads",
+    "cores",
+    "scenarios",
+    "variants",
+    "quick",
+    "smoke",
+    "duration",
+    "warmup",
+    "repeats",
+    "timeout",
+    "profile",
+];
+
+/// Thread (or client) counts typed for one scenario file: `sqlmix-slots.threads=8,16`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileCounts {
+    /// Scenario file name.
+    pub file: String,
+    /// The key as typed, e.g. `sqlmix-slots.threads`.
+    pub key: String,
+    /// The counts.
+    pub counts: Vec<usize>,
+}
+
+/// What the user typed after `lab matrix`, parsed but not yet checked against scenario
+/// files.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Settings {
+    /// `threads=`: thread counts for every scenario file whose axis is threads.
+    pub threads: Option<Vec<usize>>,
+    /// `clients=`: client counts for every scenario file whose axis is clients.
+    pub clients: Option<Vec<usize>>,
+    /// `<file>.threads=` / `<file>.clients=`: one scenario file's counts, whatever its axis.
+    pub per_file: Vec<FileCounts>,
+    /// `cores=`: core counts.
+    pub cores: Option<Vec<usize>>,
+    /// `scenarios=`: scenario file names.
+    pub scenarios: Option<Vec<String>>,
+    /// `variants=`: variant names.
+    pub variants: Option<Vec<String>>,
+    /// `quick=true`: the quick mode of every scenario file.
+    pub quick: bool,
+    /// `smoke=true`: the `[smoke]` mode of every scenario file that has one.
+    pub smoke: bool,
+    /// `duration=`: measured window per repetition.
+    pub duration: Option<Duration>,
+    /// `warmup=`: warm-up per repetition.
+    pub warmup: Option<Duration>,
+    /// `repeats=`: repetitions per cell.
+    pub repeats: Option<usize>,
+    /// `timeout=`: limit per child process.
+    pub timeout: Option<Duration>,
+    /// `profile=false`: skip the extra, uncounted repetition that records flamegraphs.
+    pub no_profile: bool,
+    /// Everything else: hot-path parameters, checked when scenario files are known.
+    pub params: Vec<(String, String)>,
+    /// The arguments as typed, for the command that reproduces the run.
+    pub typed: Vec<String>,
+}
+
+fn int_list(key: &str, text: &str, max: usize, example: &str) -> anyhow::Result<Vec<usize>> {
+    let parsed: Option<Vec<usize>> = text
+        .split(',')
+        .map(|part| {
+            part.trim()
+                .parse::<usize>()
+                .ok()
+                .filter(|&n| n >= 1 && n <= max)
+        })
+        .collect();
+    match parsed {
+        Some(list) if !text.trim().is_empty() => Ok(list),
+        _ => bail!(
+            "{key}={text:?}: expected a comma-separated list of integers in 1..={max}, e.g. {key}={example}"
+        ),
+    }
+}
+
+fn boolean(key: &str, value: &str) -> anyhow::Result<bool> {
+    match value {
+        "true" | "1" | "yes" => Ok(true),
+        "false" | "0" | "no" => Ok(false),
+        _ => bail!("{key}={value:?}: expected true or false"),
+    }
+}
+
+fn name_list(key: &str, text: &str) -> anyhow::Result<Vec<String>> {
+    let names: Vec<String> = text.split(',').map(|s| s.trim().to_owned()).collect();
+    if names.iter().any(String::is_empty) {
+        bail!("{key}={text:?}: expected a comma-separated list of names");
+    }
+    Ok(names)
+}
+
+impl Settings {
+    /// Parses `key=value` arguments.
+    pub fn parse(args: &[String]) -> anyhow::Result<Settings> {
+        let mut s = Settings {
+            typed: args.to_vec(),
+            ..Settings::default()
+        };
+        let nproc = affinity::allowed_cpus().len();
+        let mut seen = BTreeSet::new();
+        for arg in args {
+            let Some((key, value)) = arg.split_once('=') else {
+                bail!("{arg:?}: expected key=value, e.g. threads=1,2,4 (keys: {}, or a hot-path parameter)", KEYS.join(", "));
+            };
+            let key = key.trim();
+            // `f.threads` and `f.clients` set the same counts, so they count as one key.
+            let canonical = match key.split_once('.') {
+                Some((file, _)) => format!("{file}.threads"),
+                None => key.to_owned(),
+            };
+            if !seen.insert(canonical) {
+                bail!("{arg}: {key} is given twice; give it once, with a list for several values (e.g. {key}=1,2)");
+            }
+            let duration = |v: &str| {
+                scenario_file::parse_duration(v).map_err(|m| anyhow::anyhow!("{key}={m}"))
+            };
+            match key {
+                "threads" => s.threads = Some(int_list(key, value, max_threads(), "1,2,4")?),
+                "clients" => s.clients = Some(int_list(key, value, max_threads(), "100,1000")?),
+                "cores" => {
+                    let cores = int_list(key, value, nproc, "1").map_err(|_| {
+                        anyhow::anyhow!("{key}={value:?}: expected a comma-separated list of integers in 1..={nproc} (this machine has {nproc} CPU(s) available), e.g. cores=1")
+                    })?;
+                    s.cores = Some(cores);
+                }
+                "scenarios" => s.scenarios = Some(name_list(key, value)?),
+                "variants" => s.variants = Some(name_list(key, value)?),
+                "quick" => s.quick = boolean(key, value)?,
+                "smoke" => s.smoke = boolean(key, value)?,
+                "profile" => s.no_profile = !boolean(key, value)?,
+                "duration" => s.duration = Some(duration(value)?),
+                "warmup" => s.warmup = Some(duration(value)?),
+                "timeout" => s.timeout = Some(duration(value)?),
+                "repeats" => {
+                    s.repeats = Some(
+                        int_list(key, value, MAX_REPEATS, "3")?
+                            .into_iter()
+                            .last()
+                            .unwrap_or(1),
+                    )
+                }
+                _ => match key.split_once('.') {
+                    Some((file, "threads" | "clients")) if !file.is_empty() => {
+                        s.per_file.push(FileCounts {
+                            file: file.to_owned(),
+                            key: key.to_owned(),
+                            counts: int_list(key, value, max_threads(), "8,16")?,
+                        })
+                    }
+                    Some((file, _)) => bail!(
+                        "{key}=...: unknown per-file setting; accepted {file}.threads and {file}.clients"
+                    ),
+                    None => s.params.push((key.to_owned(), value.to_owned())),
+                },
+            }
+        }
+        if s.quick && s.smoke {
+            bail!("quick=true with smoke=true: choose one (smoke has its own, smaller sizes)");
+        }
+        Ok(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn parses_settings_and_keeps_params_for_later() {
+        let s = Settings::parse(&args(&[
+            "threads=1,2,4,6,12",
+            "quick=true",
+            "duration=500ms",
+            "users=10",
+        ]))
+        .unwrap();
+        assert_eq!(s.threads, Some(vec![1, 2, 4, 6, 12]));
+        assert!(s.quick);
+        assert_eq!(s.duration, Some(Duration::from_millis(500)));
+        assert_eq!(s.params, vec![("users".to_owned(), "10".to_owned())]);
+    }
+
+    #[test]
+    fn bad_settings_are_one_line_errors_naming_the_input() {
+        let nproc = affinity::allowed_cpus().len();
+        let cores = format!("cores=\"0\": expected a comma-separated list of integers in 1..={nproc} (this machine has {nproc} CPU(s) available)");
+        let cases = [
+            (
+                "threads=0",
+                "threads=\"0\": expected a comma-separated list of integers in 1..=4096",
+            ),
+            ("threads=abc", "threads=\"abc\""),
+            ("threads=1,,2", "threads=\"1,,2\""),
+            ("threads=100000", "threads=\"100000\""),
+            ("threads=", "threads=\"\""),
+            ("clients=0", "clients=\"0\""),
+            ("cores=0", cores.as_str()),
+            ("cores=100000", "cores=\"100000\""),
+            ("quick=maybe", "quick=\"maybe\""),
+            ("smoke=maybe", "smoke=\"maybe\""),
+            ("duration=forever", "duration="),
+            ("threads", "expected key=value"),
+            ("sqlmix-slots.threads=0", "sqlmix-slots.threads=\"0\""),
+            (
+                "sqlmix-slots.slots=1",
+                "sqlmix-slots.slots=...: unknown per-file setting; accepted sqlmix-slots.threads and sqlmix-slots.clients",
+            ),
+        ];
+        for (arg, expected) in cases {
+            let err = format!("{:#}", Settings::parse(&args(&[arg])).unwrap_err());
+            assert!(err.contains(expected), "{arg}: {err}");
+            assert_eq!(err.lines().count(), 1);
+        }
+    }
+
+    #[test]
+    fn a_key_given_twice_is_refused() {
+        for pair in [
+            ["threads=1", "threads=2"],
+            ["users=10", "users=20"],
+            ["sqlmix-slots.threads=8", "sqlmix-slots.clients=16"],
+        ] {
+            let err = format!("{:#}", Settings::parse(&args(&pair)).unwrap_err());
+            assert!(err.contains("is given twice"), "{pair:?}: {err}");
+        }
+        let err = Settings::parse(&args(&["quick=true", "smoke=true"])).unwrap_err();
+        assert!(err.to_string().contains("choose one"), "{err}");
+    }
+}
