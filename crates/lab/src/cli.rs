@@ -51,6 +51,15 @@ enum Command {
         #[arg(long, default_value_t = 0.10)]
         threshold: f64,
     },
+    /// Write the cells of results files as one table to standard output: a CSV with a header
+    /// row and one row per cell (parameters and extras as columns), or the same rows as JSON.
+    Export {
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = crate::export::Format::Csv)]
+        format: crate::export::Format,
+        /// Results files (reports/data/<run-id>.json); default: the newest.
+        files: Vec<std::path::PathBuf>,
+    },
 }
 
 /// Runs the parsed command; errors are bad input (exit 2).
@@ -85,6 +94,19 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             new,
             threshold,
         } => crate::compare::run(&base, &new, threshold),
+        Command::Export { format, files } => {
+            let files = if files.is_empty() {
+                vec![crate::report::latest_results(&crate::root::project_root())?]
+            } else {
+                files
+            };
+            let sources = crate::report::load(&files)?;
+            let results: Vec<_> = sources.into_iter().map(|s| s.results).collect();
+            let bytes = crate::export::export(&results, format)?;
+            use std::io::Write;
+            std::io::stdout().write_all(&bytes)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::List => {
             list::print_list(&crate::root::project_root())?;
             Ok(ExitCode::SUCCESS)

@@ -107,6 +107,15 @@ fn fixture_report_has_every_table_chart_and_link() {
         summary.contains("| cores \\ threads | 1 | 2 | 4 | 6 |"),
         "{summary}"
     );
+
+    // The cells as a table for pandas: a header and one row per cell.
+    let csv = std::fs::read_to_string(root.path().join("reports/fixture/cells.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 16, "{csv}");
+    assert!(csv
+        .lines()
+        .next()
+        .unwrap()
+        .starts_with("run_id,scenario_file,scenario,variant"));
 }
 
 #[test]

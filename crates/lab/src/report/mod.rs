@@ -624,6 +624,8 @@ pub fn render(root: &Path, sources: &[Source]) -> anyhow::Result<PathBuf> {
             html::page(&analysed, "../../", None),
         )?;
         std::fs::write(staging.join("summary.md"), summary::markdown(&analysed))?;
+        let results: Vec<ResultsFile> = sources.iter().map(|s| s.results.clone()).collect();
+        std::fs::write(staging.join("cells.csv"), crate::export::csv(&results)?)?;
         let target = reports.join(&id);
         let _ = std::fs::remove_dir_all(&target);
         std::fs::rename(&staging, &target)?;
