@@ -96,7 +96,7 @@ fn fixture_report_has_every_table_chart_and_link() {
     // Thread advice from the measured cells, one sentence per variant and core count,
     // saying that 2 repetitions give min-max rather than a 95% interval.
     assert_eq!(html.matches("<ul class=\"thread-advice\">").count(), 1);
-    assert!(html.contains("arc-swap-snapshot on 2 core(s): run 2 threads:"));
+    assert!(html.contains("arc-swap-snapshot on 2 cores: run 2 threads:"));
     assert!(html.contains("(50% coverage, not 95%)"));
     assert!(
         html.contains("min–max 9.88M–10.1M (n = 2)"),
@@ -123,7 +123,7 @@ fn fixture_report_has_every_table_chart_and_link() {
         "{summary}"
     );
     assert!(
-        summary.contains("- global-mutex on 2 core(s): run 1 thread:"),
+        summary.contains("- global-mutex on 2 cores: run 1 thread:"),
         "{summary}"
     );
     assert!(
@@ -463,7 +463,7 @@ fn usl_advice_only_where_the_fit_earns_it() {
     assert!(peaked.contains("1, 2, 4, 8, 12, 16)"), "{peaked}");
     assert!(peaked.contains("N*=9.7 ["), "{peaked}");
     assert!(
-        peaked.contains("lies within the 16 core(s) measured: run about 9 worker thread(s)"),
+        peaked.contains("lies within the 16 core(s) measured: run about 10 worker thread(s)"),
         "{peaked}"
     );
     // No coherency penalty: N*'s interval is unbounded, so no advice, and it says so.

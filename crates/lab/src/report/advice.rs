@@ -87,15 +87,22 @@ pub struct ThreadAdvice {
     pub min_coverage: f64,
 }
 
-/// Thread advice for `variant` at `cores`; `None` with fewer than two usable thread
-/// counts (nothing to choose between).
-pub fn thread_advice(g: &Group<'_>, variant: &str, cores: usize) -> Option<ThreadAdvice> {
-    let cells: Vec<&RunRecord> = g
-        .threads
+/// The usable cells of `variant` at `cores` among `cells`, ascending in threads.
+fn usable_at<'a>(cells: &[&'a RunRecord], variant: &str, cores: usize) -> Vec<&'a RunRecord> {
+    let mut out: Vec<&RunRecord> = cells
         .iter()
-        .filter_map(|&t| g.cell(variant, t, cores))
-        .filter(|c| c.usable())
+        .filter(|c| c.variant == variant && c.cores == cores && c.usable())
+        .copied()
         .collect();
+    out.sort_by_key(|c| c.threads);
+    out
+}
+
+/// Thread advice for `variant` at `cores` from a group's `cells` (one scenario and
+/// parameter set); `None` with fewer than two usable thread counts (nothing to choose
+/// between).
+pub fn thread_advice(cells: &[&RunRecord], variant: &str, cores: usize) -> Option<ThreadAdvice> {
+    let cells = usable_at(cells, variant, cores);
     if cells.len() < 2 {
         return None;
     }
@@ -146,7 +153,11 @@ fn reps_of(r: &RunRecord) -> usize {
 pub fn thread_advice_all(g: &Group<'_>) -> Vec<ThreadAdvice> {
     g.variants
         .iter()
-        .flat_map(|v| g.cores.iter().filter_map(|&c| thread_advice(g, v, c)))
+        .flat_map(|v| {
+            g.cores
+                .iter()
+                .filter_map(|&c| thread_advice(&g.cells, v, c))
+        })
         .collect()
 }
 
@@ -160,7 +171,12 @@ fn threads_word(n: usize) -> &'static str {
 
 /// One sentence (a few clauses) saying what `a` measured, worded from its numbers.
 pub fn thread_sentence(a: &ThreadAdvice) -> String {
-    let mut s = format!("{} on {} core(s): ", a.variant, a.cores);
+    let mut s = format!(
+        "{} on {} {}: ",
+        a.variant,
+        a.cores,
+        if a.cores == 1 { "core" } else { "cores" }
+    );
     let r = &a.recommended;
     if r.threads == a.best.threads && r.threads == a.smallest {
         let _ = write!(
@@ -215,16 +231,27 @@ pub fn thread_sentence(a: &ThreadAdvice) -> String {
         } else {
             "change little".to_owned()
         };
+        let noise = match a.at_cores {
+            Some(c) if c.overlaps(&l) => ", within the noise (the intervals overlap)",
+            _ => "",
+        };
         let _ = write!(
             s,
-            " Oversubscribed, {} threads {change} against {} ({ratio:.2}x).",
+            " Oversubscribed, {} threads {change} against {} ({ratio:.2}x{noise}).",
             l.threads, a.cores
         );
     }
-    if a.min_coverage < 0.95 {
+    if a.min_coverage < 0.9 {
         let _ = write!(
             s,
             " Intervals are min–max of as few as {} repetition(s) ({:.0}% coverage, not 95%): rerun with repeats=6 or more before acting on this.",
+            a.min_repeats,
+            a.min_coverage * 100.0
+        );
+    } else if a.min_coverage < 0.95 {
+        let _ = write!(
+            s,
+            " (Intervals are min–max of {} repetitions: {:.1}% coverage.)",
             a.min_repeats,
             a.min_coverage * 100.0
         );
@@ -257,17 +284,23 @@ pub struct UslRow {
 
 /// In-core candidate data sets of `variant`: per core count, threads <= cores at that
 /// count; and threads = cores across core counts. As (basis, cores, cells).
-fn candidates<'a>(g: &Group<'a>, variant: &str) -> Vec<(String, usize, Vec<&'a RunRecord>)> {
+fn candidates<'a>(
+    all: &[&'a RunRecord],
+    variant: &str,
+) -> Vec<(String, usize, Vec<&'a RunRecord>)> {
     let usable = |c: &&&RunRecord| c.variant == variant && c.usable();
+    let mut core_counts: Vec<usize> = all.iter().map(|c| c.cores).collect();
+    core_counts.sort_unstable();
+    core_counts.dedup();
     let mut out = Vec::new();
-    if g.cores.len() > 1 {
-        let cells: Vec<&RunRecord> = g
-            .cells
+    if core_counts.len() > 1 {
+        let mut cells: Vec<&RunRecord> = all
             .iter()
             .filter(usable)
             .filter(|c| c.threads == c.cores)
             .copied()
             .collect();
+        cells.sort_by_key(|c| c.threads);
         let cores = cells.iter().map(|c| c.cores).max().unwrap_or(0);
         out.push((
             "threads = cores across core counts".to_owned(),
@@ -275,9 +308,8 @@ fn candidates<'a>(g: &Group<'a>, variant: &str) -> Vec<(String, usize, Vec<&'a R
             cells,
         ));
     }
-    for &cores in &g.cores {
-        let mut cells: Vec<&RunRecord> = g
-            .cells
+    for cores in core_counts {
+        let mut cells: Vec<&RunRecord> = all
             .iter()
             .filter(usable)
             .filter(|c| c.cores == cores && c.threads <= cores)
@@ -299,12 +331,17 @@ fn list(levels: &[usize]) -> String {
 
 /// The USL row of every variant of `g`; `nproc` is the CPUs of the machine that ran it.
 pub fn usl_rows(g: &Group<'_>, nproc: usize) -> Vec<UslRow> {
-    g.variants.iter().map(|v| usl_row(g, v, nproc)).collect()
+    g.variants
+        .iter()
+        .map(|v| usl_row(&g.cells, v, nproc))
+        .collect()
 }
 
-fn usl_row(g: &Group<'_>, variant: &str, nproc: usize) -> UslRow {
+/// The USL row of `variant` among a group's `cells`; `nproc` is the CPUs of the machine
+/// that ran them.
+pub fn usl_row(all: &[&RunRecord], variant: &str, nproc: usize) -> UslRow {
     // The candidate with most levels; ties go to the later one, the most cores.
-    let (basis, cores, cells) = candidates(g, variant)
+    let (basis, cores, cells) = candidates(all, variant)
         .into_iter()
         .fold(
             None,
@@ -315,11 +352,8 @@ fn usl_row(g: &Group<'_>, variant: &str, nproc: usize) -> UslRow {
         )
         .unwrap_or_default();
     let levels: Vec<usize> = cells.iter().map(|c| c.threads).collect();
-    let best_measured = g
-        .threads
-        .iter()
-        .filter_map(|&t| g.cell(variant, t, cores))
-        .filter(|c| c.usable())
+    let best_measured = usable_at(all, variant, cores)
+        .into_iter()
         .max_by(|a, b| a.ops_per_sec.total_cmp(&b.ops_per_sec))
         .map(|c| c.threads);
     let mut row = UslRow {
@@ -334,7 +368,7 @@ fn usl_row(g: &Group<'_>, variant: &str, nproc: usize) -> UslRow {
         sentence: String::new(),
     };
     if levels.len() < usl::MIN_POINTS {
-        let max_cores = g.cores.iter().copied().max().unwrap_or(0);
+        let max_cores = all.iter().map(|c| c.cores).max().unwrap_or(0);
         let machine = if max_cores == nproc {
             format!("on this {nproc}-core machine")
         } else {
@@ -430,7 +464,14 @@ fn fmt_peak(n: f64) -> String {
 
 /// The USL's advice for a fit that earned it.
 fn usl_advice(fit: &UslFit, ci: &UslIntervals, cores: usize) -> String {
-    let peak = fit.peak_threads().unwrap_or(usize::MAX);
+    // The better of the two whole thread counts around the continuous peak.
+    let n = fit.peak_concurrency();
+    let (below, above) = (n.floor().max(1.0), n.ceil().max(1.0));
+    let peak = if fit.throughput(above) > fit.throughput(below) {
+        above
+    } else {
+        below
+    } as usize;
     let (lo, hi) = ci.peak;
     let range = format!(
         "N* = {:.1} (95% interval {lo:.1}–{hi:.1})",
@@ -604,4 +645,173 @@ pub fn markdown_section(g: &Group<'_>) -> String {
     }
     out.push('\n');
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use harness::schema::{CellKey, CellStatus};
+
+    /// A usable cell whose repetitions are `reps`.
+    fn cell(variant: &str, threads: usize, cores: usize, reps: &[f64]) -> RunRecord {
+        let key = CellKey {
+            scenario: "lookup".into(),
+            variant: variant.into(),
+            params: Default::default(),
+            threads,
+            cores,
+        };
+        let mut r = RunRecord::failed(&key, "0-1", "x");
+        r.status = CellStatus::Ok;
+        r.failure = None;
+        r.verified = true;
+        r.repeats = reps.len();
+        r.ops_per_sec = harness::stats::median(reps);
+        r.ops_per_sec_reps = reps.to_vec();
+        let ci = harness::stats::median_ci(reps);
+        r.ops_per_sec_ci = [ci.low, ci.high];
+        r.per_thread_ops_per_sec = r.ops_per_sec / threads as f64;
+        r
+    }
+
+    /// Six repetitions within ±1% of `ops`.
+    fn six(ops: f64) -> Vec<f64> {
+        [-1.0, -0.6, -0.2, 0.2, 0.6, 1.0]
+            .iter()
+            .map(|d| ops * (1.0 + d / 100.0))
+            .collect()
+    }
+
+    #[test]
+    fn recommends_the_smallest_count_within_the_noise_of_the_best() {
+        let mut two = cell("m", 2, 2, &six(190.0));
+        two.efficiency = Some(0.95);
+        // 4 threads are best in the median, but 2 threads' interval overlaps theirs.
+        let wide: Vec<f64> = [180.0, 186.0, 190.0, 194.0, 198.0, 202.0].to_vec();
+        let cells = [
+            cell("m", 1, 2, &six(100.0)),
+            two,
+            cell("m", 4, 2, &wide),
+            cell("m", 8, 2, &six(150.0)),
+            cell("other", 1, 2, &six(1.0)),
+        ];
+        let refs: Vec<&RunRecord> = cells.iter().collect();
+        let a = thread_advice(&refs, "m", 2).unwrap();
+        assert_eq!(a.best.threads, 4);
+        assert_eq!(a.recommended.threads, 2);
+        assert_eq!(a.at_cores.map(|p| p.threads), Some(2));
+        assert_eq!(a.efficiency_at_cores, Some(0.95));
+        assert_eq!(a.largest.map(|p| p.threads), Some(8));
+        assert!((a.oversubscription.unwrap() - 150.0 / 190.0).abs() < 1e-9);
+        assert!(a.min_coverage >= 0.95);
+        let s = thread_sentence(&a);
+        assert!(
+            s.starts_with("m on 2 cores: run 2 threads: 190 ops/s"),
+            "{s}"
+        );
+        assert!(s.contains("at 4 threads (the intervals overlap)"), "{s}");
+        assert!(
+            s.contains("scales almost linearly: each thread does 0.95"),
+            "{s}"
+        );
+        assert!(
+            s.contains("8 threads cost 21% of the throughput against 2 (0.79x)"),
+            "{s}"
+        );
+        assert!(!s.contains("coverage"), "{s}");
+
+        // Different numbers, different words: a clear winner and a cheap oversubscription.
+        let cells = [
+            cell("m", 1, 2, &six(100.0)),
+            cell("m", 2, 2, &six(130.0)),
+            cell("m", 8, 2, &six(131.0)),
+        ];
+        let refs: Vec<&RunRecord> = cells.iter().collect();
+        let a = thread_advice(&refs, "m", 2).unwrap();
+        assert_eq!(a.recommended.threads, 2, "8's interval overlaps 2's");
+        let s = thread_sentence(&a);
+        assert!(
+            s.contains("8 threads change little against 2 (1.01x, within the noise"),
+            "{s}"
+        );
+        assert!(
+            thread_advice(&refs[..1], "m", 2).is_none(),
+            "one count: no choice"
+        );
+    }
+
+    #[test]
+    fn few_repetitions_are_said() {
+        let cells = [
+            cell("m", 1, 1, &[100.0, 104.0]),
+            cell("m", 2, 1, &[90.0, 91.0]),
+        ];
+        let refs: Vec<&RunRecord> = cells.iter().collect();
+        let s = thread_sentence(&thread_advice(&refs, "m", 1).unwrap());
+        assert!(s.starts_with("m on 1 core: run 1 thread:"), "{s}");
+        assert!(s.contains("more threads add nothing"), "{s}");
+        assert!(
+            s.contains("as few as 2 repetition(s) (50% coverage, not 95%)"),
+            "{s}"
+        );
+    }
+
+    #[test]
+    fn usl_refuses_points_past_the_cores() {
+        // Six thread counts but only 1 and 2 in-core: no fit, whatever the rest show.
+        let cells: Vec<RunRecord> = [1, 2, 4, 6, 8, 12]
+            .iter()
+            .map(|&t| cell("m", t, 2, &six(100.0 * (t.min(2) as f64))))
+            .collect();
+        let refs: Vec<&RunRecord> = cells.iter().collect();
+        let row = usl_row(&refs, "m", 2);
+        assert!(row.fit.is_err() && !row.advises);
+        assert_eq!(row.levels, vec![1, 2]);
+        assert!(
+            row.sentence
+                .contains("2 in-core point(s) (threads 1, 2) on this 2-core machine"),
+            "{}",
+            row.sentence
+        );
+        let row = usl_row(&refs, "m", 64);
+        assert!(
+            row.sentence.contains("with at most 2 core(s) measured"),
+            "{}",
+            row.sentence
+        );
+    }
+
+    #[test]
+    fn usl_across_core_counts_and_a_poor_fit_gives_no_advice() {
+        // threads = cores at 1, 2, 4 and 8 cores: four in-core levels across core counts,
+        // zig-zagging so that no USL curve fits them.
+        let cells: Vec<RunRecord> = [(1, 100.0), (2, 400.0), (4, 150.0), (8, 500.0)]
+            .iter()
+            .map(|&(n, x)| cell("m", n, n, &six(x)))
+            .collect();
+        let refs: Vec<&RunRecord> = cells.iter().collect();
+        let row = usl_row(&refs, "m", 8);
+        assert_eq!(row.basis, "threads = cores across core counts");
+        assert_eq!(row.levels, vec![1, 2, 4, 8]);
+        let fit = row.fit.as_ref().unwrap();
+        assert!(fit.r_squared < MIN_R_SQUARED);
+        assert!(!row.advises);
+        assert!(
+            row.sentence.starts_with("No advice from the USL: R² = "),
+            "{}",
+            row.sentence
+        );
+    }
+
+    #[test]
+    fn interval_text_says_when_it_is_min_max() {
+        assert_eq!(ci_text(&cell("m", 1, 1, &six(1000.0))), "95% CI 990–1.01k");
+        assert_eq!(
+            ci_text(&cell("m", 1, 1, &[900.0, 1000.0, 1100.0])),
+            "min–max 900–1.10k (n = 3)"
+        );
+        let md = markdown_cell(Some(&cell("m", 4, 2, &[900.0, 1000.0, 1100.0])));
+        assert_eq!(md, "1.00k [900–1.10k]/250\\*");
+        assert_eq!(markdown_cell(None), "-");
+    }
 }
