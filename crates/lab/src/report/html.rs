@@ -342,7 +342,7 @@ fn cell(out: &mut String, record: Option<&RunRecord>, prefix: &str) {
     };
     let _ = write!(
         out,
-        "<td{class}><b>{}</b> <small>({})</small><br>per thread {} · eff {}<br>p99 {} · wait {}<br>retries {} · errors {} · timeouts {} · cpu {:.0}%",
+        "<td{class}><b>{}</b> <small>{}</small><br>per thread {} · eff {}<br>p99 {} · wait {}<br>retries {} · errors {} · timeouts {} · cpu {:.0}%",
         si(r.ops_per_sec),
         super::advice::ci_text(r),
         si(r.per_thread_ops_per_sec),
