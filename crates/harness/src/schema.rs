@@ -70,6 +70,18 @@ pub struct RunRecord {
     pub ops_per_sec_min: f64,
     /// Highest repetition.
     pub ops_per_sec_max: f64,
+    /// 95% confidence interval of the median `ops_per_sec`, `[low, high]`, from order
+    /// statistics of the repetitions ([`stats::median_ci`]). With fewer than 6
+    /// repetitions no order-statistics interval reaches 95% and this is min-max, which
+    /// covers the median less often (94% for 5, 50% for 2): see
+    /// [`RunRecord::ops_ci_coverage`]. `[0, 0]` in files written before the field existed;
+    /// read it through [`RunRecord::ops_ci`].
+    #[serde(default)]
+    pub ops_per_sec_ci: [f64; 2],
+    /// `ops_per_sec` of every repetition, in the order they ran: what `lab compare` tests
+    /// and `lab report` resamples. Empty in files written before the field existed.
+    #[serde(default)]
+    pub ops_per_sec_reps: Vec<f64>,
     /// `ops_per_sec / threads`.
     pub per_thread_ops_per_sec: f64,
     /// `ops_per_sec / (min(threads, cores) x ops_per_sec at threads=1)`, when the matrix
@@ -151,6 +163,8 @@ impl RunRecord {
             ops_per_sec: ops,
             ops_per_sec_min: ops,
             ops_per_sec_max: ops,
+            ops_per_sec_ci: [ops, ops],
+            ops_per_sec_reps: vec![ops],
             per_thread_ops_per_sec: ops / key.threads.max(1) as f64,
             efficiency: None,
             latency_ns: LatencySummary::of(&m.latency),
@@ -187,6 +201,8 @@ impl RunRecord {
             ops_per_sec: 0.0,
             ops_per_sec_min: 0.0,
             ops_per_sec_max: 0.0,
+            ops_per_sec_ci: [0.0, 0.0],
+            ops_per_sec_reps: Vec::new(),
             per_thread_ops_per_sec: 0.0,
             efficiency: None,
             latency_ns: LatencySummary::default(),
@@ -217,6 +233,28 @@ impl RunRecord {
         }
     }
 
+    /// The 95% interval of `ops_per_sec` as (low, high); min-max for a record from a file
+    /// written before `ops_per_sec_ci` existed.
+    pub fn ops_ci(&self) -> (f64, f64) {
+        let [low, high] = self.ops_per_sec_ci;
+        if low == 0.0 && high == 0.0 && self.ops_per_sec > 0.0 {
+            (self.ops_per_sec_min, self.ops_per_sec_max)
+        } else {
+            (low, high)
+        }
+    }
+
+    /// How often [`RunRecord::ops_ci`] covers the true median: at least 0.95 from 6
+    /// repetitions on, less for fewer (see [`stats::median_ci_coverage`]).
+    pub fn ops_ci_coverage(&self) -> f64 {
+        let n = if self.ops_per_sec_reps.is_empty() {
+            self.repeats
+        } else {
+            self.ops_per_sec_reps.len()
+        };
+        stats::median_ci_coverage(n)
+    }
+
     /// Whether more threads than CPUs ran.
     pub fn oversubscribed(&self) -> bool {
         self.threads > self.cores
@@ -239,8 +277,20 @@ impl RunRecord {
             failed.repeats = reps.len();
             return Some(failed);
         }
-        let ops: Vec<f64> = reps.iter().map(|r| r.ops_per_sec).collect();
+        // Every repetition's own figure (a record may already merge several), so the median
+        // and its interval come from all of them rather than from medians of medians.
+        let ops: Vec<f64> = reps
+            .iter()
+            .flat_map(|r| {
+                if r.ops_per_sec_reps.is_empty() {
+                    vec![r.ops_per_sec]
+                } else {
+                    r.ops_per_sec_reps.clone()
+                }
+            })
+            .collect();
         let (median_ops, _, _) = stats::median_spread(&ops);
+        let ci = stats::median_ci(&ops);
         let median_of =
             |f: fn(&RunRecord) -> f64| stats::median(&reps.iter().map(f).collect::<Vec<_>>());
         let mut merged = first.clone();
@@ -252,6 +302,8 @@ impl RunRecord {
             .map(|r| r.ops_per_sec_min)
             .fold(f64::INFINITY, f64::min);
         merged.ops_per_sec_max = reps.iter().map(|r| r.ops_per_sec_max).fold(0.0, f64::max);
+        merged.ops_per_sec_ci = [ci.low, ci.high];
+        merged.ops_per_sec_reps = ops;
         merged.per_thread_ops_per_sec = median_ops / first.threads.max(1) as f64;
         merged.latency_ns =
             LatencySummary::median_of(&reps.iter().map(|r| r.latency_ns).collect::<Vec<_>>());
@@ -457,8 +509,49 @@ mod tests {
         assert_eq!((m.ops_per_sec_min, m.ops_per_sec_max), (100.0, 300.0));
         assert_eq!(m.per_thread_ops_per_sec, 100.0);
         assert_eq!(m.repeats, 3);
+        assert_eq!(m.ops_per_sec_reps, vec![300.0, 100.0, 200.0]);
+        assert_eq!(m.ops_per_sec_ci, [100.0, 300.0], "3 values: min-max");
+        assert_eq!(m.ops_ci_coverage(), 0.75);
         assert_eq!(m.extra["reads_per_sec"], serde_json::json!(100.0));
         assert!(m.verified);
+    }
+
+    #[test]
+    fn merged_records_keep_every_repetition_and_a_95_percent_interval() {
+        // Ten single repetitions, then merged again (a cell of `lab run --repeats`).
+        let reps: Vec<RunRecord> = [5.0, 9.0, 1.0, 7.0, 3.0, 10.0, 2.0, 8.0, 4.0, 6.0]
+            .iter()
+            .map(|&ops| {
+                let mut r = record(2, 2, ops);
+                r.ops_per_sec_reps = vec![ops];
+                r
+            })
+            .collect();
+        let (a, b) = reps.split_at(4);
+        let twice = RunRecord::merge_repetitions(&[
+            RunRecord::merge_repetitions(a).unwrap(),
+            RunRecord::merge_repetitions(b).unwrap(),
+        ])
+        .unwrap();
+        assert_eq!(twice.ops_per_sec_reps.len(), 10);
+        assert_eq!(twice.ops_per_sec, 5.5);
+        // n = 10: P(B <= 1) = 11/1024 < 2.5%, P(B <= 2) = 56/1024 > 2.5%: 2nd to 9th.
+        assert_eq!(twice.ops_per_sec_ci, [2.0, 9.0]);
+        assert_eq!(twice.ops_ci(), (2.0, 9.0));
+        assert!(twice.ops_ci_coverage() >= 0.95);
+        let text = serde_json::to_string(&twice).unwrap();
+        assert!(text.contains("\"ops_per_sec_ci\":[2.0,9.0]"), "{text}");
+
+        // A record from before the fields existed reads with min-max as its interval.
+        let mut old: serde_json::Value = serde_json::to_value(record(1, 1, 50.0)).unwrap();
+        let obj = old.as_object_mut().unwrap();
+        obj.remove("ops_per_sec_ci");
+        obj.remove("ops_per_sec_reps");
+        obj.insert("ops_per_sec_min".into(), serde_json::json!(40.0));
+        obj.insert("ops_per_sec_max".into(), serde_json::json!(60.0));
+        let old: RunRecord = serde_json::from_value(old).unwrap();
+        assert_eq!(old.ops_ci(), (40.0, 60.0));
+        assert!(old.ops_per_sec_reps.is_empty());
     }
 
     #[test]

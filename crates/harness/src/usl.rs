@@ -10,10 +10,20 @@
 //! N* = floor(sqrt((1 - σ) / κ)).
 //!
 //! The fit minimises squared error in X with Nelder-Mead over transformed parameters that
-//! keep 0 <= σ <= 1, κ >= 0 and λ > 0, from several starting points. A three-parameter
-//! fit needs at least [`MIN_POINTS`] distinct thread counts to mean anything; with fewer
-//! the fit refuses rather than print numbers. (A hand-written Nelder-Mead because a
+//! keep 0 <= σ <= 1, κ >= 0 and λ > 0, from several starting points; it reproduces the
+//! published reference fit of the Cisco data set (see the tests). A three-parameter fit
+//! needs at least [`MIN_POINTS`] distinct thread counts to mean anything; with fewer the
+//! fit refuses rather than print numbers. (A hand-written Nelder-Mead because a
 //! three-parameter least-squares problem did not justify an optimisation crate.)
+//!
+//! Uncertainty comes from a bootstrap over repetitions: [`bootstrap_one`] redraws each
+//! level's repetitions with replacement and refits, and [`UslIntervals`] takes percentile
+//! intervals over many such refits. Each resample is seeded by its index, so the intervals
+//! are reproducible and the caller may run resamples in any order or in parallel (`lab
+//! report` uses rayon); nothing here starts a thread, so measuring processes never do.
+//!
+//! What this module does not decide: which points are fit to apply (in-core points only),
+//! nor whether a fit is good enough to advise on; `lab`'s report does both.
 
 use serde::{Deserialize, Serialize};
 
@@ -49,23 +59,13 @@ impl UslFit {
         Some((((1.0 - self.sigma) / self.kappa).sqrt().floor() as usize).max(1))
     }
 
-    /// One plain sentence recommending a worker-thread count on `cores` CPUs.
-    pub fn recommendation(&self, cores: usize) -> String {
-        match self.peak_threads() {
-            Some(peak) if peak <= cores => format!(
-                "Throughput peaks at about {peak} thread(s) (N*) and falls beyond: run {peak} worker thread(s) on {cores} core(s); more threads than that make it slower."
-            ),
-            Some(peak) => format!(
-                "Throughput would peak near {peak} threads, past the {cores} core(s) here: run one worker thread per core ({cores}); extra threads only add coordination."
-            ),
-            None if self.sigma < 0.05 => format!(
-                "No coherency penalty measured and little contention: scale threads with cores ({cores} here); threads beyond the cores add nothing."
-            ),
-            None => format!(
-                "Contention (σ = {:.2}) caps throughput near {:.3} x one thread: more than {cores} thread(s) will not help; remove the serial section rather than add threads.",
-                self.sigma,
-                1.0 / self.sigma
-            ),
+    /// N* without rounding: sqrt((1 - σ) / κ); infinite when κ is (numerically) zero,
+    /// i.e. no peak at all.
+    pub fn peak_concurrency(&self) -> f64 {
+        if self.kappa <= 1e-9 {
+            f64::INFINITY
+        } else {
+            ((1.0 - self.sigma) / self.kappa).sqrt()
         }
     }
 }
@@ -81,6 +81,25 @@ fn params(p: [f64; 3], scale: f64) -> (f64, f64, f64) {
 
 /// Fits `(threads, ops_per_sec)` points. Points with the same thread count are all used.
 pub fn fit(points: &[(f64, f64)]) -> Result<UslFit, String> {
+    let mut starts = Vec::new();
+    for s0 in [0.05f64, 0.3, 0.9] {
+        for k0 in [0.0f64, 0.01, 0.1] {
+            starts.push((s0, k0, None));
+        }
+    }
+    fit_with_starts(points, &starts)
+}
+
+/// Fits `points` from one start, `near` (a fit of similar points): what a bootstrap
+/// resample needs, at a ninth of [`fit`]'s cost.
+pub fn fit_from(points: &[(f64, f64)], near: &UslFit) -> Result<UslFit, String> {
+    fit_with_starts(points, &[(near.sigma, near.kappa, Some(near.lambda))])
+}
+
+/// Starting points as (σ, κ, λ); `None` for λ starts at the largest throughput.
+type Start = (f64, f64, Option<f64>);
+
+fn fit_with_starts(points: &[(f64, f64)], starts: &[Start]) -> Result<UslFit, String> {
     let mut distinct: Vec<f64> = points.iter().map(|p| p.0).collect();
     distinct.sort_by(f64::total_cmp);
     distinct.dedup();
@@ -108,13 +127,16 @@ pub fn fit(points: &[(f64, f64)]) -> Result<UslFit, String> {
             .sum::<f64>()
     };
     let mut best: Option<([f64; 3], f64)> = None;
-    for s0 in [0.05f64, 0.3, 0.9] {
-        for k0 in [0.0f64, 0.01, 0.1] {
-            let start = [s0.sqrt().asin(), k0.sqrt(), 0.0];
-            let (p, v) = nelder_mead(&sse, start, 4000);
-            if best.is_none_or(|(_, bv)| v < bv) {
-                best = Some((p, v));
-            }
+    for &(s0, k0, l0) in starts {
+        let lambda_start = l0.map_or(0.0, |l| (l / scale).max(1e-12).ln());
+        let start = [
+            s0.clamp(0.0, 1.0).sqrt().asin(),
+            k0.max(0.0).sqrt(),
+            lambda_start,
+        ];
+        let (p, v) = nelder_mead(&sse, start, 4000);
+        if best.is_none_or(|(_, bv)| v < bv) {
+            best = Some((p, v));
         }
     }
     let (p, _) = best.expect("at least one start");
@@ -137,6 +159,102 @@ pub fn fit(points: &[(f64, f64)]) -> Result<UslFit, String> {
         r_squared,
         points: distinct.len(),
     })
+}
+
+/// One concurrency level: the thread count and every repetition's throughput there.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Level {
+    /// Concurrency (threads).
+    pub n: f64,
+    /// Throughput of each repetition (ops/s).
+    pub samples: Vec<f64>,
+}
+
+/// One point per level: the median of its repetitions. What the fit is drawn through.
+pub fn medians(levels: &[Level]) -> Vec<(f64, f64)> {
+    levels
+        .iter()
+        .map(|l| (l.n, crate::stats::median(&l.samples)))
+        .collect()
+}
+
+/// Resamples to draw for [`UslIntervals`]: enough for stable 2.5% and 97.5% percentiles
+/// (about 10 resamples lie beyond each) at a cost `lab report` can afford.
+pub const BOOTSTRAP_RESAMPLES: usize = 400;
+
+/// Fewest repetitions per level for a bootstrap: with one, every resample is the same.
+pub const MIN_SAMPLES_PER_LEVEL: usize = 2;
+
+/// Resample number `index`: every level's repetitions drawn again with replacement (so
+/// every level stays, as a fit needs them all), their medians refitted from `near`.
+/// `None` when the refit fails. Deterministic in `index`.
+pub fn bootstrap_one(levels: &[Level], near: &UslFit, index: usize) -> Option<UslFit> {
+    let mut rng =
+        crate::stats::SplitMix64::new(0x5EED_0000_0000_0000 ^ (index as u64).wrapping_mul(0x9E37));
+    let points: Vec<(f64, f64)> = levels
+        .iter()
+        .map(|l| {
+            let draw: Vec<f64> = (0..l.samples.len())
+                .map(|_| l.samples[rng.below(l.samples.len())])
+                .collect();
+            (l.n, crate::stats::median(&draw))
+        })
+        .collect();
+    fit_from(&points, near).ok()
+}
+
+/// 95% percentile-bootstrap intervals of σ, κ and N*.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct UslIntervals {
+    /// σ, (low, high).
+    pub sigma: (f64, f64),
+    /// κ, (low, high).
+    pub kappa: (f64, f64),
+    /// N* without rounding, (low, high); `high` is infinite when at least 2.5% of the
+    /// resamples found no coherency penalty (no peak at all).
+    pub peak: (f64, f64),
+    /// Resamples whose refit succeeded.
+    pub resamples: usize,
+}
+
+impl UslIntervals {
+    /// Percentile intervals over bootstrap refits; `None` for fewer than 40 (too few for a
+    /// 2.5% tail to mean anything).
+    pub fn from_fits(fits: &[UslFit]) -> Option<UslIntervals> {
+        if fits.len() < 40 {
+            return None;
+        }
+        let interval = |f: fn(&UslFit) -> f64| {
+            let mut v: Vec<f64> = fits.iter().map(f).collect();
+            v.sort_by(f64::total_cmp);
+            (
+                crate::stats::quantile_sorted(&v, 0.025),
+                crate::stats::quantile_sorted(&v, 0.975),
+            )
+        };
+        Some(UslIntervals {
+            sigma: interval(|f| f.sigma),
+            kappa: interval(|f| f.kappa),
+            peak: interval(|f| f.peak_concurrency()),
+            resamples: fits.len(),
+        })
+    }
+
+    /// Whether N*'s interval is bounded: finite, and within 10x the largest concurrency
+    /// measured (`max_level`), beyond which a peak is an extrapolation the points cannot
+    /// support.
+    pub fn peak_bounded(&self, max_level: f64) -> bool {
+        self.peak.1.is_finite() && self.peak.1 <= 10.0 * max_level
+    }
+}
+
+/// All [`BOOTSTRAP_RESAMPLES`] resamples in this thread (tests; the report runs
+/// [`bootstrap_one`] in parallel).
+pub fn bootstrap_serial(levels: &[Level], near: &UslFit) -> Option<UslIntervals> {
+    let fits: Vec<UslFit> = (0..BOOTSTRAP_RESAMPLES)
+        .filter_map(|i| bootstrap_one(levels, near, i))
+        .collect();
+    UslIntervals::from_fits(&fits)
 }
 
 /// Minimises `f` from `start` with the Nelder-Mead simplex method.
@@ -253,7 +371,7 @@ mod tests {
     }
 
     #[test]
-    fn peak_formula_and_recommendations() {
+    fn peak_formula() {
         let f = UslFit {
             sigma: 0.1,
             kappa: 0.1,
@@ -262,23 +380,50 @@ mod tests {
             points: 5,
         };
         assert_eq!(f.peak_threads(), Some(3)); // sqrt(0.9 / 0.1) = 3
-        assert!(f.recommendation(4).contains("run 3 worker thread(s)"));
-        assert!(f
-            .recommendation(2)
-            .contains("one worker thread per core (2)"));
-        let flat = UslFit {
-            kappa: 0.0,
-            sigma: 0.01,
-            ..f
-        };
+        assert!((f.peak_concurrency() - 3.0).abs() < 1e-12);
+        let flat = UslFit { kappa: 0.0, ..f };
         assert_eq!(flat.peak_threads(), None);
-        assert!(flat.recommendation(8).contains("scale threads with cores"));
-        let serial = UslFit {
-            kappa: 0.0,
-            sigma: 0.5,
-            ..f
-        };
-        assert!(serial.recommendation(2).contains("σ = 0.50"));
+        assert_eq!(flat.peak_concurrency(), f64::INFINITY);
+    }
+
+    fn levels_with_noise(sigma: f64, kappa: f64, noise: f64, threads: &[f64]) -> Vec<Level> {
+        let mut rng = crate::stats::SplitMix64::new(99);
+        threads
+            .iter()
+            .map(|&n| Level {
+                n,
+                samples: (0..6)
+                    .map(|_| usl(sigma, kappa, 1e6, n) * (1.0 + noise * rng.normal()))
+                    .collect(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn bootstrap_intervals_cover_the_truth_and_bound_a_visible_peak() {
+        // N* = sqrt(0.95 / 0.01) = 9.7, inside the measured 1..16.
+        let levels = levels_with_noise(0.05, 0.01, 0.03, &[1.0, 2.0, 4.0, 8.0, 12.0, 16.0]);
+        let point = fit(&medians(&levels)).unwrap();
+        let ci = bootstrap_serial(&levels, &point).unwrap();
+        assert!(ci.resamples > 350, "{ci:?}");
+        assert!(ci.kappa.0 <= 0.01 && 0.01 <= ci.kappa.1, "{ci:?}");
+        assert!(ci.sigma.0 <= 0.05 && 0.05 <= ci.sigma.1, "{ci:?}");
+        assert!(ci.peak.0 <= 9.75 && 9.74 <= ci.peak.1, "{ci:?}");
+        assert!(ci.peak_bounded(16.0), "{ci:?}");
+        assert!(ci.peak.0 <= point.peak_concurrency() && point.peak_concurrency() <= ci.peak.1);
+        // Same input, same intervals: resamples are seeded by their index.
+        assert_eq!(bootstrap_serial(&levels, &point), Some(ci));
+    }
+
+    #[test]
+    fn a_flat_curve_has_no_bounded_peak() {
+        // Linear scaling: κ = 0, so resamples often find no peak at all.
+        let levels = levels_with_noise(0.0, 0.0, 0.05, &[1.0, 2.0, 3.0, 4.0]);
+        let point = fit(&medians(&levels)).unwrap();
+        let ci = bootstrap_serial(&levels, &point).unwrap();
+        assert!(!ci.peak_bounded(4.0), "{ci:?}");
+        // One repetition per level: every resample is the point fit; too few is refused.
+        assert!(UslIntervals::from_fits(&[point; 39]).is_none());
     }
 
     #[test]
@@ -286,5 +431,52 @@ mod tests {
         let err = fit(&[(1.0, 10.0), (2.0, 18.0), (4.0, 30.0), (4.0, 31.0)]).unwrap_err();
         assert!(err.contains("3 thread count(s)"), "{err}");
         assert!(fit(&[(1.0, 0.0), (2.0, 0.0), (3.0, 0.0), (4.0, 0.0)]).is_err());
+    }
+
+    /// The Cisco benchmark from Baron Schwartz, "Practical Scalability Analysis with the
+    /// Universal Scalability Law" (as in usl4j's ModelTest): (concurrency, throughput).
+    const CISCO: [(f64, f64); 32] = [
+        (1.0, 955.16),
+        (2.0, 1878.91),
+        (3.0, 2688.01),
+        (4.0, 3548.68),
+        (5.0, 4315.54),
+        (6.0, 5130.43),
+        (7.0, 5931.37),
+        (8.0, 6531.08),
+        (9.0, 7219.8),
+        (10.0, 7867.61),
+        (11.0, 8278.71),
+        (12.0, 8646.7),
+        (13.0, 9047.84),
+        (14.0, 9426.55),
+        (15.0, 9645.37),
+        (16.0, 9897.24),
+        (17.0, 10097.6),
+        (18.0, 10240.5),
+        (19.0, 10532.39),
+        (20.0, 10798.52),
+        (21.0, 11151.43),
+        (22.0, 11518.63),
+        (23.0, 11806.0),
+        (24.0, 12089.37),
+        (25.0, 12075.41),
+        (26.0, 12177.29),
+        (27.0, 12211.41),
+        (28.0, 12158.93),
+        (29.0, 12155.27),
+        (30.0, 12118.04),
+        (31.0, 12140.4),
+        (32.0, 12074.39),
+    ];
+
+    #[test]
+    fn matches_the_published_reference_fit() {
+        let fit = fit(&CISCO).unwrap();
+        let close = |got: f64, want: f64| (got - want).abs() <= want.abs() * 1e-3;
+        assert!(close(fit.sigma, 0.02671591), "{fit:?}");
+        assert!(close(fit.kappa, 7.690945e-4), "{fit:?}");
+        assert!(close(fit.lambda, 995.6486), "{fit:?}");
+        assert_eq!(fit.peak_threads(), Some(35));
     }
 }

@@ -1,45 +1,153 @@
-//! `lab compare BASE NEW`: per cell, the ratio of NEW's throughput to BASE's, flagged when
-//! the two runs' min-max ranges do not overlap (a change beyond the spread). Exits 1 when
-//! some cell got slower by more than `--threshold` and beyond the spread, so it can gate a
-//! CI job; 2 for bad input, such as files of different scenarios.
+//! `lab compare BASE NEW`: per cell, the ratio of NEW's median throughput to BASE's and a
+//! verdict from a Mann-Whitney U test on the per-repetition values (`ops_per_sec_reps`).
+//!
+//! A verdict needs at least [`MIN_REPS`] repetitions on each side: with fewer, even a
+//! test at 5% cannot tell a change from the noise of this kind of machine, and the cell is
+//! printed `inconclusive (n = 2)` and never fails the gate. A cell counts as REGRESSED,
+//! and the command exits 1, only when the slowdown is significant at [`ALPHA`] and the
+//! ratio of medians is below `1 - threshold`. Exit 2 for bad input: files of different
+//! scenarios, with no cells in common, or with different parameters for the same cells.
+//!
+//! Not here: any averaging across cells or machines; each cell is judged alone.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::bail;
+use harness::stats;
 use harness::RunRecord;
 
 use crate::report;
 use crate::table::si;
 
+/// Fewest repetitions per side for a verdict.
+pub const MIN_REPS: usize = 5;
+
+/// Two-sided significance level of each cell's test: an unchanged cell is called slower
+/// about 2.5% of the time, and faster as often.
+pub const ALPHA: f64 = 0.05;
+
 /// How one cell changed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Change {
-    /// The ranges overlap: no change that the noise can't explain.
-    WithinSpread,
-    /// Faster, beyond the spread.
-    Faster,
-    /// Slower beyond the spread, but by less than the threshold.
-    Slower,
-    /// Slower beyond the spread and by more than the threshold.
-    Regressed,
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Verdict {
+    /// Too few repetitions on a side (the smaller count): no verdict.
+    Inconclusive {
+        /// Repetitions on the side with fewer.
+        n: usize,
+    },
+    /// No change the test can tell from noise.
+    NoChange {
+        /// Two-sided p-value.
+        p: f64,
+    },
+    /// Significantly faster.
+    Faster {
+        /// Two-sided p-value.
+        p: f64,
+    },
+    /// Significantly slower, but by less than the threshold.
+    Slower {
+        /// Two-sided p-value.
+        p: f64,
+    },
+    /// Significantly slower, and by more than the threshold: fails the gate.
+    Regressed {
+        /// Two-sided p-value.
+        p: f64,
+    },
 }
 
-/// Classifies NEW against BASE.
-pub fn classify(base: &RunRecord, new: &RunRecord, threshold: f64) -> Change {
-    let ratio = new.ops_per_sec / base.ops_per_sec;
-    if new.ops_per_sec_max < base.ops_per_sec_min {
-        if ratio < 1.0 - threshold {
-            Change::Regressed
-        } else {
-            Change::Slower
+impl Verdict {
+    /// The verdict as printed.
+    pub fn text(&self) -> String {
+        match self {
+            Verdict::Inconclusive { n } => format!("inconclusive (n = {n})"),
+            Verdict::NoChange { p } => format!("no change (p = {p:.2})"),
+            Verdict::Faster { p } => format!("FASTER (p = {p:.3})"),
+            Verdict::Slower { p } => format!("slower, within threshold (p = {p:.3})"),
+            Verdict::Regressed { p } => format!("REGRESSED (p = {p:.3})"),
         }
-    } else if new.ops_per_sec_min > base.ops_per_sec_max {
-        Change::Faster
-    } else {
-        Change::WithinSpread
     }
+}
+
+/// Judges NEW's repetitions against BASE's.
+pub fn judge(base: &[f64], new: &[f64], threshold: f64) -> Verdict {
+    let n = base.len().min(new.len());
+    if n < MIN_REPS {
+        return Verdict::Inconclusive { n };
+    }
+    let (mb, mn) = (stats::median(base), stats::median(new));
+    let p = stats::mann_whitney(new, base).p;
+    if p >= ALPHA || mb <= 0.0 || mn == mb {
+        Verdict::NoChange { p }
+    } else if mn > mb {
+        Verdict::Faster { p }
+    } else if mn / mb < 1.0 - threshold {
+        Verdict::Regressed { p }
+    } else {
+        Verdict::Slower { p }
+    }
+}
+
+/// The per-repetition values of a record; for a file written before they were kept, none,
+/// with the record's repetition count.
+fn reps(r: &RunRecord) -> (Vec<f64>, usize) {
+    (r.ops_per_sec_reps.clone(), r.repeats)
+}
+
+/// A cell's name: what it ran, without its parameters.
+type Name = (String, String, usize, usize);
+
+fn name(r: &RunRecord) -> Name {
+    (r.scenario.clone(), r.variant.clone(), r.threads, r.cores)
+}
+
+fn params_text(p: &BTreeMap<String, serde_json::Value>, keys: &BTreeSet<&String>) -> String {
+    keys.iter()
+        .map(|k| {
+            format!(
+                "{k}={}",
+                p.get(*k)
+                    .map_or("(none)".to_owned(), crate::plan::value_text)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// What differs between the parameters of cells that share a name, as one phrase, for
+/// the first such name with no parameters in common; `None` when every shared name has a
+/// matching cell.
+fn params_conflict(b: &[RunRecord], n: &[RunRecord]) -> Option<String> {
+    let names: BTreeSet<Name> = n.iter().map(name).collect();
+    for nm in names {
+        let ours: Vec<&RunRecord> = n.iter().filter(|c| name(c) == nm).collect();
+        let theirs: Vec<&RunRecord> = b.iter().filter(|c| name(c) == nm).collect();
+        if theirs.is_empty()
+            || ours
+                .iter()
+                .any(|o| theirs.iter().any(|t| t.params == o.params))
+        {
+            continue;
+        }
+        let (o, t) = (&ours[0].params, &theirs[0].params);
+        let keys: BTreeSet<&String> = o
+            .keys()
+            .chain(t.keys())
+            .filter(|k| o.get(*k) != t.get(*k))
+            .collect();
+        return Some(format!(
+            "{}/{} threads={} cores={} ran with {} in one and {} in the other",
+            nm.0,
+            nm.1,
+            nm.2,
+            nm.3,
+            params_text(t, &keys),
+            params_text(o, &keys)
+        ));
+    }
+    None
 }
 
 /// Runs `lab compare`.
@@ -62,8 +170,30 @@ pub fn run(base: &Path, new: &Path, threshold: f64) -> anyhow::Result<ExitCode> 
             ns
         );
     }
+    if let Some(what) = params_conflict(&b.cells, &n.cells) {
+        bail!(
+            "{} and {} ran different parameters for the same cells: {what}; compare runs of the same settings",
+            base.display(),
+            new.display()
+        );
+    }
+    let pairs: Vec<(&RunRecord, &RunRecord)> = n
+        .cells
+        .iter()
+        .filter_map(|cell| {
+            let old = b.cells.iter().find(|o| o.key() == cell.key())?;
+            Some((old, cell))
+        })
+        .collect();
+    if pairs.is_empty() {
+        bail!(
+            "{} and {} have no cells in common (same scenario, variant, parameters, threads and cores): compare runs of the same matrix",
+            base.display(),
+            new.display()
+        );
+    }
     println!(
-        "{:<10} {:<20} {:>4} {:>4} {:>10} {:>10} {:>7}  change (threshold {:.0}%)",
+        "{:<10} {:<20} {:>4} {:>4} {:>10} {:>10} {:>7}  verdict (Mann-Whitney U at p < {ALPHA}; regression beyond {:.0}%)",
         "scenario",
         "variant",
         "thr",
@@ -74,11 +204,9 @@ pub fn run(base: &Path, new: &Path, threshold: f64) -> anyhow::Result<ExitCode> 
         threshold * 100.0
     );
     let mut regressed = 0;
+    let mut inconclusive = 0;
     let mut compared = 0;
-    for cell in &n.cells {
-        let Some(old) = b.cells.iter().find(|o| o.key() == cell.key()) else {
-            continue;
-        };
+    for (old, cell) in pairs {
         if !cell.usable() || !old.usable() {
             println!(
                 "{:<10} {:<20} {:>4} {:>4}  not comparable: a side failed or was not verified",
@@ -87,12 +215,24 @@ pub fn run(base: &Path, new: &Path, threshold: f64) -> anyhow::Result<ExitCode> 
             continue;
         }
         compared += 1;
-        let change = classify(old, cell, threshold);
-        if change == Change::Regressed {
-            regressed += 1;
+        let ((bv, bn), (nv, nn)) = (reps(old), reps(cell));
+        let verdict = if bv.is_empty() || nv.is_empty() {
+            // A file from before per-repetition values were kept: nothing to test.
+            Verdict::Inconclusive { n: bn.min(nn) }
+        } else {
+            judge(&bv, &nv, threshold)
+        };
+        match verdict {
+            Verdict::Regressed { .. } => regressed += 1,
+            Verdict::Inconclusive { .. } => inconclusive += 1,
+            _ => {}
+        }
+        let mut text = verdict.text();
+        if (bv.is_empty() || nv.is_empty()) && bn.min(nn) >= MIN_REPS {
+            text.push_str(": a file predates per-repetition values");
         }
         println!(
-            "{:<10} {:<20} {:>4} {:>4} {:>10} {:>10} {:>7.3}  {}",
+            "{:<10} {:<20} {:>4} {:>4} {:>10} {:>10} {:>7.3}  {text}",
             cell.scenario,
             cell.variant,
             cell.threads,
@@ -100,22 +240,24 @@ pub fn run(base: &Path, new: &Path, threshold: f64) -> anyhow::Result<ExitCode> 
             si(old.ops_per_sec),
             si(cell.ops_per_sec),
             cell.ops_per_sec / old.ops_per_sec,
-            match change {
-                Change::WithinSpread => "within spread",
-                Change::Faster => "FASTER",
-                Change::Slower => "slower",
-                Change::Regressed => "REGRESSED",
-            }
         );
     }
-    if compared == 0 {
-        bail!(
-            "no cell of {} matches a cell of {} (same variant, params, threads and cores)",
-            new.display(),
-            base.display()
+    let unmatched = (n.cells.len() + b.cells.len()).saturating_sub(2 * compared);
+    println!(
+        "{compared} cell(s) compared, {regressed} regressed; {inconclusive} inconclusive (fewer than {MIN_REPS} repetitions a side){}",
+        if unmatched > 0 {
+            format!("; {unmatched} cell(s) not compared (failed, or in one file only)")
+        } else {
+            String::new()
+        }
+    );
+    if compared > inconclusive {
+        println!(
+            "Each cell is tested alone: among {} unchanged cells, about {:.1} would be called slower by chance.",
+            compared - inconclusive,
+            (compared - inconclusive) as f64 * ALPHA / 2.0
         );
     }
-    println!("{compared} cell(s) compared, {regressed} regressed");
     Ok(if regressed > 0 {
         ExitCode::FAILURE
     } else {
@@ -126,41 +268,70 @@ pub fn run(base: &Path, new: &Path, threshold: f64) -> anyhow::Result<ExitCode> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use harness::schema::{CellKey, CellStatus};
+    use harness::stats::SplitMix64;
 
-    fn rec(median: f64, min: f64, max: f64) -> RunRecord {
-        let key = CellKey {
-            scenario: "lookup".into(),
-            variant: "dashmap".into(),
-            params: Default::default(),
-            threads: 2,
-            cores: 2,
-        };
-        let mut r = RunRecord::failed(&key, "0-1", "x");
-        r.status = CellStatus::Ok;
-        r.verified = true;
-        (r.ops_per_sec, r.ops_per_sec_min, r.ops_per_sec_max) = (median, min, max);
-        r
+    fn sample(rng: &mut SplitMix64, n: usize, median: f64, noise: f64) -> Vec<f64> {
+        (0..n)
+            .map(|_| median * (1.0 + noise * rng.normal()))
+            .collect()
     }
 
     #[test]
-    fn changes_count_only_beyond_the_spread() {
-        let base = rec(100.0, 95.0, 105.0);
-        assert_eq!(
-            classify(&base, &rec(90.0, 85.0, 96.0), 0.05),
-            Change::WithinSpread
-        );
-        assert_eq!(
-            classify(&base, &rec(92.0, 90.0, 94.0), 0.10),
-            Change::Slower
-        );
-        assert_eq!(
-            classify(&base, &rec(80.0, 78.0, 82.0), 0.10),
-            Change::Regressed
-        );
-        assert_eq!(
-            classify(&base, &rec(120.0, 110.0, 130.0), 0.10),
-            Change::Faster
-        );
+    fn a_twenty_percent_slowdown_at_five_repetitions_is_flagged() {
+        let mut flagged = 0;
+        for seed in 0..100 {
+            let mut rng = SplitMix64::new(seed);
+            let base = sample(&mut rng, 5, 1e6, 0.05);
+            let new = sample(&mut rng, 5, 0.8e6, 0.05);
+            if matches!(judge(&base, &new, 0.10), Verdict::Regressed { .. }) {
+                flagged += 1;
+            }
+        }
+        assert!(flagged >= 95, "flagged {flagged} of 100");
+    }
+
+    #[test]
+    fn identical_distributions_are_rarely_flagged() {
+        let mut flagged = 0;
+        for seed in 0..100 {
+            let mut rng = SplitMix64::new(1000 + seed);
+            let base = sample(&mut rng, 5, 1e6, 0.05);
+            let new = sample(&mut rng, 5, 1e6, 0.05);
+            if !matches!(judge(&base, &new, 0.10), Verdict::NoChange { .. }) {
+                flagged += 1;
+            }
+        }
+        assert!(flagged <= 5, "flagged {flagged} of 100");
+    }
+
+    #[test]
+    fn too_few_repetitions_never_fail_the_gate() {
+        // Halved throughput, but two repetitions a side: no verdict.
+        let v = judge(&[100.0, 101.0], &[50.0, 51.0, 52.0, 53.0, 54.0], 0.10);
+        assert_eq!(v, Verdict::Inconclusive { n: 2 });
+        assert_eq!(v.text(), "inconclusive (n = 2)");
+    }
+
+    #[test]
+    fn significance_and_threshold_both_count() {
+        let base = [100.0, 101.0, 102.0, 103.0, 104.0];
+        // 5% slower and clearly separated: significant, but within a 10% threshold.
+        let five = [95.0, 96.0, 96.5, 97.0, 97.5];
+        assert!(matches!(judge(&base, &five, 0.10), Verdict::Slower { .. }));
+        assert!(matches!(
+            judge(&base, &five, 0.02),
+            Verdict::Regressed { .. }
+        ));
+        let faster = [120.0, 121.0, 122.0, 123.0, 124.0];
+        assert!(matches!(
+            judge(&base, &faster, 0.10),
+            Verdict::Faster { .. }
+        ));
+        // 30% slower in the median but overlapping wildly: not significant.
+        let wild = [40.0, 70.0, 72.0, 150.0, 160.0];
+        assert!(matches!(
+            judge(&base, &wild, 0.10),
+            Verdict::NoChange { .. }
+        ));
     }
 }

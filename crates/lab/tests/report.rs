@@ -89,8 +89,19 @@ fn fixture_report_has_every_table_chart_and_link() {
     assert_eq!(html.matches("class=\"diff\"").count(), 4);
     // The failed cell shows its reason, never numbers; the USL fit says when it cannot fit.
     assert!(html.contains("failed: timed out after 30s (killed)"));
-    assert!(html.contains("no fit: too few points to fit: 3 thread count(s)"));
-    assert!(html.contains("worker thread"), "a recommendation is given");
+    // Two in-core points on 2 cores: no USL fit, and the page says why and what to do.
+    assert!(html.contains("No USL fit: 2 in-core point(s) (threads 1, 2) on this 2-core machine"));
+    assert!(html.contains("`lab report a.json b.json`"));
+    assert!(!html.contains("N* = "), "no USL advice from 2 points");
+    // Thread advice from the measured cells, one sentence per variant and core count,
+    // saying that 2 repetitions give min-max rather than a 95% interval.
+    assert_eq!(html.matches("<ul class=\"thread-advice\">").count(), 1);
+    assert!(html.contains("arc-swap-snapshot on 2 cores: run 2 threads:"));
+    assert!(html.contains("(50% coverage, not 95%)"));
+    assert!(
+        html.contains("min–max 9.88M–10.1M (n = 2)"),
+        "cell intervals"
+    );
     assert!(html.contains("Reproduce: <code>just matrix scenarios=lookup"));
     assert!(!html.contains("<script"), "static page");
 
@@ -105,6 +116,18 @@ fn fixture_report_has_every_table_chart_and_link() {
     );
     assert!(
         summary.contains("| cores \\ threads | 1 | 2 | 4 | 6 |"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("| 9.98M [9.88M–10.1M]/9.98M |"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("- global-mutex on 2 cores: run 1 thread:"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("No USL fit: 2 in-core point(s)"),
         "{summary}"
     );
 
@@ -208,7 +231,17 @@ fn compare_refuses_different_scenarios_and_passes_identical_runs() {
         "{}",
         String::from_utf8_lossy(&same.stderr)
     );
-    assert!(String::from_utf8_lossy(&same.stdout).contains("15 cell(s) compared, 0 regressed"));
+    let stdout = String::from_utf8_lossy(&same.stdout);
+    assert!(
+        stdout.contains("15 cell(s) compared, 0 regressed"),
+        "{stdout}"
+    );
+    // Two repetitions a side: no verdict, and no failure for it.
+    assert_eq!(
+        stdout.matches("inconclusive (n = 2)").count(),
+        15,
+        "{stdout}"
+    );
 
     let good = std::fs::read_to_string(r.join("reports/data/fixture.json")).unwrap();
     std::fs::write(
@@ -278,4 +311,179 @@ fn interrupted_matrix_leaves_a_report_marked_incomplete() {
     assert!(results.cells.len() < 7 * 2 * 20);
     let html = std::fs::read_to_string(r.join("reports/index.html")).unwrap();
     assert!(html.contains("Incomplete"));
+}
+
+/// The fixture with every cell given `reps` repetitions around its median (spread 2%),
+/// scaled by `factor`, written to `root/name`.
+fn with_repetitions(root: &Path, name: &str, reps: usize, factor: f64) {
+    let text = std::fs::read_to_string(root.join("reports/data/fixture.json")).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    for cell in v["cells"].as_array_mut().unwrap() {
+        let ops = cell["ops_per_sec"].as_f64().unwrap() * factor;
+        let values: Vec<f64> = (0..reps)
+            .map(|i| ops * (1.0 + 0.02 * (i as f64 - (reps - 1) as f64 / 2.0) / reps as f64))
+            .collect();
+        cell["ops_per_sec"] = ops.into();
+        cell["ops_per_sec_reps"] = values.into();
+        cell["repeats"] = reps.into();
+    }
+    std::fs::write(root.join(name), serde_json::to_string(&v).unwrap()).unwrap();
+}
+
+#[test]
+fn compare_fails_only_on_a_significant_regression_with_enough_repetitions() {
+    let root = fixture_root();
+    let r = root.path();
+    with_repetitions(r, "base.json", 5, 1.0);
+    with_repetitions(r, "same.json", 5, 1.0);
+    with_repetitions(r, "slow.json", 5, 0.8);
+    with_repetitions(r, "slow2.json", 2, 0.8);
+
+    let out = lab(r, &["compare", "base.json", "same.json"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains("15 cell(s) compared, 0 regressed"),
+        "{stdout}"
+    );
+    assert_eq!(stdout.matches("no change").count(), 15, "{stdout}");
+
+    let out = lab(r, &["compare", "base.json", "slow.json"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert_eq!(stdout.matches("REGRESSED").count(), 15, "{stdout}");
+    // A 20% slowdown passes a 25% threshold: significant, but within it.
+    let out = lab(
+        r,
+        &["compare", "base.json", "slow.json", "--threshold", "0.25"],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("slower, within threshold"));
+
+    // The same slowdown with 2 repetitions: inconclusive, never a failed gate.
+    let out = lab(r, &["compare", "base.json", "slow2.json"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert_eq!(
+        stdout.matches("inconclusive (n = 2)").count(),
+        15,
+        "{stdout}"
+    );
+}
+
+#[test]
+fn compare_refuses_files_without_common_cells_or_with_other_parameters() {
+    let root = fixture_root();
+    let r = root.path();
+    let good = std::fs::read_to_string(r.join("reports/data/fixture.json")).unwrap();
+    std::fs::write(
+        r.join("users.json"),
+        good.replace("\"users\": 500", "\"users\": 6000"),
+    )
+    .unwrap();
+    let out = lab(r, &["compare", "reports/data/fixture.json", "users.json"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("fixture.json and users.json ran different parameters")
+            && stderr.contains("users=500 in one and users=6000 in the other"),
+        "{stderr}"
+    );
+
+    let mut v: serde_json::Value = serde_json::from_str(&good).unwrap();
+    for cell in v["cells"].as_array_mut().unwrap() {
+        cell["cores"] = 64.into();
+    }
+    std::fs::write(r.join("big.json"), serde_json::to_string(&v).unwrap()).unwrap();
+    let out = lab(r, &["compare", "reports/data/fixture.json", "big.json"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("have no cells in common"), "{stderr}");
+}
+
+/// A results file of a 16-core machine: `peaked` follows a USL curve with a peak inside
+/// the cores (σ = 0.05, κ = 0.01: N* = 9.7), `linear` scales without one; 6 repetitions
+/// per cell with 2% noise.
+fn sixteen_core_results(root: &Path) {
+    let text = std::fs::read_to_string(root.join("reports/data/fixture.json")).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let template = v["cells"][0].clone();
+    let mut cells = Vec::new();
+    let mut state = 7u64;
+    let mut noise = move || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((state >> 11) as f64 / (1u64 << 53) as f64 - 0.5) * 0.04
+    };
+    for (variant, sigma, kappa) in [("peaked", 0.05, 0.01), ("linear", 0.0, 0.0)] {
+        for threads in [1usize, 2, 4, 8, 12, 16, 32] {
+            let n = threads as f64;
+            let x = 1e6 * n.min(16.0) / (1.0 + sigma * (n - 1.0) + kappa * n * (n - 1.0));
+            let reps: Vec<f64> = (0..6).map(|_| x * (1.0 + noise())).collect();
+            let mut cell = template.clone();
+            cell["variant"] = variant.into();
+            cell["threads"] = threads.into();
+            cell["cores"] = 16.into();
+            cell["ops_per_sec"] = harness::stats::median(&reps).into();
+            cell["per_thread_ops_per_sec"] = (x / n).into();
+            let ci = harness::stats::median_ci(&reps);
+            cell["ops_per_sec_ci"] = serde_json::json!([ci.low, ci.high]);
+            cell["ops_per_sec_reps"] = reps.into();
+            cell["repeats"] = 6.into();
+            cell["profile"] = serde_json::Value::Null;
+            cells.push(cell);
+        }
+    }
+    v["cells"] = cells.into();
+    v["run_id"] = "sixteen".into();
+    v["env"]["nproc"] = 16.into();
+    std::fs::write(
+        root.join("sixteen.json"),
+        serde_json::to_string(&v).unwrap(),
+    )
+    .unwrap();
+}
+
+#[test]
+fn usl_advice_only_where_the_fit_earns_it() {
+    let root = fixture_root();
+    let r = root.path();
+    sixteen_core_results(r);
+    let out = lab(r, &["report", "sixteen.json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary = std::fs::read_to_string(r.join("reports/sixteen/summary.md")).unwrap();
+    let line = |variant: &str| {
+        summary
+            .lines()
+            .find(|l| l.starts_with(&format!("- {variant} (threads <= cores")))
+            .unwrap_or_else(|| panic!("no USL line for {variant}: {summary}"))
+            .to_owned()
+    };
+    // Fitted to threads 1..16 only (32 is past the cores), with intervals; the peak
+    // inside the cores gives advice.
+    let peaked = line("peaked");
+    assert!(peaked.contains("1, 2, 4, 8, 12, 16)"), "{peaked}");
+    assert!(peaked.contains("N*=9.7 ["), "{peaked}");
+    assert!(
+        peaked.contains("lies within the 16 core(s) measured: run about 10 worker thread(s)"),
+        "{peaked}"
+    );
+    // No coherency penalty: N*'s interval is unbounded, so no advice, and it says so.
+    let linear = line("linear");
+    assert!(
+        linear.contains("No advice from the USL: N*'s 95% interval"),
+        "{linear}"
+    );
+    assert!(linear.contains("is unbounded"), "{linear}");
+    // Six repetitions: cells show 95% intervals, and the charts carry error bars.
+    let html = std::fs::read_to_string(r.join("reports/sixteen/index.html")).unwrap();
+    assert!(html.contains("95% CI "), "cells show 95% intervals");
+    assert!(!html.contains("coverage, not 95%"));
 }

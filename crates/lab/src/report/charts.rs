@@ -1,11 +1,13 @@
 //! SVG line charts drawn with plotters: a metric against threads, one line per series
-//! (variant), with a dashed marker where threads = cores.
+//! (variant), with a dashed marker where threads = cores and, where given, a vertical
+//! error bar at each point (the 95% interval of the median).
 //!
 //! Text is laid out with the DejaVu Sans font embedded in the binary (the `dejavu`
 //! crate), so charts render the same on a machine without system fonts.
 
 use std::sync::Once;
 
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::FontStyle;
 
@@ -31,12 +33,28 @@ fn register_font() {
     });
 }
 
+/// Error bars of one series: (x, low, high) for each point that has an interval.
+pub type Bars = Vec<(f64, f64, f64)>;
+
 /// Draws `series` as an SVG document. `marker_x` draws a vertical line (the core count).
 pub fn line_chart(
     title: &str,
     x_label: &str,
     y_label: &str,
     series: &[Series],
+    marker_x: Option<f64>,
+) -> Result<String, String> {
+    line_chart_with_bars(title, x_label, y_label, series, &[], marker_x)
+}
+
+/// [`line_chart`] with error bars: `bars[i]` belongs to `series[i]` (missing entries draw
+/// none).
+pub fn line_chart_with_bars(
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    series: &[Series],
+    bars: &[Bars],
     marker_x: Option<f64>,
 ) -> Result<String, String> {
     let x_max = series
@@ -47,7 +65,7 @@ pub fn line_chart(
     let whole = |v: &f64| format!("{v:.0}");
     render(title, |root| {
         let axis: XAxis<'_> = (x_label, 0.0..x_max + 0.5, &whole, None);
-        draw(root, title, axis, y_label, series, marker_x)
+        draw(root, title, axis, y_label, series, bars, marker_x)
     })
 }
 
@@ -71,7 +89,7 @@ pub fn sweep_chart(
     let range = -0.5..labels.len() as f64 - 0.5;
     render(title, |root| {
         let axis: XAxis<'_> = (x_label, range, &label, Some(labels.len()));
-        draw(root, title, axis, y_label, series, None)
+        draw(root, title, axis, y_label, series, &[], None)
     })
 }
 
@@ -104,6 +122,7 @@ fn draw(
     (x_label, x_range, x_format, x_count): XAxis<'_>,
     y_label: &str,
     series: &[Series],
+    bars: &[Bars],
     marker_x: Option<f64>,
 ) -> Drawn {
     root.fill(&WHITE)?;
@@ -111,6 +130,7 @@ fn draw(
         .iter()
         .flat_map(|s| s.points.iter())
         .map(|p| p.1)
+        .chain(bars.iter().flatten().map(|b| b.2).filter(|h| h.is_finite()))
         .fold(0.0, f64::max)
         .max(1e-9)
         * 1.12;
@@ -151,6 +171,9 @@ fn draw(
                 PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
             });
         chart.draw_series(s.points.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
+        if let Some(bars) = bars.get(i) {
+            draw_bars(&mut chart, bars, color)?;
+        }
     }
     chart
         .configure_series_labels()
@@ -159,6 +182,33 @@ fn draw(
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK.mix(0.3))
         .draw()?;
+    Ok(())
+}
+
+/// Vertical bars from low to high with short caps, in the series' colour; the cap width
+/// is a share of the x range so that it looks the same on any axis.
+fn draw_bars<DB: DrawingBackend>(
+    chart: &mut ChartContext<'_, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    bars: &[(f64, f64, f64)],
+    color: RGBAColor,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let range = chart.x_range();
+    let cap = (range.end - range.start) * 0.008;
+    let style = color.mix(0.8).stroke_width(1);
+    for &(x, low, high) in bars {
+        if !(low.is_finite() && high.is_finite()) || high < low {
+            continue;
+        }
+        chart.draw_series(
+            [
+                vec![(x, low), (x, high)],
+                vec![(x - cap, low), (x + cap, low)],
+                vec![(x - cap, high), (x + cap, high)],
+            ]
+            .into_iter()
+            .map(|path| PathElement::new(path, style)),
+        )?;
+    }
     Ok(())
 }
 
@@ -190,6 +240,26 @@ mod tests {
             assert!(svg.contains(text), "{text} missing");
         }
         assert!(svg.matches("<circle").count() >= 6);
+    }
+
+    #[test]
+    fn error_bars_are_drawn_and_widen_the_axis() {
+        let series = vec![Series {
+            name: "dashmap".into(),
+            points: vec![(1.0, 100.0), (2.0, 190.0)],
+        }];
+        let plain = line_chart("t", "threads", "ops/s", &series, None).unwrap();
+        let bars = vec![vec![(1.0, 90.0, 110.0), (2.0, 150.0, 400.0)]];
+        let with = line_chart_with_bars("t", "threads", "ops/s", &series, &bars, None).unwrap();
+        // Three thin lines (stem and two caps) per bar, in the series' colour.
+        let bar_lines = |svg: &str| svg.matches("opacity=\"0.8\" stroke=\"#E6194B\"").count();
+        assert_eq!(bar_lines(&plain), 0);
+        assert_eq!(bar_lines(&with), 6, "{with}");
+        // The axis reaches the top of the highest bar (400 > 190 x 1.12).
+        assert!(
+            with.contains("\n400\n") && !plain.contains("\n400\n"),
+            "{with}"
+        );
     }
 
     #[test]

@@ -38,7 +38,7 @@ pub fn page(analysed: &[Analysed<'_>], prefix: &str, runs: Option<&[String]>) ->
         esc(&ids.join(", ")),
         esc(&ids.join(", "))
     );
-    out.push_str("<p>Figures are medians over interleaved repetitions, with min-max in brackets. Efficiency = ops / (min(threads, cores) x ops at 1 thread). Highlighted cells ran more threads than cores. Compare ratios within one run; this machine is noisy.</p>\n");
+    out.push_str("<p>Figures are medians over interleaved repetitions with their 95% confidence interval in brackets (order statistics; with fewer than 6 repetitions no such interval reaches 95%, so min-max is shown and labelled with n); charts draw it as error bars. Efficiency = ops / (min(threads, cores) x ops at 1 thread). Highlighted cells ran more threads than cores. Compare ratios within one run; this machine is noisy.</p>\n");
     if analysed.len() > 1 {
         side_by_side(&mut out, analysed);
     }
@@ -267,40 +267,8 @@ fn group(out: &mut String, g: &Group<'_>, prefix: &str) {
                 );
             }
         }
-        out.push_str(
-            "</div>\n<h4>Scalability (Universal Scalability Law fit per variant and core count)</h4>\n",
-        );
-        out.push_str("<table class=\"usl\"><tr><th>variant</th><th>cores</th><th>σ contention</th><th>κ coherency</th><th>λ (ops/s, 1 thread)</th><th>R²</th><th>N*</th><th>best measured threads</th><th>recommendation</th></tr>\n");
-        for f in &g.fits {
-            let best = f.best_measured.map_or("-".to_owned(), |t| t.to_string());
-            match &f.fit {
-                Ok(fit) => {
-                    let _ = writeln!(
-                        out,
-                        "<tr><td>{}</td><td>{}</td><td>{:.3}</td><td>{:.4}</td><td>{}</td><td>{:.3}</td><td>{}</td><td>{best}</td><td>{}</td></tr>",
-                        esc(&f.variant),
-                        f.cores,
-                        fit.sigma,
-                        fit.kappa,
-                        si(fit.lambda),
-                        fit.r_squared,
-                        fit.peak_threads().map_or("none (κ = 0)".to_owned(), |n| n.to_string()),
-                        esc(&fit.recommendation(f.cores))
-                    );
-                }
-                Err(why) => {
-                    let _ = writeln!(
-                        out,
-                        "<tr><td>{}</td><td>{}</td><td colspan=\"5\">no fit: {}</td><td>{best}</td><td></td></tr>",
-                        esc(&f.variant),
-                        f.cores,
-                        esc(why)
-                    );
-                }
-            }
-        }
-
-        out.push_str("</table>\n");
+        out.push_str("</div>\n");
+        out.push_str(&super::advice::html_section(g));
     }
     out.push_str("<h4>Matrix per variant</h4>\n");
     for variant in &g.variants {
@@ -374,10 +342,9 @@ fn cell(out: &mut String, record: Option<&RunRecord>, prefix: &str) {
     };
     let _ = write!(
         out,
-        "<td{class}><b>{}</b> <small>({}–{})</small><br>per thread {} · eff {}<br>p99 {} · wait {}<br>retries {} · errors {} · timeouts {} · cpu {:.0}%",
+        "<td{class}><b>{}</b> <small>{}</small><br>per thread {} · eff {}<br>p99 {} · wait {}<br>retries {} · errors {} · timeouts {} · cpu {:.0}%",
         si(r.ops_per_sec),
-        si(r.ops_per_sec_min),
-        si(r.ops_per_sec_max),
+        super::advice::ci_text(r),
         si(r.per_thread_ops_per_sec),
         r.efficiency.map_or("-".to_owned(), |e| format!("{e:.2}")),
         nanos(r.latency_ns.p99),

@@ -6,6 +6,7 @@
 //! before anything is written, and the report folder is built beside its final place and
 //! renamed into it, so a failure leaves the previous report as it was.
 
+mod advice;
 mod charts;
 mod html;
 mod summary;
@@ -15,7 +16,6 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 use harness::schema::ResultsFile;
-use harness::usl::{self, UslFit};
 use harness::RunRecord;
 
 use crate::fs::write_atomically;
@@ -85,18 +85,6 @@ pub struct DiffRef {
     pub svg: String,
 }
 
-/// A USL fit (or why there is none) for one variant at one core count.
-pub struct FitRow {
-    /// Variant.
-    pub variant: String,
-    /// Core count.
-    pub cores: usize,
-    /// The fit, or the reason there is none.
-    pub fit: Result<UslFit, String>,
-    /// Thread count with the highest measured throughput.
-    pub best_measured: Option<usize>,
-}
-
 /// Cells of one source that share scenario file, scenario and parameters, with what was
 /// derived.
 pub struct Group<'a> {
@@ -120,8 +108,10 @@ pub struct Group<'a> {
     pub cells: Vec<&'a RunRecord>,
     /// Charts per core count.
     pub charts: Vec<ChartRef>,
-    /// USL fits.
-    pub fits: Vec<FitRow>,
+    /// USL fits (in-core points only), one per variant.
+    pub fits: Vec<advice::UslRow>,
+    /// Thread advice from measured data, per variant and core count.
+    pub thread_advice: Vec<advice::ThreadAdvice>,
     /// Differential flamegraphs.
     pub diffs: Vec<DiffRef>,
 }
@@ -361,6 +351,7 @@ fn group_cells(source: &Source, index: usize) -> Vec<Group<'_>> {
                 cells: vec![cell],
                 charts: Vec::new(),
                 fits: Vec::new(),
+                thread_advice: Vec::new(),
                 diffs: Vec::new(),
             }),
         }
@@ -410,6 +401,8 @@ fn analyse<'a>(
             for &cores in &g.cores.clone() {
                 let mut ops = Vec::new();
                 let mut per_thread = Vec::new();
+                let mut ops_bars: Vec<charts::Bars> = Vec::new();
+                let mut per_thread_bars: Vec<charts::Bars> = Vec::new();
                 for variant in &g.variants {
                     let usable: Vec<&RunRecord> = g
                         .threads
@@ -431,19 +424,25 @@ fn analyse<'a>(
                             .map(|c| (c.threads as f64, c.per_thread_ops_per_sec))
                             .collect(),
                     });
-                    let points: Vec<(f64, f64)> = usable
-                        .iter()
-                        .map(|c| (c.threads as f64, c.ops_per_sec))
-                        .collect();
-                    g.fits.push(FitRow {
-                        variant: variant.clone(),
-                        cores,
-                        fit: usl::fit(&points),
-                        best_measured: usable
+                    ops_bars.push(
+                        usable
                             .iter()
-                            .max_by(|a, b| a.ops_per_sec.total_cmp(&b.ops_per_sec))
-                            .map(|c| c.threads),
-                    });
+                            .map(|c| {
+                                let (lo, hi) = c.ops_ci();
+                                (c.threads as f64, lo, hi)
+                            })
+                            .collect(),
+                    );
+                    per_thread_bars.push(
+                        usable
+                            .iter()
+                            .map(|c| {
+                                let (lo, hi) = c.ops_ci();
+                                let t = c.threads.max(1) as f64;
+                                (c.threads as f64, lo / t, hi / t)
+                            })
+                            .collect(),
+                    );
                     if let Some(diff) = differential(root, source, g, variant, cores)? {
                         g.diffs.push(diff);
                     }
@@ -458,14 +457,21 @@ fn analyse<'a>(
                 let marker = Some(cores as f64);
                 let ops_name = format!("{}-c{cores}-ops.svg", g.slug);
                 let per_name = format!("{}-c{cores}-per-thread.svg", g.slug);
-                let ops_svg =
-                    charts::line_chart(&title("throughput"), "threads", "ops/s", &ops, marker)
-                        .map_err(anyhow::Error::msg)?;
-                let per_svg = charts::line_chart(
+                let ops_svg = charts::line_chart_with_bars(
+                    &title("throughput"),
+                    "threads",
+                    "ops/s",
+                    &ops,
+                    &ops_bars,
+                    marker,
+                )
+                .map_err(anyhow::Error::msg)?;
+                let per_svg = charts::line_chart_with_bars(
                     &title("per-thread throughput"),
                     "threads",
                     "ops/s per thread",
                     &per_thread,
+                    &per_thread_bars,
                     marker,
                 )
                 .map_err(anyhow::Error::msg)?;
@@ -505,6 +511,8 @@ fn analyse<'a>(
                     extras,
                 });
             }
+            g.fits = advice::usl_rows(g, source.results.env.nproc);
+            g.thread_advice = advice::thread_advice_all(g);
         }
         let sweeps = sweeps(&groups, chart_dir, final_dir, index)?;
         out.push(Analysed {

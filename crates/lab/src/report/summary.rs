@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use super::Analysed;
-use crate::table::{cell_text, si};
+use crate::table::si;
 
 /// The Markdown summary.
 pub fn markdown(analysed: &[Analysed<'_>]) -> String {
@@ -55,7 +55,7 @@ pub fn markdown(analysed: &[Analysed<'_>]) -> String {
             };
             let _ = writeln!(
                 out,
-                "## {title}\n\nops/s / per-thread ops/s; `*` = more threads than cores.\n"
+                "## {title}\n\nops/s [95% interval, or min-max below 6 repetitions] / per-thread ops/s; `*` = more threads than cores.\n"
             );
             for variant in &g.variants {
                 let _ = write!(out, "**{variant}**\n\n| cores \\ threads |");
@@ -71,39 +71,14 @@ pub fn markdown(analysed: &[Analysed<'_>]) -> String {
                         let _ = write!(
                             out,
                             " {} |",
-                            cell_text(g.cell(variant, t, c)).replace('*', "\\*")
+                            super::advice::markdown_cell(g.cell(variant, t, c))
                         );
                     }
                     out.push('\n');
                 }
                 out.push('\n');
             }
-            out.push_str("Scalability (USL):\n\n");
-            for f in &g.fits {
-                match &f.fit {
-                    Ok(fit) => {
-                        let _ = writeln!(
-                            out,
-                            "- {} at {} core(s): σ={:.3} κ={:.4} λ={} R²={:.2}. {}",
-                            f.variant,
-                            f.cores,
-                            fit.sigma,
-                            fit.kappa,
-                            si(fit.lambda),
-                            fit.r_squared,
-                            fit.recommendation(f.cores)
-                        );
-                    }
-                    Err(why) => {
-                        let _ = writeln!(
-                            out,
-                            "- {} at {} core(s): no fit ({why}).",
-                            f.variant, f.cores
-                        );
-                    }
-                }
-            }
-            out.push('\n');
+            out.push_str(&super::advice::markdown_section(g));
         }
     }
     out
