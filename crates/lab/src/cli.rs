@@ -23,7 +23,8 @@ enum Command {
     /// SETTINGS are key=value: threads=1,2,4 cores=1,2 scenarios=lookup
     /// variants=dashmap,lmdb quick=true duration=1s warmup=300ms repeats=3 timeout=60s,
     /// and any scenario parameter (users=6000 write_pct=0,10 ...). All are optional;
-    /// defaults come from benches/<scenario>.toml.
+    /// defaults come from benches/<scenario>.toml. resume=<run-id> continues an
+    /// interrupted run with its recorded settings (force=true: on another commit or host).
     Matrix {
         /// key=value settings.
         #[arg(value_name = "SETTINGS")]
@@ -89,8 +90,10 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Run(args) => run_cell::run(&args),
         Command::Matrix { settings } => {
             let settings = plan::Settings::parse(&settings)?;
-            let plan = plan::MatrixPlan::build(&settings, &crate::root::project_root())?;
-            matrix::run(&plan)
+            let root = crate::root::project_root();
+            let (settings, start) = crate::resume::prepare(settings, &root)?;
+            let plan = plan::MatrixPlan::build(&settings, &root)?;
+            matrix::run(&plan, start)
         }
         Command::Report { files } => {
             let root = crate::root::project_root();

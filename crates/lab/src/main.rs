@@ -3,14 +3,20 @@
 //! exit (2 for bad input, 1 for a run whose cells failed), never a backtrace.
 
 mod catalog;
+mod children;
 mod cli;
 mod compare;
+mod fault;
 mod matrix;
+mod order;
 mod plan;
+mod progress;
 mod report;
+mod resume;
 mod root;
 mod run_cell;
 mod scenario_file;
+mod signals;
 mod table;
 
 use std::process::ExitCode;

@@ -25,6 +25,8 @@ const KEYS: &[&str] = &[
     "repeats",
     "timeout",
     "profile",
+    "resume",
+    "force",
 ];
 
 /// What the user typed after `lab matrix`, parsed but not yet checked against scenarios.
@@ -50,6 +52,10 @@ pub struct Settings {
     pub timeout: Option<Duration>,
     /// `profile=false`: skip the extra, uncounted repetition that records flamegraphs.
     pub no_profile: bool,
+    /// `resume=<run-id>`: continue that interrupted run with its own settings.
+    pub resume: Option<String>,
+    /// `force=true`: resume even on another commit or machine.
+    pub force: bool,
     /// Everything else: scenario parameters, checked when scenarios are known.
     pub params: Vec<(String, String)>,
     /// The arguments as typed, for the command that reproduces the run.
@@ -122,6 +128,8 @@ impl Settings {
                 "variants" => s.variants = Some(name_list(key, value)?),
                 "quick" => s.quick = boolean(key, value)?,
                 "profile" => s.no_profile = !boolean(key, value)?,
+                "resume" => s.resume = Some(value.trim().to_owned()),
+                "force" => s.force = boolean(key, value)?,
                 "duration" => s.duration = Some(duration(value)?),
                 "warmup" => s.warmup = Some(duration(value)?),
                 "timeout" => s.timeout = Some(duration(value)?),

@@ -35,6 +35,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("this machine has {nproc} CPU(s) available"))?,
         None => nproc,
     };
+    crate::fault::inject(variant.name, threads, cores);
     let duration = parse_duration(&args.duration).map_err(|m| anyhow::anyhow!("--duration {m}"))?;
     let warmup = parse_duration(&args.warmup).map_err(|m| anyhow::anyhow!("--warmup {m}"))?;
     let repeats = count("repeats", &args.repeats, 100)?;
