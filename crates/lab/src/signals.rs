@@ -3,27 +3,48 @@
 //! so the matrix can end its children, keep what finished and exit with 128 + the signal.
 //!
 //! The handler only stores into atomics (all that is safe in a signal handler); the matrix
-//! polls the flag. A second signal while the first is being handled ends lab at once, for
+//! polls the flag. A second signal a second or more after the first ends lab at once, for
 //! a user who does not want to wait for the report; the children then die with lab (see
-//! `children`) and the next run sweeps their folders.
+//! `children`) and the next run sweeps their folders. One sooner is the same stop delivered
+//! twice and is ignored.
 //!
 //! Not for `lab run`: a child keeps the default actions, and `lab matrix` never forwards
 //! a signal to it (it kills the child's process group itself).
 
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 
 static STOP: AtomicBool = AtomicBool::new(false);
 static SIGNAL: AtomicI32 = AtomicI32::new(0);
+/// When the first stopping signal arrived, in milliseconds of the monotonic clock.
+static FIRST_MS: AtomicU64 = AtomicU64::new(0);
+
+/// A signal within this long of the first is the same stop delivered twice (`timeout`
+/// signals its child and then the whole group; `just` forwards what it gets), not a user
+/// insisting.
+const INSIST_AFTER_MS: u64 = 1000;
 
 /// The signals that stop a matrix.
 const STOPPING: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
 
+/// The monotonic clock in milliseconds; clock_gettime is async-signal-safe.
+fn now_ms() -> u64 {
+    // SAFETY: clock_gettime writes only into the timespec it is given.
+    let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1000 + ts.tv_nsec as u64 / 1_000_000
+}
+
 extern "C" fn on_signal(signal: libc::c_int) {
+    let now = now_ms();
     if STOP.swap(true, Ordering::SeqCst) {
-        // Second signal: the user insists.
-        // SAFETY: _exit is async-signal-safe.
-        unsafe { libc::_exit(128 + signal) };
+        if now.saturating_sub(FIRST_MS.load(Ordering::SeqCst)) >= INSIST_AFTER_MS {
+            // A second signal well after the first: the user insists.
+            // SAFETY: _exit is async-signal-safe.
+            unsafe { libc::_exit(128 + signal) };
+        }
+        return;
     }
+    FIRST_MS.store(now, Ordering::SeqCst);
     SIGNAL.store(signal, Ordering::SeqCst);
 }
 
@@ -44,7 +65,11 @@ pub fn install() -> &'static AtomicBool {
             let mut action: libc::sigaction = std::mem::zeroed();
             action.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
             action.sa_flags = libc::SA_RESTART;
+            // The handlers never interrupt one another.
             libc::sigemptyset(&mut action.sa_mask);
+            for other in STOPPING {
+                libc::sigaddset(&mut action.sa_mask, other);
+            }
             libc::sigaction(signal, &action, std::ptr::null_mut());
         }
     }

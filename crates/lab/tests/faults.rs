@@ -279,6 +279,8 @@ fn stopped_mid_round(sig: i32, to_group: bool, code: i32, name: &str) {
         signal(-child.pid, sig);
         signal(-lab_pid, sig);
     } else {
+        // Twice, as `timeout` does (the child, then its group): one stop, not an insistence.
+        signal(lab_pid, sig);
         signal(lab_pid, sig);
     }
     let out = lab.wait_with_output().unwrap();
