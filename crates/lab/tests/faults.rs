@@ -200,11 +200,16 @@ fn cell(results: &ResultsFile, threads: usize) -> &RunRecord {
         .unwrap_or_else(|| panic!("no threads={threads} cell in {:?}", results.cells))
 }
 
-/// A cell that ran and kept its figures.
+/// A cell that ran and kept its figures. (Not `ops_per_sec > 0`: on a loaded machine a
+/// 50 ms window can pass without a worker being scheduled.)
 fn assert_measured(cell: &RunRecord) {
     assert_eq!(cell.status, CellStatus::Ok, "{cell:?}");
     assert!(cell.verified, "{cell:?}");
-    assert!(cell.repeats >= 1 && cell.ops_per_sec > 0.0, "{cell:?}");
+    assert!(cell.repeats >= 1 && cell.duration_s > 0.0, "{cell:?}");
+    assert!(
+        cell.ops_per_sec.is_finite() && cell.cpu_util.is_finite(),
+        "{cell:?}"
+    );
     assert!(cell.ops_per_sec_min <= cell.ops_per_sec && cell.ops_per_sec <= cell.ops_per_sec_max);
 }
 
