@@ -154,13 +154,16 @@ pub fn run(plan: &MatrixPlan, start: Start) -> anyhow::Result<ExitCode> {
             .all(|(i, c)| run.reps[i].len() >= c.scenario.repeats);
     let (path, results) = run.write(plan, complete)?;
 
-    print_tables(plan, &results.cells);
-    println!("results: {}", relative(&path, &plan.root).display());
+    // The report before anything is printed: after SIGHUP the terminal may be gone, and a
+    // failed print must not cost the report.
     let source = crate::report::Source {
         path: relative(&path, &plan.root).to_path_buf(),
         results,
     };
-    let page = crate::report::render(&plan.root, std::slice::from_ref(&source))?;
+    let page = crate::report::render(&plan.root, std::slice::from_ref(&source));
+    print_tables(plan, &source.results.cells);
+    println!("results: {}", relative(&path, &plan.root).display());
+    let page = page?;
     println!("report:  {}", relative(&page, &plan.root).display());
     println!("latest:  reports/index.html");
     let results = source.results;
