@@ -411,3 +411,45 @@ fn rounds_are_shuffled_with_a_recorded_seed_and_logged_line_by_line() {
     assert!(state.repetitions.is_empty(), "only kept while incomplete");
     root.assert_clean();
 }
+
+#[test]
+fn a_child_killed_mid_measurement_leaves_no_folder_in_the_data_dir() {
+    let root = Root::new();
+    let data = root.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let data_dir = format!("data_dir={}", data.display());
+    let lab = root.spawn(
+        &[
+            "matrix",
+            "scenarios=sqlmix",
+            "variants=single-conn",
+            "threads=1",
+            "cores=1",
+            "duration=20s",
+            "warmup=10ms",
+            "repeats=1",
+            "profile=false",
+            "models=5",
+            &data_dir,
+        ],
+        None,
+    );
+    let child = root.wait_for_child(1, 0);
+    let owned = format!("contention-lab-sqlmix-p{}-", child.pid);
+    wait_until(
+        "the child's database folder",
+        Duration::from_secs(30),
+        || {
+            std::fs::read_dir(&data)
+                .unwrap()
+                .any(|e| e.unwrap().file_name().to_string_lossy().starts_with(&owned))
+        },
+    );
+    signal(child.pid, libc::SIGKILL);
+    let out = lab.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let failure = root.results().cells[0].failure.clone().unwrap_or_default();
+    assert!(failure.contains("killed by SIGKILL"), "{failure}");
+    assert_eq!(std::fs::read_dir(&data).unwrap().count(), 0);
+    root.assert_clean();
+}
