@@ -9,12 +9,18 @@ default:
     @just --list
 
 # The thread x core matrix of every default scenario (benches/*.toml), then tables.
+# `just matrix resume=<run-id>` continues an interrupted run. The build step shows cargo's
+# progress (the first build on a fresh clone takes minutes).
 matrix *settings:
-    cargo run --release --quiet -p lab -- matrix "$@"
+    @echo "building the workspace (cargo build --release -p lab)" >&2
+    cargo build --release -p lab
+    "${CARGO_TARGET_DIR:-target}/release/lab" matrix "$@"
 
 # The quick matrix: fewer threads, one short repetition per cell.
 quick *settings:
-    cargo run --release --quiet -p lab -- matrix quick=true "$@"
+    @echo "building the workspace (cargo build --release -p lab)" >&2
+    cargo build --release -p lab
+    "${CARGO_TARGET_DIR:-target}/release/lab" matrix quick=true "$@"
 
 # A tiny matrix over every hot path that checks the pipeline end to end (used by CI): the
 # [smoke] table of every scenario file that has one.

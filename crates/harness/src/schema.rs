@@ -402,6 +402,25 @@ pub struct ResultsFile {
     pub env: EnvInfo,
     /// Every cell.
     pub cells: Vec<RunRecord>,
+    /// The seed of the cell order, shuffled afresh in every round (0 in files written
+    /// before the order was shuffled).
+    #[serde(default)]
+    pub order_seed: u64,
+    /// What `lab matrix resume=<run-id>` needs to continue this run; absent in files
+    /// written before runs could be resumed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resume: Option<ResumeState>,
+}
+
+/// The state of a matrix run that a resumed run continues from.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ResumeState {
+    /// The settings as typed after `lab matrix`, e.g. `["threads=1,2", "quick=true"]`.
+    pub settings: Vec<String>,
+    /// Every finished repetition, unmerged (its `scenario_file` set), while the run is
+    /// incomplete; empty once it is complete, when `cells` says all.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repetitions: Vec<RunRecord>,
 }
 
 fn default_true() -> bool {
@@ -478,6 +497,11 @@ mod tests {
             ],
             env: EnvInfo::default(),
             cells: vec![record(1, 1, 1000.0), failed],
+            order_seed: 42,
+            resume: Some(ResumeState {
+                settings: vec!["threads=1,2".into()],
+                repetitions: vec![record(1, 1, 1000.0)],
+            }),
         };
         let text = serde_json::to_string_pretty(&file).unwrap();
         assert!(text.contains("\"ops_per_sec_min\""));

@@ -27,6 +27,8 @@ enum Command {
     /// smoke=true duration=1s warmup=300ms repeats=3 timeout=60s profile=false, and any
     /// hot-path parameter (users=6000 write_pct=0,10 ...). All are optional; defaults come
     /// from the scenario files benches/<name>.toml.
+    /// resume=<run-id> continues an interrupted run with its recorded settings
+    /// (force=true: on another commit or host).
     Matrix {
         /// key=value settings.
         #[arg(value_name = "SETTINGS")]
@@ -68,11 +70,13 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Run(args) => run_cell::run(&CellRequest::from_run_args(&args)?),
         Command::Matrix { settings } => {
             let settings = plan::Settings::parse(&settings)?;
-            let plan = plan::MatrixPlan::build(&settings, &crate::root::project_root())?;
+            let root = crate::root::project_root();
+            let (settings, start) = crate::resume::prepare(settings, &root)?;
+            let plan = plan::MatrixPlan::build(&settings, &root)?;
             for line in plan.settings_lines() {
                 eprintln!("{line}");
             }
-            matrix::run(&plan)
+            matrix::run(&plan, start)
         }
         Command::Report { files } => {
             let root = crate::root::project_root();

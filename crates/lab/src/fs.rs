@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-/// Writes `bytes` to a temporary file beside `path`, then renames it into place, so a
-/// reader never sees half a file and an interrupted write leaves the old one.
+/// Writes `bytes` to a temporary file beside `path`, flushes it to disk, then renames it
+/// into place, so a reader never sees half a file and an interrupted write leaves the old
+/// one.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let tmp: PathBuf = dir.join(format!(
@@ -18,7 +19,18 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
             .unwrap_or_default(),
         std::process::id()
     ));
-    std::fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
+    let write = || -> std::io::Result<()> {
+        use std::io::Write;
+        let mut file = std::fs::File::create(&tmp)?;
+        file.write_all(bytes)?;
+        // On disk before the rename, so a machine that loses power keeps the old file or
+        // the new one, never an empty one.
+        file.sync_all()
+    };
+    write().with_context(|| {
+        let _ = std::fs::remove_file(&tmp);
+        format!("cannot write {}", tmp.display())
+    })?;
     std::fs::rename(&tmp, path).with_context(|| {
         let _ = std::fs::remove_file(&tmp);
         format!("cannot move the results into {}", path.display())

@@ -4,18 +4,24 @@
 
 mod catalog;
 mod cell_request;
+mod children;
 mod cli;
 mod compare;
 mod export;
+mod fault;
 mod fs;
 mod list;
 mod matrix;
+mod order;
 mod plan;
+mod progress;
 mod report;
+mod resume;
 mod root;
 mod run_cell;
 mod scenario_file;
 mod settings;
+mod signals;
 mod table;
 
 use std::process::ExitCode;

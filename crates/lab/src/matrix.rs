@@ -1,78 +1,88 @@
 //! `lab matrix`: runs every cell of a [`MatrixPlan`] as a child `lab run`, repetitions
-//! interleaved across cells, and writes the results file atomically.
+//! interleaved across cells, and writes the results file atomically after every round.
 //!
 //! One child process per repetition of a cell: a crash, a hang (bounded by the cell's
 //! timeout) or a leaked lock cannot take the matrix down; each starts cold; its CPU mask
-//! is its own. Repetition r of every cell runs before repetition r+1 of any, so a slow
-//! minute on a noisy machine lands on many cells once rather than on one cell three times.
+//! is its own. Repetition r of every cell runs before repetition r+1 of any, in an order
+//! shuffled afresh every round (`order`), so a slow minute on a noisy machine lands on
+//! many cells once rather than on one cell three times.
 //!
-//! Ctrl-C stops after killing the cell in flight and still writes the cells that finished,
-//! marked incomplete.
+//! The results file is rewritten after every round, marked `complete: false` until the
+//! end, so a `kill -9` loses at most the round in flight and `resume=<run-id>` continues
+//! from it (`resume`). SIGINT, SIGTERM and SIGHUP (`signals`) stop after killing the cell
+//! in flight, whose repetition is discarded rather than counted as failed, and still
+//! write the cells that finished and their report, marked incomplete. Children and their
+//! scratch folders are handled by `children`.
 
-use std::io::Read;
-use std::path::Path;
-use std::process::{Child, Command, ExitCode, Stdio};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
 use anyhow::Context;
 use harness::env::EnvInfo;
-use harness::schema::{self, CellKey, ProfileRef, ResultsFile, SCHEMA_VERSION};
+use harness::schema::{self, ProfileRef, ResultsFile, ResumeState, SCHEMA_VERSION};
 use harness::RunRecord;
-use indicatif::{ProgressBar, ProgressStyle};
 
+use crate::children::{self, Ended};
 use crate::fs::write_atomically;
 use crate::plan::{CellSpec, MatrixPlan};
-use crate::table;
+use crate::resume::Start;
+use crate::{order, progress, signals, table};
 
-/// Runs the matrix, writes `reports/data/<run-id>.json` and prints the tables.
-pub fn run(plan: &MatrixPlan) -> anyhow::Result<ExitCode> {
+/// Runs the matrix (or continues the run in `start`), writes `reports/data/<run-id>.json`
+/// and prints the tables.
+pub fn run(plan: &MatrixPlan, start: Start) -> anyhow::Result<ExitCode> {
+    let interrupted = signals::install();
     let cells = plan.cells();
-    let started = SystemTime::now();
     let data_dir = plan.root.join("reports").join("data");
     std::fs::create_dir_all(&data_dir)
         .with_context(|| format!("cannot create {}", data_dir.display()))?;
-    let run_id = unique_run_id(&data_dir, started);
-    let interrupted = Arc::new(AtomicBool::new(false));
-    {
-        let flag = Arc::clone(&interrupted);
-        // A second handler cannot be installed (tests call run twice): keep the first.
-        let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
-    }
+    sweep_scratch(plan);
+    let mut run = RunState::new(&cells, &data_dir, start);
+    let run_id = run.run_id.clone();
 
-    let profiled = if plan.profile { cells.len() } else { 0 };
-    let total: usize = cells.iter().map(|c| c.scenario.repeats).sum::<usize>() + profiled;
+    let profiled = if plan.profile {
+        run.profiles.iter().filter(|p| p.is_none()).count()
+    } else {
+        0
+    };
+    let missing = |i: usize, c: &CellSpec<'_>| c.scenario.repeats.saturating_sub(run.reps[i].len());
+    let total: usize = cells
+        .iter()
+        .enumerate()
+        .map(|(i, c)| missing(i, c))
+        .sum::<usize>()
+        + profiled;
     let estimate: Duration = cells
         .iter()
-        .map(|c| {
-            let profiling = if plan.profile {
+        .enumerate()
+        .map(|(i, c)| {
+            let profiling = if plan.profile && run.profiles[i].is_none() {
                 profile_window(c, plan.quick) + c.scenario.warmup
             } else {
                 Duration::ZERO
             };
-            (c.scenario.duration + c.scenario.warmup) * c.scenario.repeats as u32 + profiling
+            (c.scenario.duration + c.scenario.warmup) * missing(i, c) as u32 + profiling
         })
         .sum();
     eprintln!(
-        "matrix {run_id}{}: {} cells, {total} runs, about {} of measuring",
+        "matrix {run_id}{}{}: {} cells, {total} runs, about {} of measuring",
         if plan.quick { " (quick)" } else { "" },
+        if run.resumed { " (resumed)" } else { "" },
         cells.len(),
         humantime::format_duration(Duration::from_secs(estimate.as_secs()))
     );
-    let bar = ProgressBar::new(total as u64).with_style(
-        ProgressStyle::with_template(
-            "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} ETA {eta} {msg}",
-        )
-        .expect("valid progress template"),
-    );
+    let bar = progress::bar(total);
 
     let exe = std::env::current_exe().context("cannot find the lab executable")?;
-    let mut reps: Vec<Vec<RunRecord>> = vec![Vec::new(); cells.len()];
     let max_repeats = cells.iter().map(|c| c.scenario.repeats).max().unwrap_or(0);
     'outer: for rep in 0..max_repeats {
-        for (i, cell) in cells.iter().enumerate() {
-            if rep >= cell.scenario.repeats {
+        let mut ran = false;
+        for i in order::round_order(cells.len(), run.order_seed, rep) {
+            let cell = &cells[i];
+            // Done already (a resumed run) or not wanted.
+            if rep >= cell.scenario.repeats || rep < run.reps[i].len() {
                 continue;
             }
             if interrupted.load(Ordering::SeqCst) {
@@ -87,21 +97,35 @@ pub fn run(plan: &MatrixPlan) -> anyhow::Result<ExitCode> {
                 rep + 1,
                 cell.scenario.repeats
             ));
-            match run_child(&exe, &plan.root, cell, None, &interrupted) {
+            match run_child(&exe, &plan.root, cell, None, rep, interrupted) {
                 Some(mut record) => {
                     record.scenario_file = cell.scenario.file.clone();
-                    reps[i].push(record)
+                    run.reps[i].push(record)
                 }
                 None => break 'outer,
             }
             bar.inc(1);
+            ran = true;
+        }
+        if ran {
+            run.write(plan, false)?;
+            progress::round_done(&bar, rep + 1, max_repeats);
         }
     }
-    let mut profiles: Vec<Option<ProfileRef>> = vec![None; cells.len()];
+    let mut profiles = std::mem::take(&mut run.profiles);
+    if plan.profile && !interrupted.load(Ordering::SeqCst) {
+        progress::phase(
+            &bar,
+            "profiling: one extra, uncounted run per cell for its flamegraph",
+        );
+    }
     if plan.profile {
         for (i, cell) in cells.iter().enumerate() {
-            if interrupted.load(Ordering::SeqCst) || reps[i].is_empty() {
+            if interrupted.load(Ordering::SeqCst) || run.reps[i].is_empty() {
                 break;
+            }
+            if profiles[i].is_some() {
+                continue;
             }
             bar.set_message(format!(
                 "{}/{} t={} c={} profiling",
@@ -113,53 +137,43 @@ pub fn run(plan: &MatrixPlan) -> anyhow::Result<ExitCode> {
                 &plan.root,
                 cell,
                 Some((&prefix, plan.quick)),
-                &interrupted,
+                0,
+                interrupted,
             ) {
                 profiles[i] = record.profile;
             }
             bar.inc(1);
         }
     }
+    run.profiles = profiles;
     bar.finish_and_clear();
 
-    let complete = !interrupted.load(Ordering::SeqCst);
-    let mut records: Vec<RunRecord> = reps
-        .iter()
-        .zip(profiles)
-        .filter_map(|(r, profile)| {
-            let mut merged = RunRecord::merge_repetitions(r)?;
-            merged.profile = profile;
-            Some(merged)
-        })
-        .collect();
-    schema::fill_efficiency(&mut records);
-    let results = ResultsFile {
-        schema: SCHEMA_VERSION,
-        run_id: run_id.clone(),
-        started: humantime::format_rfc3339_seconds(started).to_string(),
-        finished: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
-        command: plan.command.clone(),
-        complete,
-        settings_by_file: plan.settings_lines(),
-        env: EnvInfo::capture(),
-        cells: records,
-    };
-    let path = data_dir.join(format!("{run_id}.json"));
-    write_atomically(&path, serde_json::to_string_pretty(&results)?.as_bytes())?;
+    let complete = !interrupted.load(Ordering::SeqCst)
+        && cells
+            .iter()
+            .enumerate()
+            .all(|(i, c)| run.reps[i].len() >= c.scenario.repeats);
+    let (path, results) = run.write(plan, complete)?;
 
-    print_tables(plan, &results.cells);
-    println!("results: {}", relative(&path, &plan.root).display());
+    // The report before anything is printed: after SIGHUP the terminal may be gone, and a
+    // failed print must not cost the report.
     let source = crate::report::Source {
         path: relative(&path, &plan.root).to_path_buf(),
         results,
     };
-    let page = crate::report::render(&plan.root, std::slice::from_ref(&source))?;
+    let page = crate::report::render(&plan.root, std::slice::from_ref(&source));
+    print_tables(plan, &source.results.cells);
+    println!("results: {}", relative(&path, &plan.root).display());
+    let page = page?;
     println!("report:  {}", relative(&page, &plan.root).display());
     println!("latest:  reports/index.html");
     let results = source.results;
-    if !complete {
-        eprintln!("interrupted: the results hold only the cells that finished");
-        return Ok(ExitCode::from(130));
+    if let Some(signal) = signals::received() {
+        eprintln!(
+            "interrupted by {}: the results hold only the cells that finished; continue with `just matrix resume={run_id}`",
+            signals::name(signal)
+        );
+        return Ok(ExitCode::from(signals::exit_status(signal)));
     }
     let bad = results.cells.iter().filter(|c| !c.usable()).count();
     if bad > 0 {
@@ -167,6 +181,149 @@ pub fn run(plan: &MatrixPlan) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::FAILURE);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What a run has gathered so far, and where it goes.
+struct RunState {
+    run_id: String,
+    path: PathBuf,
+    started: String,
+    order_seed: u64,
+    typed: Vec<String>,
+    resumed: bool,
+    /// The repetitions of each cell, in plan order.
+    reps: Vec<Vec<RunRecord>>,
+    /// The profile of each cell, once taken.
+    profiles: Vec<Option<ProfileRef>>,
+}
+
+impl RunState {
+    /// A fresh run, or the recorded state of the run `start` continues.
+    fn new(cells: &[CellSpec<'_>], data_dir: &Path, start: Start) -> RunState {
+        let mut reps: Vec<Vec<RunRecord>> = vec![Vec::new(); cells.len()];
+        let mut profiles: Vec<Option<ProfileRef>> = vec![None; cells.len()];
+        let Some(previous) = start.previous else {
+            let started = SystemTime::now();
+            let run_id = unique_run_id(data_dir, started);
+            return RunState {
+                path: data_dir.join(format!("{run_id}.json")),
+                run_id,
+                started: humantime::format_rfc3339_seconds(started).to_string(),
+                order_seed: order::new_seed(),
+                typed: start.typed,
+                resumed: false,
+                reps,
+                profiles,
+            };
+        };
+        let results = previous.results;
+        let recorded = results.resume.unwrap_or_default();
+        let mut lost = 0;
+        for rep in recorded.repetitions {
+            match cells.iter().position(|c| same_cell(c, &rep)) {
+                Some(i) => reps[i].push(rep),
+                None => lost += 1,
+            }
+        }
+        if lost > 0 {
+            eprintln!(
+                "note: {lost} recorded repetition(s) match no cell of the plan any more; left out"
+            );
+        }
+        for cell in results.cells {
+            if let Some(i) = cells.iter().position(|c| same_cell(c, &cell)) {
+                profiles[i] = cell.profile;
+            }
+        }
+        RunState {
+            run_id: results.run_id,
+            path: previous.path,
+            started: results.started,
+            order_seed: results.order_seed,
+            typed: start.typed,
+            resumed: true,
+            reps,
+            profiles,
+        }
+    }
+
+    /// Merges what has finished and rewrites the results file atomically.
+    fn write(&self, plan: &MatrixPlan, complete: bool) -> anyhow::Result<(PathBuf, ResultsFile)> {
+        let mut records: Vec<RunRecord> = self
+            .reps
+            .iter()
+            .zip(&self.profiles)
+            .filter_map(|(r, profile)| {
+                let mut merged = RunRecord::merge_repetitions(r)?;
+                merged.profile = profile.clone();
+                Some(merged)
+            })
+            .collect();
+        schema::fill_efficiency(&mut records);
+        let results = ResultsFile {
+            schema: SCHEMA_VERSION,
+            run_id: self.run_id.clone(),
+            started: self.started.clone(),
+            finished: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
+            command: plan.command.clone(),
+            complete,
+            settings_by_file: plan.settings_lines(),
+            env: EnvInfo::capture(),
+            cells: records,
+            order_seed: self.order_seed,
+            resume: Some(ResumeState {
+                settings: self.typed.clone(),
+                repetitions: if complete {
+                    Vec::new()
+                } else {
+                    self.reps.iter().flatten().cloned().collect()
+                },
+            }),
+        };
+        write_atomically(
+            &self.path,
+            serde_json::to_string_pretty(&results)?.as_bytes(),
+        )?;
+        Ok((self.path.clone(), results))
+    }
+}
+
+/// Whether `record` is a repetition (or the merged record) of `cell`.
+fn same_cell(cell: &CellSpec<'_>, record: &RunRecord) -> bool {
+    record.scenario_file == cell.scenario.file
+        && record.scenario == cell.scenario.hot_path.name()
+        && record.variant == cell.variant
+        && record.params == cell.params.to_map()
+        && record.threads == cell.threads
+        && record.cores == cell.cores
+}
+
+/// The `data_dir` folders the plan's cells may make folders in.
+fn data_dirs(cell: &CellSpec<'_>) -> Vec<PathBuf> {
+    match cell.params.to_map().get("data_dir") {
+        Some(serde_json::Value::String(dir)) if !dir.is_empty() => vec![PathBuf::from(dir)],
+        _ => Vec::new(),
+    }
+}
+
+/// Removes scratch folders left by runs whose process is gone (a lab or a child killed
+/// with SIGKILL, a reboot), in the system's temporary folder and in every `data_dir`.
+fn sweep_scratch(plan: &MatrixPlan) {
+    let mut dirs = vec![std::env::temp_dir()];
+    for cell in plan.cells() {
+        for dir in data_dirs(&cell) {
+            if !dirs.contains(&dir) {
+                dirs.push(dir);
+            }
+        }
+    }
+    let removed: usize = dirs
+        .iter()
+        .map(|d| harness::scratch::sweep_stale(d).len())
+        .sum();
+    if removed > 0 {
+        eprintln!("removed {removed} scratch folder(s) left by runs that ended abruptly");
+    }
 }
 
 /// Where the profile of `cell` goes, relative to the project root, without extension.
@@ -185,16 +342,17 @@ fn profile_window(cell: &CellSpec<'_>, quick: bool) -> Duration {
     cell.scenario.duration.max(Duration::from_millis(least))
 }
 
-/// Runs one repetition of `cell` in a child process, profiled to `profile` when given.
-/// `None` when interrupted.
+/// Runs one repetition of `cell` (round `round`) in a child process, profiled to
+/// `profile` when given. `None` when interrupted: that repetition is discarded.
 fn run_child(
     exe: &Path,
     root: &Path,
     cell: &CellSpec<'_>,
     profile: Option<(&str, bool)>,
+    round: usize,
     interrupted: &AtomicBool,
 ) -> Option<RunRecord> {
-    let key = CellKey {
+    let key = schema::CellKey {
         scenario: cell.scenario.hot_path.name().to_owned(),
         variant: cell.variant.to_owned(),
         params: cell.params.to_map(),
@@ -209,41 +367,29 @@ fn run_child(
         .request(window, profile.map(|(prefix, _)| prefix.to_owned()))
         .to_args();
     let failed = |reason: String| Some(RunRecord::failed(&key, "", reason));
-    let mut child = match Command::new(exe)
-        .args(&args)
-        .current_dir(root)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-    {
-        Ok(child) => child,
-        Err(e) => return failed(format!("could not start the cell: {e}")),
+    let launch = children::Launch {
+        exe,
+        root,
+        args: &args,
+        timeout: cell.scenario.timeout,
+        round,
+        data_dirs: data_dirs(cell),
     };
-    let stdout = drain(child.stdout.take());
-    let stderr = drain(child.stderr.take());
-    let deadline = Instant::now() + cell.scenario.timeout;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Some(status),
-            Ok(None) => {}
-            Err(_) => break None,
-        }
-        if interrupted.load(Ordering::SeqCst) {
-            kill(&mut child);
-            return None;
-        }
-        if Instant::now() >= deadline {
-            kill(&mut child);
+    let (status, stdout, stderr) = match children::run(&launch, interrupted) {
+        Ended::Exited {
+            status,
+            stdout,
+            stderr,
+        } => (status, stdout, stderr),
+        Ended::Stopped => return None,
+        Ended::TimedOut => {
             return failed(format!(
                 "timed out after {} (killed)",
                 humantime::format_duration(cell.scenario.timeout)
-            ));
+            ))
         }
-        std::thread::sleep(Duration::from_millis(10));
+        Ended::NotStarted(reason) => return failed(reason),
     };
-    let stdout = stdout.join().unwrap_or_default();
-    let stderr = stderr.join().unwrap_or_default();
     if let Some(record) = stdout
         .lines()
         .rev()
@@ -256,23 +402,7 @@ fn run_child(
         .rev()
         .find(|l| !l.trim().is_empty() && !l.starts_with("note:"))
         .unwrap_or("no output");
-    let status = status.map_or("unknown exit".to_owned(), |s| s.to_string());
-    failed(format!("{status}: {last_words}"))
-}
-
-fn drain<R: Read + Send + 'static>(pipe: Option<R>) -> std::thread::JoinHandle<String> {
-    std::thread::spawn(move || {
-        let mut text = String::new();
-        if let Some(mut pipe) = pipe {
-            let _ = pipe.read_to_string(&mut text);
-        }
-        text
-    })
-}
-
-fn kill(child: &mut Child) {
-    let _ = child.kill();
-    let _ = child.wait();
+    failed(format!("{}: {last_words}", children::describe(&status)))
 }
 
 /// `20261130T120000Z` from the start time; `-2`, `-3`... when that file exists already.

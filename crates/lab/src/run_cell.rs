@@ -22,6 +22,7 @@ pub fn run(request: &CellRequest) -> anyhow::Result<ExitCode> {
     let cores = request
         .cores
         .unwrap_or_else(|| affinity::allowed_cpus().len());
+    crate::fault::inject(variant.name, threads, cores);
     let (duration, warmup, repeats) = (request.duration, request.warmup, request.repeats);
     let specs = hot_path.params();
     let mut params = Params::defaults(specs);

@@ -29,6 +29,8 @@ pub const KEYS: &[&str] = &[
     "repeats",
     "timeout",
     "profile",
+    "resume",
+    "force",
 ];
 
 /// Thread (or client) counts typed for one scenario file: `sqlmix-slots.threads=8,16`.
@@ -72,6 +74,10 @@ pub struct Settings {
     pub timeout: Option<Duration>,
     /// `profile=false`: skip the extra, uncounted repetition that records flamegraphs.
     pub no_profile: bool,
+    /// `resume=<run-id>`: continue that interrupted run with its own settings.
+    pub resume: Option<String>,
+    /// `force=true`: resume even on another commit or machine.
+    pub force: bool,
     /// Everything else: hot-path parameters, checked when scenario files are known.
     pub params: Vec<(String, String)>,
     /// The arguments as typed, for the command that reproduces the run.
@@ -151,6 +157,8 @@ impl Settings {
                 "quick" => s.quick = boolean(key, value)?,
                 "smoke" => s.smoke = boolean(key, value)?,
                 "profile" => s.no_profile = !boolean(key, value)?,
+                "resume" => s.resume = Some(value.trim().to_owned()),
+                "force" => s.force = boolean(key, value)?,
                 "duration" => s.duration = Some(duration(value)?),
                 "warmup" => s.warmup = Some(duration(value)?),
                 "timeout" => s.timeout = Some(duration(value)?),
