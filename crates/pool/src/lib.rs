@@ -77,7 +77,7 @@ const PARAMS: &[ParamSpec] = &[
     ParamSpec {
         name: "server_cores",
         kind: ParamKind::Int { min: 1, max: 4096 },
-        default: "32",
+        default: "24",
         help: "the simulated server's cores (virtual: its CPU is simulated, not this machine's)",
     },
     ParamSpec {
@@ -95,7 +95,7 @@ const PARAMS: &[ParamSpec] = &[
             min: 0,
             max: 1_000_000_000,
         },
-        default: "2000",
+        default: "150",
         help: "server CPU per datapoint, nanoseconds",
     },
     ParamSpec {
