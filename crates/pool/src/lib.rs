@@ -5,7 +5,15 @@
 //! threads waiting in the pool's "await available connection" while CPU stayed mostly
 //! idle. Allowing 10 connections x 5000 requests restored linear scaling until CPU ran
 //! out. [`pools`] holds four real pool designs, [`workload`] the closed-loop clients (one
-//! OS thread each, so `threads` is the number of clients) and the simulated host.
+//! OS thread each, so `threads` is the number of clients) and the simulated host, whose
+//! CPU ([`server`]: `server_cores` virtual cores, `cpu_us` per request and
+//! `cpu_per_point_ns` per datapoint) is a limit of its own next to the pool's.
+//!
+//! Figures in `extra`: `datapoints_per_sec` (served requests only), `wait_p50_ns`,
+//! `wait_p99_ns`, `timeouts`; with a service time `pool_load`, `littles_law_ceiling`,
+//! `ceiling_ratio`, `client_ceiling`, `server_util`, `server_ceiling` and `bound_by`
+//! (`server`, `pool` or `clients`); acquisition-only cells `ns_per_cycle` (each client's
+//! time per acquire + release, harness work included: see `noop`).
 
 pub mod pools;
 pub mod server;

@@ -264,7 +264,7 @@ const SCAN_LIMIT: usize = 64;
 ///
 /// Fast path: the client retries the slot it used last: a load and a CAS on a cache line
 /// no one else wrote since (no shared counter, no lock). Else a scan of at most
-/// [`SCAN_LIMIT`] slots from there. Else it parks ([`Parking`]: it announces itself,
+/// 64 slots from there. Else it parks ([`Parking`]: it announces itself,
 /// scans every slot once, and sleeps); a release frees the slot first and then wakes
 /// exactly one parked waiter, which competes for the free slot without a reservation
 /// (HikariCP's `requite`, without its spinning offer loop).
