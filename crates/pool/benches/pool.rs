@@ -11,12 +11,7 @@ use harness::Workload;
 use pool::pools::{DriverV3, LockFreeBag, Pool, R2d2Pool, SemaphorePool};
 use pool::workload::{PoolWorkload, RequestShape};
 
-const SHAPE: RequestShape = RequestShape {
-    batch: 1,
-    base: Duration::ZERO,
-    per_point: Duration::ZERO,
-    pool_timeout: Duration::from_secs(5),
-};
+const SHAPE: RequestShape = RequestShape::acquisition_only(Duration::from_secs(5));
 
 fn team<P: Pool>(pool: P, threads: usize) -> ThreadTeam {
     let workload = PoolWorkload::new(Arc::new(pool), 1, 8, SHAPE);

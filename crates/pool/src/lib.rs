@@ -5,9 +5,18 @@
 //! threads waiting in the pool's "await available connection" while CPU stayed mostly
 //! idle. Allowing 10 connections x 5000 requests restored linear scaling until CPU ran
 //! out. [`pools`] holds four real pool designs, [`workload`] the closed-loop clients (one
-//! OS thread each, so `threads` is the number of clients) and the simulated host.
+//! OS thread each, so `threads` is the number of clients) and the simulated host, whose
+//! CPU ([`server`]: `server_cores` virtual cores, `cpu_us` per request and
+//! `cpu_per_point_ns` per datapoint) is a limit of its own next to the pool's.
+//!
+//! Figures in `extra`: `datapoints_per_sec` (served requests only), `wait_p50_ns`,
+//! `wait_p99_ns`, `timeouts`; with a service time `pool_load`, `littles_law_ceiling`,
+//! `ceiling_ratio`, `client_ceiling`, `server_util`, `server_ceiling` and `bound_by`
+//! (`server`, `pool` or `clients`); acquisition-only cells `ns_per_cycle` (each client's
+//! time per acquire + release, harness work included: see `noop`).
 
 pub mod pools;
+pub mod server;
 pub mod workload;
 
 use std::sync::Arc;
@@ -62,7 +71,7 @@ const PARAMS: &[ParamSpec] = &[
             max: 10_000_000,
         },
         default: "20000",
-        help: "host time per request, microseconds (0 with per_point_ns=0: acquisition only)",
+        help: "host latency per request that uses no server CPU (network, storage), microseconds (0 with every other cost 0: acquisition only)",
     },
     ParamSpec {
         name: "per_point_ns",
@@ -71,7 +80,31 @@ const PARAMS: &[ParamSpec] = &[
             max: 1_000_000_000,
         },
         default: "2000",
-        help: "host time per datapoint, nanoseconds",
+        help: "host latency per datapoint that uses no server CPU, nanoseconds",
+    },
+    ParamSpec {
+        name: "server_cores",
+        kind: ParamKind::Int { min: 1, max: 4096 },
+        default: "24",
+        help: "the simulated server's cores (virtual: its CPU is simulated, not this machine's)",
+    },
+    ParamSpec {
+        name: "cpu_us",
+        kind: ParamKind::Int {
+            min: 0,
+            max: 10_000_000,
+        },
+        default: "500",
+        help: "server CPU per request, microseconds",
+    },
+    ParamSpec {
+        name: "cpu_per_point_ns",
+        kind: ParamKind::Int {
+            min: 0,
+            max: 1_000_000_000,
+        },
+        default: "150",
+        help: "server CPU per datapoint, nanoseconds",
     },
     ParamSpec {
         name: "pool_timeout_ms",
@@ -90,6 +123,7 @@ pub const MAX_CAPACITY: usize = 1_000_000;
 struct Setup {
     connections: usize,
     max_requests: usize,
+    server_cores: usize,
     shape: RequestShape,
 }
 
@@ -98,17 +132,21 @@ fn setup(params: &Params) -> Setup {
     Setup {
         connections: params.count("connections"),
         max_requests: params.count("max_requests"),
+        server_cores: params.count("server_cores"),
         shape: RequestShape {
             batch: params.int("batch") as u64,
             base: Duration::from_micros(params.int("base_us") as u64),
             per_point: ns("per_point_ns"),
+            cpu: Duration::from_micros(params.int("cpu_us") as u64),
+            cpu_per_point: ns("cpu_per_point_ns"),
             pool_timeout: Duration::from_millis(params.int("pool_timeout_ms") as u64),
         },
     }
 }
 
 fn run<P: Pool>(pool: P, s: &Setup, settings: RunSettings) -> Result<Measurement, CellFailure> {
-    let workload = PoolWorkload::new(Arc::new(pool), s.connections, s.max_requests, s.shape);
+    let workload = PoolWorkload::new(Arc::new(pool), s.connections, s.max_requests, s.shape)
+        .with_server(s.server_cores);
     harness::runner::run(&workload, settings)
 }
 
@@ -129,6 +167,8 @@ impl HotPath for PoolHotPath {
         &[
             ("datapoints_per_sec", "datapoints/s"),
             ("ceiling_ratio", "share of the Little's law ceiling"),
+            ("server_util", "server CPU utilisation"),
+            ("ns_per_cycle", "ns per acquire + release, per thread"),
         ]
     }
     fn check(&self, params: &Params) -> Result<(), String> {
@@ -140,7 +180,10 @@ impl HotPath for PoolHotPath {
         }
         let s = setup(params);
         if s.shape.service_time() > Duration::from_secs(10) {
-            return Err("base_us + per_point_ns x batch: a request may take at most 10 s".into());
+            return Err(
+                "cpu_us + cpu_per_point_ns x batch + base_us + per_point_ns x batch: a request may take at most 10 s"
+                    .into(),
+            );
         }
         Ok(())
     }
