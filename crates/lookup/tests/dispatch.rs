@@ -66,7 +66,7 @@ fn every_variant_verifies_under_every_dispatch() {
             assert!(m.extra["modifications"].as_u64().unwrap() > 0, "{what}");
             if *dispatch != "direct" {
                 assert_eq!(m.extra["dispatch"], *dispatch, "{what}");
-                assert!(m.latency.len() > 0, "{what}: no latency recorded");
+                assert!(!m.latency.is_empty(), "{what}: no latency recorded");
                 assert!(
                     m.extra["requests_answered"].as_u64().unwrap() >= m.ops,
                     "{what}"

@@ -253,9 +253,9 @@ mod tests {
         (Connection::new(0, plan, 3), uids)
     }
 
-    fn answer(request: &Request, uids: &[String], user: u32) -> Response {
+    /// A response to `request` carrying user `user`'s entry.
+    fn answer(request: &Request, user: u32) -> Response {
         let data = DirectoryData::generate(4, 0);
-        let _ = uids;
         Response {
             slot: request.slot,
             id: request.id,
@@ -270,8 +270,8 @@ mod tests {
         let a = c.make_request();
         let b = c.make_request();
         assert_eq!(c.outstanding(), 2);
-        c.receive(answer(&a, &uids, a.user), &uids, 1, true);
-        c.receive(answer(&a, &uids, a.user), &uids, 1, true);
+        c.receive(answer(&a, a.user), &uids, 1, true);
+        c.receive(answer(&a, a.user), &uids, 1, true);
         let report = c.into_report();
         assert_eq!(report.answered, 1);
         assert_eq!(report.duplicates, 1);
@@ -284,8 +284,8 @@ mod tests {
     fn a_reused_slot_refuses_the_old_request_id() {
         let (mut c, uids) = connection();
         let first = c.make_request();
-        let stale = answer(&first, &uids, first.user);
-        c.receive(answer(&first, &uids, first.user), &uids, 1, false);
+        let stale = answer(&first, first.user);
+        c.receive(answer(&first, first.user), &uids, 1, false);
         // The slot is free again; fill every slot so the first one is reused.
         let again: Vec<_> = (0..3).map(|_| c.make_request()).collect();
         assert!(again
@@ -299,7 +299,7 @@ mod tests {
     fn somebody_elses_entry_is_a_wrong_answer() {
         let (mut c, uids) = connection();
         let a = c.make_request();
-        c.receive(answer(&a, &uids, (a.user + 1) % 4), &uids, 5, true);
+        c.receive(answer(&a, (a.user + 1) % 4), &uids, 5, true);
         let report = c.into_report();
         assert_eq!(report.wrong, 1);
         assert_eq!(report.window_errors, 1);
