@@ -160,7 +160,14 @@ impl WithDirectory for MeasureOnce<'_> {
     fn call<D: Directory>(self, dir: std::sync::Arc<D>) -> Self::Output {
         let workload = LookupWorkload::new(dir, self.data, self.shape);
         if self.dispatch.dispatch == Dispatch::Direct {
-            return harness::runner::run(&workload, self.settings);
+            // The same time account as the dispatching servers give, so that a chart
+            // against `dispatch` has every point: no hand-off, every wait in the directory.
+            let mut m = harness::runner::run(&workload, self.settings)?;
+            let directory = m.wait_share().unwrap_or(0.0);
+            m.extra.insert("queue_wait_share".into(), 0.0.into());
+            m.extra
+                .insert("directory_wait_share".into(), directory.into());
+            return Ok(m);
         }
         Server::start(&workload, self.dispatch)
             .map_err(CellFailure::new)?

@@ -64,17 +64,24 @@ fn every_variant_verifies_under_every_dispatch() {
             assert!(m.ops > 0, "{what} did no work");
             assert_eq!(m.errors, 0, "{what}");
             assert!(m.extra["modifications"].as_u64().unwrap() > 0, "{what}");
-            if *dispatch != "direct" {
+            for key in ["queue_wait_share", "directory_wait_share"] {
+                let share = m.extra[key].as_f64().unwrap();
+                assert!((0.0..=1.0).contains(&share), "{what}: {key} = {share}");
+            }
+            if *dispatch == "direct" {
+                assert_eq!(m.extra["queue_wait_share"], 0.0, "{what}: no hand-off");
+            } else {
                 assert_eq!(m.extra["dispatch"], *dispatch, "{what}");
                 assert!(!m.latency.is_empty(), "{what}: no latency recorded");
                 assert!(
                     m.extra["requests_answered"].as_u64().unwrap() >= m.ops,
                     "{what}"
                 );
-                for key in ["queue_wait_share", "directory_wait_share", "search_share"] {
-                    let share = m.extra[key].as_f64().unwrap();
-                    assert!((0.0..=1.0).contains(&share), "{what}: {key} = {share}");
-                }
+                let search = m.extra["search_share"].as_f64().unwrap();
+                assert!(
+                    (0.0..=1.0).contains(&search),
+                    "{what}: search_share {search}"
+                );
             }
         }
     }
