@@ -148,3 +148,59 @@ fn counted_rounds_finish_and_the_server_stops_cleanly() {
         .unwrap();
     }
 }
+
+/// Answers one uid with another user's entry: every dispatch must report it.
+struct OneWrong(lookup::variants::DashMapDirectory);
+
+impl Directory for OneWrong {
+    fn search(
+        &self,
+        uid: &str,
+        thread: usize,
+        ctx: &mut harness::OpCtx,
+    ) -> Option<lookup::directory::Entry> {
+        let asked = if uid == "user000003" {
+            "user000004"
+        } else {
+            uid
+        };
+        self.0.search(asked, thread, ctx)
+    }
+    fn modify(&self, uid: &str, ctx: &mut harness::OpCtx) -> bool {
+        self.0.modify(uid, ctx)
+    }
+    fn total_revisions(&self) -> u64 {
+        self.0.total_revisions()
+    }
+}
+
+#[test]
+fn a_wrong_answer_fails_verification_under_every_dispatch() {
+    let data = DirectoryData::generate(20, 5);
+    for dispatch in ["queue", "rayon", "batched"] {
+        let dir = Arc::new(OneWrong(lookup::variants::DashMapDirectory::new(&data)));
+        let shape = WorkloadShape {
+            write_pct: 0,
+            keys: KeyDistribution::Uniform,
+            seed: 1,
+        };
+        let workload = LookupWorkload::new(dir, &data, shape);
+        let config = DispatchConfig {
+            dispatch: Dispatch::parse(dispatch).unwrap(),
+            threads: 2,
+            connections: 2,
+            in_flight: 4,
+            batch: 2,
+        };
+        let m = Server::start(&workload, config)
+            .unwrap()
+            .measure(settings(2))
+            .unwrap();
+        let err = m.verified.unwrap_err();
+        assert!(err.contains("wrong"), "{dispatch}: {err}");
+        assert!(
+            m.errors > 0,
+            "{dispatch}: wrong answers are errors, not operations"
+        );
+    }
+}
