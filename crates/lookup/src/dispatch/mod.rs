@@ -328,6 +328,8 @@ impl<D: Directory> Server<D> {
         );
         extra.insert("requests_answered".into(), json!(sum(&|r| r.answered)));
 
+        // The one place a dispatching server builds the harness's record of a repetition:
+        // a field added to `Measurement` is filled here, as the runner fills it.
         Measurement {
             threads: self.config.threads,
             window,
