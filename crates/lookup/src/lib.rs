@@ -9,9 +9,13 @@
 //! Every search copies the entry out as a server copies it into a response.
 //!
 //! [`workload`] turns any [`directory::Directory`] into a [`harness::Workload`];
-//! [`LookupHotPath`] is what `lab` runs. Nothing here times anything: the harness does.
+//! [`LookupHotPath`] is what `lab` runs. With `dispatch=direct` (the default) nothing here
+//! times anything: the harness does. The other dispatches ([`dispatch`]) put a server's
+//! connection threads and work queue in front of the search threads and measure that
+//! server themselves.
 
 pub mod directory;
+pub mod dispatch;
 pub mod variants;
 pub mod workload;
 
@@ -20,6 +24,7 @@ use harness::{
 };
 
 use crate::directory::{Directory, DirectoryData};
+use crate::dispatch::{Dispatch, DispatchConfig, Server};
 use crate::variants::{VariantName, WithDirectory};
 use crate::workload::{KeyDistribution, LookupWorkload, WorkloadShape};
 
@@ -57,6 +62,42 @@ const PARAMS: &[ParamSpec] = &[
         default: "6000",
         help: "capacity of the entry-cache variant's LRU (entries)",
     },
+    ParamSpec {
+        name: "dispatch",
+        kind: ParamKind::Choice(Dispatch::NAMES),
+        default: "direct",
+        help: "how searches reach the threads: direct (each makes its own), queue (one locked work queue), rayon (a rayon pool), batched (the fix: batches, only sleepers woken)",
+    },
+    ParamSpec {
+        name: "connections",
+        kind: ParamKind::Int { min: 1, max: 64 },
+        default: "2",
+        help: "connection threads feeding the search threads (not with dispatch=direct)",
+    },
+    ParamSpec {
+        name: "in_flight",
+        kind: ParamKind::Int { min: 1, max: 65_536 },
+        default: "128",
+        help: "requests each connection thread keeps outstanding, the clients it multiplexes (not with dispatch=direct)",
+    },
+    ParamSpec {
+        name: "batch",
+        kind: ParamKind::Int { min: 1, max: 65_536 },
+        default: "16",
+        help: "most requests handed over at once with dispatch=batched",
+    },
+];
+
+/// The dispatch figures worth a chart: where the search threads' time goes.
+const CHARTED_EXTRAS: &[(&str, &str)] = &[
+    (
+        "queue_wait_share",
+        "share of search-thread time in the hand-off",
+    ),
+    (
+        "directory_wait_share",
+        "share of search-thread time blocked in the directory",
+    ),
 ];
 
 impl HotPath for LookupHotPath {
@@ -72,6 +113,9 @@ impl HotPath for LookupHotPath {
     fn params(&self) -> &'static [ParamSpec] {
         PARAMS
     }
+    fn charted_extras(&self) -> &'static [(&'static str, &'static str)] {
+        CHARTED_EXTRAS
+    }
     fn measure(
         &self,
         variant: &str,
@@ -86,10 +130,18 @@ impl HotPath for LookupHotPath {
             seed: 0x389d5,
         };
         let cache_entries = params.count("cache_entries");
+        let dispatch = DispatchConfig {
+            dispatch: Dispatch::parse(params.word("dispatch")).map_err(CellFailure::new)?,
+            threads: settings.threads,
+            connections: params.count("connections"),
+            in_flight: params.count("in_flight"),
+            batch: params.count("batch"),
+        };
         let measure = MeasureOnce {
             data: &data,
             shape,
             settings,
+            dispatch,
         };
         variants::with_directory(name, &data, cache_entries, measure).map_err(CellFailure::new)?
     }
@@ -100,14 +152,25 @@ struct MeasureOnce<'a> {
     data: &'a DirectoryData,
     shape: WorkloadShape,
     settings: RunSettings,
+    dispatch: DispatchConfig,
 }
 
 impl WithDirectory for MeasureOnce<'_> {
     type Output = Result<Measurement, CellFailure>;
     fn call<D: Directory>(self, dir: std::sync::Arc<D>) -> Self::Output {
-        harness::runner::run(
-            &LookupWorkload::new(dir, self.data, self.shape),
-            self.settings,
-        )
+        let workload = LookupWorkload::new(dir, self.data, self.shape);
+        if self.dispatch.dispatch == Dispatch::Direct {
+            // The same time account as the dispatching servers give, so that a chart
+            // against `dispatch` has every point: no hand-off, every wait in the directory.
+            let mut m = harness::runner::run(&workload, self.settings)?;
+            let directory = m.wait_share().unwrap_or(0.0);
+            m.extra.insert("queue_wait_share".into(), 0.0.into());
+            m.extra
+                .insert("directory_wait_share".into(), directory.into());
+            return Ok(m);
+        }
+        Server::start(&workload, self.dispatch)
+            .map_err(CellFailure::new)?
+            .measure(self.settings)
     }
 }

@@ -14,7 +14,7 @@ use rand_distr::{Distribution, Zipf};
 use crate::directory::{Directory, DirectoryData};
 
 /// Operations in one worker's plan; it cycles through them. A power of two.
-const PLAN_LEN: usize = 1 << 14;
+pub(crate) const PLAN_LEN: usize = 1 << 14;
 
 /// Which users get searched.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -47,10 +47,11 @@ pub struct WorkloadShape {
     pub seed: u64,
 }
 
+/// One planned operation: which user, and whether it modifies rather than searches.
 #[derive(Debug, Clone, Copy)]
-struct PlannedOp {
-    user: u32,
-    modify: bool,
+pub(crate) struct PlannedOp {
+    pub(crate) user: u32,
+    pub(crate) modify: bool,
 }
 
 /// The lookup workload over directory `D`.
@@ -70,7 +71,18 @@ impl<D: Directory> LookupWorkload<D> {
         }
     }
 
-    fn plan(&self, index: usize) -> Vec<PlannedOp> {
+    /// The uids of the directory's users, by user index.
+    pub(crate) fn uids(&self) -> &Arc<[String]> {
+        &self.uids
+    }
+
+    /// The directory this workload runs against.
+    pub(crate) fn dir(&self) -> &Arc<D> {
+        &self.dir
+    }
+
+    /// The plan of thread (or connection) `index`: [`PLAN_LEN`] operations it cycles through.
+    pub(crate) fn plan(&self, index: usize) -> Vec<PlannedOp> {
         let mut rng = SmallRng::seed_from_u64(self.shape.seed.wrapping_add(index as u64));
         let users = self.uids.len();
         let zipf = match self.shape.keys {

@@ -1,0 +1,113 @@
+//! Criterion benchmarks of the dispatch modes: how long a server takes per search when
+//! searches reach its threads directly, through one locked queue, through a rayon pool,
+//! or in batches (the fix).
+//!
+//! One group per directory and dispatch, one benchmark per thread count. For `direct`
+//! the threads run their own searches ([`harness::team::ThreadTeam`]); for the others a
+//! [`lookup::dispatch::Server`] is started once per benchmark, outside the timed region,
+//! and each timed call has its connection threads issue `iters` requests and waits for
+//! every answer, so the figure is the time per search with its hand-off (lower is better).
+//!
+//! `cargo bench -p lookup --bench dispatch -- --profile-time 5` writes a flamegraph per
+//! benchmark under criterion's output folder.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use harness::team::ThreadTeam;
+use harness::Workload;
+use lookup::directory::{Directory, DirectoryData};
+use lookup::dispatch::{Dispatch, DispatchConfig, Server};
+use lookup::variants::{self, VariantName, WithDirectory};
+use lookup::workload::{KeyDistribution, LookupWorkload, WorkloadShape};
+use pprof::criterion::{Output, PProfProfiler};
+
+const THREADS: &[usize] = &[1, 2, 4];
+const DIRECTORIES: &[&str] = &["global-mutex", "arc-swap-snapshot"];
+
+/// Runs `iters` searches in a timed call, whatever the dispatch.
+enum Bench {
+    Direct(ThreadTeam),
+    Served(Box<dyn Fn(u64) -> Duration>),
+}
+
+struct MakeBench<'a> {
+    data: &'a DirectoryData,
+    dispatch: Dispatch,
+    threads: usize,
+}
+
+impl WithDirectory for MakeBench<'_> {
+    type Output = Bench;
+    fn call<D: Directory>(self, dir: Arc<D>) -> Bench {
+        let shape = WorkloadShape {
+            write_pct: 0,
+            keys: KeyDistribution::Uniform,
+            seed: 0x389d5,
+        };
+        let workload = LookupWorkload::new(dir, self.data, shape);
+        if self.dispatch == Dispatch::Direct {
+            return Bench::Direct(ThreadTeam::new(
+                (0..self.threads)
+                    .map(|i| workload.worker(i, self.threads))
+                    .collect(),
+            ));
+        }
+        let config = DispatchConfig {
+            dispatch: self.dispatch,
+            threads: self.threads,
+            connections: 2,
+            in_flight: 128,
+            batch: 16,
+        };
+        let server = Server::start(&workload, config).expect("starting the server");
+        Bench::Served(Box::new(move |iters| server.round(iters)))
+    }
+}
+
+fn dispatches(c: &mut Criterion) {
+    let data = DirectoryData::generate(6000, 4000);
+    for directory in DIRECTORIES {
+        let name = VariantName::parse(directory).expect("listed variants parse");
+        for dispatch in Dispatch::NAMES {
+            let dispatch = Dispatch::parse(dispatch).expect("listed dispatches parse");
+            let mut group = c.benchmark_group(format!("dispatch/{directory}/{}", dispatch.name()));
+            group.throughput(Throughput::Elements(1));
+            for &threads in THREADS {
+                let bench = variants::with_directory(
+                    name,
+                    &data,
+                    6000,
+                    MakeBench {
+                        data: &data,
+                        dispatch,
+                        threads,
+                    },
+                )
+                .expect("building the directory");
+                group.bench_with_input(BenchmarkId::from_parameter(threads), &threads, |b, _| {
+                    b.iter_custom(|iters| match &bench {
+                        Bench::Direct(team) => team.run(iters),
+                        Bench::Served(round) => round(iters),
+                    })
+                });
+            }
+            group.finish();
+        }
+    }
+}
+
+fn config() -> Criterion {
+    Criterion::default()
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(1))
+        .with_profiler(PProfProfiler::new(250, Output::Flamegraph(None)))
+}
+
+criterion_group! {
+    name = benches;
+    config = config();
+    targets = dispatches
+}
+criterion_main!(benches);
