@@ -1,0 +1,316 @@
+//! The time account of a measured window: where each worker thread's time went.
+//!
+//! Every worker thread reads its own CPU time and run-queue delay when it sees the window
+//! open and again when it sees it close ([`ThreadClock`]); the hot path reports the time
+//! it spent blocked through [`crate::OpCtx`]. Summed over threads and divided by
+//! threads x window they give a [`TimeShare`]: on CPU, waiting for a CPU, blocked on the
+//! hot path, and the rest (pacing sleeps, page faults, the runner's own loop, anything a
+//! hot path does not measure).
+//!
+//! Why per thread and on its own thread: `/proc/thread-self/schedstat` brings the
+//! run-queue delay up to date only when the task is scheduled in, and a thread reading its
+//! own file is by definition running, so its reading is exact. Reading every worker's file
+//! from the controller would also cost one file read per thread at each end of the window,
+//! which for a thousand-client pool stretches the window's edges.
+//!
+//! This module does not decide when the window opens or what counts as blocked: the
+//! runner and the hot paths do.
+
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use crate::stats;
+
+/// One thread's handle on its own scheduler statistics; open it on the thread it reads.
+#[derive(Debug)]
+pub struct ThreadClock {
+    schedstat: Option<File>,
+}
+
+/// What a thread's clocks said at one instant.
+#[derive(Debug, Clone, Copy)]
+pub struct ThreadReading {
+    /// When the reading was taken.
+    pub at: Instant,
+    /// CPU time the thread has consumed so far.
+    pub cpu_ns: u64,
+    /// Time the thread has spent runnable but waiting for a CPU so far; `None` where the
+    /// kernel does not say (no schedstat).
+    pub run_queue_ns: Option<u64>,
+}
+
+impl ThreadClock {
+    /// Opens the calling thread's `/proc/thread-self/schedstat`. Call it on the thread to be
+    /// read, outside the window (the open is a path walk; each later read is one `pread`).
+    pub fn open() -> ThreadClock {
+        ThreadClock {
+            schedstat: File::open("/proc/thread-self/schedstat").ok(),
+        }
+    }
+
+    /// Reads CPU time and run-queue delay now. Must run on the thread that opened it.
+    pub fn read(&self) -> ThreadReading {
+        let from_schedstat = self.schedstat.as_ref().and_then(|f| {
+            let mut buf = [0u8; 128];
+            let n = f.read_at(&mut buf, 0).ok()?;
+            parse_schedstat(std::str::from_utf8(&buf[..n]).ok()?)
+        });
+        let at = Instant::now();
+        match from_schedstat {
+            Some((cpu_ns, run_queue_ns)) => ThreadReading {
+                at,
+                cpu_ns,
+                run_queue_ns: Some(run_queue_ns),
+            },
+            None => ThreadReading {
+                at,
+                cpu_ns: thread_cpu_ns(),
+                run_queue_ns: None,
+            },
+        }
+    }
+}
+
+/// The first two fields of a schedstat line: time on CPU and time waiting on a run queue,
+/// both in nanoseconds.
+pub fn parse_schedstat(text: &str) -> Option<(u64, u64)> {
+    let mut fields = text.split_whitespace().map(|f| f.parse::<u64>().ok());
+    Some((fields.next()??, fields.next()??))
+}
+
+/// CPU time of the calling thread (`CLOCK_THREAD_CPUTIME_ID`).
+pub fn thread_cpu_ns() -> u64 {
+    // SAFETY: clock_gettime only writes into the struct we pass.
+    let ts = unsafe {
+        let mut ts: libc::timespec = std::mem::zeroed();
+        libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts);
+        ts
+    };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// One thread's time over the measured window, in nanoseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ThreadAccount {
+    /// The window this thread is accounted over (the controller's window).
+    pub window_ns: u64,
+    /// CPU time between the thread's two readings.
+    pub on_cpu_ns: u64,
+    /// Run-queue delay between the two readings; `None` where not available.
+    pub run_queue_ns: Option<u64>,
+    /// Time the hot path reported blocked, clipped to the window.
+    pub blocked_ns: u64,
+}
+
+impl ThreadAccount {
+    /// The account of a thread read at `open` and `close` over a window of `window`, having
+    /// been blocked `blocked` (already clipped to the window).
+    ///
+    /// The readings are taken when the thread notices the window's edges, so they can lie
+    /// up to one operation outside it; where the parts add up to more than the window they
+    /// are scaled down together, so that no thread accounts for more time than it had.
+    pub fn between(
+        open: &ThreadReading,
+        close: &ThreadReading,
+        window: Duration,
+        blocked: Duration,
+    ) -> ThreadAccount {
+        let window_ns = window.as_nanos() as u64;
+        let mut on_cpu = close.cpu_ns.saturating_sub(open.cpu_ns);
+        let mut run_queue = match (open.run_queue_ns, close.run_queue_ns) {
+            (Some(a), Some(b)) => Some(b.saturating_sub(a)),
+            _ => None,
+        };
+        let mut blocked_ns = (blocked.as_nanos() as u64).min(window_ns);
+        let sum = on_cpu + run_queue.unwrap_or(0) + blocked_ns;
+        if sum > window_ns && sum > 0 {
+            let scale = |v: u64| (v as u128 * window_ns as u128 / sum as u128) as u64;
+            on_cpu = scale(on_cpu);
+            run_queue = run_queue.map(scale);
+            blocked_ns = scale(blocked_ns);
+        }
+        ThreadAccount {
+            window_ns,
+            on_cpu_ns: on_cpu,
+            run_queue_ns: run_queue,
+            blocked_ns,
+        }
+    }
+
+    /// A thread that never saw the window open: its whole window goes to "other" (it
+    /// has no reading to subtract from, and must not turn the others' run-queue share
+    /// into "not available").
+    pub fn unaccounted(window: Duration) -> ThreadAccount {
+        ThreadAccount {
+            window_ns: window.as_nanos() as u64,
+            run_queue_ns: Some(0),
+            ..ThreadAccount::default()
+        }
+    }
+}
+
+/// Every worker thread's account added up.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TimeAccount {
+    /// Threads x window.
+    pub total_ns: u64,
+    /// CPU time, all threads.
+    pub on_cpu_ns: u64,
+    /// Run-queue delay, all threads; `None` if any thread could not read it.
+    pub run_queue_ns: Option<u64>,
+    /// Blocked time reported by the hot path, all threads, clipped to the window.
+    pub blocked_ns: u64,
+}
+
+impl TimeAccount {
+    /// The sum of `threads`' accounts.
+    pub fn sum(threads: &[ThreadAccount]) -> TimeAccount {
+        let run_queue = threads
+            .iter()
+            .map(|t| t.run_queue_ns)
+            .try_fold(0u64, |acc, rq| rq.map(|v| acc + v));
+        TimeAccount {
+            total_ns: threads.iter().map(|t| t.window_ns).sum(),
+            on_cpu_ns: threads.iter().map(|t| t.on_cpu_ns).sum(),
+            run_queue_ns: run_queue,
+            blocked_ns: threads.iter().map(|t| t.blocked_ns).sum(),
+        }
+    }
+
+    /// The shares; `blocked` is `None` when the hot path does not measure its waits.
+    pub fn shares(&self, waits_measured: bool) -> TimeShare {
+        let total = Duration::from_nanos(self.total_ns);
+        let share = |ns: u64| stats::share(Duration::from_nanos(ns), total);
+        let on_cpu = share(self.on_cpu_ns);
+        let run_queue = self.run_queue_ns.map(share);
+        let blocked = waits_measured.then(|| share(self.blocked_ns));
+        let other = (1.0 - on_cpu - run_queue.unwrap_or(0.0) - blocked.unwrap_or(0.0)).max(0.0);
+        TimeShare {
+            on_cpu,
+            run_queue,
+            blocked,
+            other,
+        }
+    }
+}
+
+/// Shares of threads x window (the schema's `time_share`), summing to about 1.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct TimeShare {
+    /// On a CPU (thread CPU time).
+    pub on_cpu: f64,
+    /// Runnable but waiting for a CPU (schedstat run-queue delay); null where the kernel
+    /// does not report it.
+    pub run_queue: Option<f64>,
+    /// Blocked on the hot path (locks, permits, connections, busy-handler and backoff
+    /// sleeps), as the hot path measured it; null where it does not measure its waits.
+    pub blocked: Option<f64>,
+    /// The rest: pacing sleeps, waits the hot path does not measure, the edges of the
+    /// window each thread noticed late. Never below 0.
+    pub other: f64,
+}
+
+impl TimeShare {
+    /// Field-by-field median over repetitions; a share that is null in any repetition is
+    /// null in the result.
+    pub fn median_of(all: &[TimeShare]) -> Option<TimeShare> {
+        if all.is_empty() {
+            return None;
+        }
+        let m = |f: fn(&TimeShare) -> f64| stats::median(&all.iter().map(f).collect::<Vec<_>>());
+        let m_opt = |f: fn(&TimeShare) -> Option<f64>| {
+            let v: Option<Vec<f64>> = all.iter().map(f).collect();
+            v.map(|v| stats::median(&v))
+        };
+        Some(TimeShare {
+            on_cpu: m(|s| s.on_cpu),
+            run_queue: m_opt(|s| s.run_queue),
+            blocked: m_opt(|s| s.blocked),
+            other: m(|s| s.other),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reading(at: Instant, cpu_ns: u64, rq: u64) -> ThreadReading {
+        ThreadReading {
+            at,
+            cpu_ns,
+            run_queue_ns: Some(rq),
+        }
+    }
+
+    #[test]
+    fn schedstat_lines_parse() {
+        assert_eq!(parse_schedstat("205760 17 1\n"), Some((205760, 17)));
+        assert_eq!(parse_schedstat("12"), None);
+        assert_eq!(parse_schedstat(""), None);
+    }
+
+    #[test]
+    fn this_threads_clock_moves_forward() {
+        let clock = ThreadClock::open();
+        let a = clock.read();
+        let mut x = 0u64;
+        for i in 0..2_000_000u64 {
+            x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(i));
+        }
+        let b = clock.read();
+        assert!(b.cpu_ns > a.cpu_ns);
+        assert!(b.at > a.at);
+    }
+
+    #[test]
+    fn shares_sum_to_one_and_null_stays_null() {
+        let t = Instant::now();
+        let w = Duration::from_millis(100);
+        let one = ThreadAccount::between(
+            &reading(t, 0, 0),
+            &reading(t + w, 40_000_000, 30_000_000),
+            w,
+            Duration::from_millis(20),
+        );
+        let acc = TimeAccount::sum(&[one, ThreadAccount::unaccounted(w)]);
+        let s = acc.shares(true);
+        assert!((s.on_cpu - 0.2).abs() < 1e-9, "{s:?}");
+        assert!((s.run_queue.unwrap() - 0.15).abs() < 1e-9, "{s:?}");
+        assert!((s.blocked.unwrap() - 0.1).abs() < 1e-9, "{s:?}");
+        assert!((s.other - 0.55).abs() < 1e-9, "{s:?}");
+        assert_eq!(acc.shares(false).blocked, None);
+    }
+
+    #[test]
+    fn a_thread_never_accounts_for_more_than_its_window() {
+        let t = Instant::now();
+        let w = Duration::from_millis(10);
+        let a = ThreadAccount::between(
+            &reading(t, 0, 0),
+            &reading(t + w, 8_000_000, 8_000_000),
+            w,
+            Duration::from_millis(4),
+        );
+        let sum = a.on_cpu_ns + a.run_queue_ns.unwrap() + a.blocked_ns;
+        assert!(sum <= a.window_ns && sum + 3 >= a.window_ns, "{a:?}");
+    }
+
+    #[test]
+    fn median_over_repetitions() {
+        let s = |c: f64, b: Option<f64>| TimeShare {
+            on_cpu: c,
+            run_queue: Some(0.1),
+            blocked: b,
+            other: 0.0,
+        };
+        let m =
+            TimeShare::median_of(&[s(0.1, Some(0.5)), s(0.3, Some(0.2)), s(0.2, None)]).unwrap();
+        assert_eq!(m.on_cpu, 0.2);
+        assert_eq!(m.blocked, None);
+        assert_eq!(TimeShare::median_of(&[]), None);
+    }
+}
