@@ -107,11 +107,15 @@ pub struct ThreadAccount {
 
 impl ThreadAccount {
     /// The account of a thread read at `open` and `close` over a window of `window`, having
-    /// been blocked `blocked` (already clipped to the window).
+    /// been blocked `blocked` (as the hot path measured it, already clipped to the window).
     ///
-    /// The readings are taken when the thread notices the window's edges, so they can lie
-    /// up to one operation outside it; where the parts add up to more than the window they
-    /// are scaled down together, so that no thread accounts for more time than it had.
+    /// The kernel's figures take precedence: a measured wait is wall time, and includes
+    /// any spinning (on CPU) and the wake-up delay before the woken thread runs again (run
+    /// queue), which the kernel already counted. So blocked is the measured waits up to
+    /// what is left of the window after CPU and run queue, and the three never add up to
+    /// more than the window. The readings are taken when the thread notices the window's
+    /// edges, so they can lie up to one operation outside it; where CPU and run queue alone
+    /// exceed the window they are scaled down together.
     pub fn between(
         open: &ThreadReading,
         close: &ThreadReading,
@@ -124,19 +128,18 @@ impl ThreadAccount {
             (Some(a), Some(b)) => Some(b.saturating_sub(a)),
             _ => None,
         };
-        let mut blocked_ns = (blocked.as_nanos() as u64).min(window_ns);
-        let sum = on_cpu + run_queue.unwrap_or(0) + blocked_ns;
-        if sum > window_ns && sum > 0 {
-            let scale = |v: u64| (v as u128 * window_ns as u128 / sum as u128) as u64;
+        let kernel = on_cpu + run_queue.unwrap_or(0);
+        if kernel > window_ns {
+            let scale = |v: u64| (v as u128 * window_ns as u128 / kernel as u128) as u64;
             on_cpu = scale(on_cpu);
             run_queue = run_queue.map(scale);
-            blocked_ns = scale(blocked_ns);
         }
+        let left = window_ns.saturating_sub(on_cpu + run_queue.unwrap_or(0));
         ThreadAccount {
             window_ns,
             on_cpu_ns: on_cpu,
             run_queue_ns: run_queue,
-            blocked_ns,
+            blocked_ns: (blocked.as_nanos() as u64).min(left),
         }
     }
 
@@ -206,7 +209,8 @@ pub struct TimeShare {
     /// does not report it.
     pub run_queue: Option<f64>,
     /// Blocked on the hot path (locks, permits, connections, busy-handler and backoff
-    /// sleeps), as the hot path measured it; null where it does not measure its waits.
+    /// sleeps): the hot path's measured waits less what the kernel already counted as on
+    /// CPU or run queue; null where the hot path does not measure its waits.
     pub blocked: Option<f64>,
     /// The rest: pacing sleeps, waits the hot path does not measure, the edges of the
     /// window each thread noticed late. Never below 0.
@@ -297,6 +301,17 @@ mod tests {
         );
         let sum = a.on_cpu_ns + a.run_queue_ns.unwrap() + a.blocked_ns;
         assert!(sum <= a.window_ns && sum + 3 >= a.window_ns, "{a:?}");
+        // The kernel's figures stand; the measured waits get what is left.
+        let b = ThreadAccount::between(
+            &reading(t, 0, 0),
+            &reading(t + w, 3_000_000, 4_000_000),
+            w,
+            Duration::from_millis(6),
+        );
+        assert_eq!(
+            (b.on_cpu_ns, b.run_queue_ns, b.blocked_ns),
+            (3_000_000, Some(4_000_000), 3_000_000)
+        );
     }
 
     #[test]

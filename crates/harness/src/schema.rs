@@ -80,7 +80,7 @@ pub struct RunRecord {
     pub latency_ns: LatencySummary,
     /// Share of worker time (threads x window) spent blocked on the hot path (locks,
     /// permits, connections, busy-handler and backoff sleeps); null where the hot path does
-    /// not measure its waits, never a misleading 0.
+    /// not measure its waits, never a misleading 0. Equal to `time_share.blocked`.
     pub wait_share: Option<f64>,
     /// Where the worker threads' time went: shares of threads x window on CPU, waiting
     /// for a CPU, blocked on the hot path (equal to `wait_share`) and the rest; median

@@ -9,6 +9,7 @@
 mod charts;
 mod html;
 mod summary;
+mod time_chart;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
