@@ -7,6 +7,14 @@
 //! hot path, and the rest (pacing sleeps, page faults, the runner's own loop, anything a
 //! hot path does not measure).
 //!
+//! Each thread is accounted over its own span: from the instant it saw the window open to
+//! the instant it saw it close, the span in which its operations were counted. A thread
+//! waiting for a CPU when the window opens sees it only when next scheduled, which with
+//! 16 threads on 2 busy cores was up to 140 ms into a 340 ms window (while the close is
+//! seen within about 10 ms, as threads leave and the queue drains); measured over the
+//! controller's window, that delay showed as a third of the time unaccounted. Over its own
+//! span no operation straddles a thread's edges, so no wait needs clipping.
+//!
 //! Why per thread and on its own thread: `/proc/thread-self/schedstat` brings the
 //! run-queue delay up to date only when the task is scheduled in, and a thread reading its
 //! own file is by definition running, so its reading is exact. Reading every worker's file
@@ -95,39 +103,39 @@ pub fn thread_cpu_ns() -> u64 {
 /// One thread's time over the measured window, in nanoseconds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ThreadAccount {
-    /// The window this thread is accounted over (the controller's window).
+    /// The span this thread is accounted over: from when it saw the window open to when
+    /// it saw it close, the span in which its operations were counted. Zero for a thread
+    /// that never saw the window open (it counted nothing).
     pub window_ns: u64,
     /// CPU time between the thread's two readings.
     pub on_cpu_ns: u64,
     /// Run-queue delay between the two readings; `None` where not available.
     pub run_queue_ns: Option<u64>,
-    /// Time the hot path reported blocked, clipped to the window.
+    /// Time the hot path reported blocked, less what the kernel counted already.
     pub blocked_ns: u64,
 }
 
 impl ThreadAccount {
-    /// The account of a thread read at `open` and `close` over a window of `window`, having
-    /// been blocked `blocked` (as the hot path measured it, already clipped to the window).
+    /// The account of a thread read at `open` and `close`, having been blocked `blocked`
+    /// (as the hot path measured it) in between.
     ///
     /// The kernel's figures take precedence: a measured wait is wall time, and includes
     /// any spinning (on CPU) and the wake-up delay before the woken thread runs again (run
     /// queue), which the kernel already counted. So blocked is the measured waits up to
-    /// what is left of the window after CPU and run queue, and the three never add up to
-    /// more than the window. The readings are taken when the thread notices the window's
-    /// edges, so they can lie up to one operation outside it; where CPU and run queue alone
-    /// exceed the window they are scaled down together.
+    /// what is left of the span after CPU and run queue, and the three never add up to
+    /// more than the span.
     pub fn between(
         open: &ThreadReading,
         close: &ThreadReading,
-        window: Duration,
         blocked: Duration,
     ) -> ThreadAccount {
-        let window_ns = window.as_nanos() as u64;
+        let window_ns = close.at.saturating_duration_since(open.at).as_nanos() as u64;
         let mut on_cpu = close.cpu_ns.saturating_sub(open.cpu_ns);
         let mut run_queue = match (open.run_queue_ns, close.run_queue_ns) {
             (Some(a), Some(b)) => Some(b.saturating_sub(a)),
             _ => None,
         };
+        // The clock and the scheduler's counters are read a few nanoseconds apart.
         let kernel = on_cpu + run_queue.unwrap_or(0);
         if kernel > window_ns {
             let scale = |v: u64| (v as u128 * window_ns as u128 / kernel as u128) as u64;
@@ -142,37 +150,30 @@ impl ThreadAccount {
             blocked_ns: (blocked.as_nanos() as u64).min(left),
         }
     }
-
-    /// A thread that never saw the window open: its whole window goes to "other" (it
-    /// has no reading to subtract from, and must not turn the others' run-queue share
-    /// into "not available").
-    pub fn unaccounted(window: Duration) -> ThreadAccount {
-        ThreadAccount {
-            window_ns: window.as_nanos() as u64,
-            run_queue_ns: Some(0),
-            ..ThreadAccount::default()
-        }
-    }
 }
 
 /// Every worker thread's account added up.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct TimeAccount {
-    /// Threads x window.
+    /// The threads' spans added up (threads x window, less the moments each thread took
+    /// to notice the window open).
     pub total_ns: u64,
     /// CPU time, all threads.
     pub on_cpu_ns: u64,
     /// Run-queue delay, all threads; `None` if any thread could not read it.
     pub run_queue_ns: Option<u64>,
-    /// Blocked time reported by the hot path, all threads, clipped to the window.
+    /// Blocked time reported by the hot path, all threads.
     pub blocked_ns: u64,
 }
 
 impl TimeAccount {
     /// The sum of `threads`' accounts.
     pub fn sum(threads: &[ThreadAccount]) -> TimeAccount {
+        // A thread with an empty span has no readings, and must not make the others'
+        // run-queue share "not available".
         let run_queue = threads
             .iter()
+            .filter(|t| t.window_ns > 0)
             .map(|t| t.run_queue_ns)
             .try_fold(0u64, |acc, rq| rq.map(|v| acc + v));
         TimeAccount {
@@ -277,10 +278,11 @@ mod tests {
         let one = ThreadAccount::between(
             &reading(t, 0, 0),
             &reading(t + w, 40_000_000, 30_000_000),
-            w,
             Duration::from_millis(20),
         );
-        let acc = TimeAccount::sum(&[one, ThreadAccount::unaccounted(w)]);
+        let idle = ThreadAccount::between(&reading(t, 0, 0), &reading(t + w, 0, 0), Duration::ZERO);
+        // A thread that never saw the window open counted nothing and adds no time.
+        let acc = TimeAccount::sum(&[one, idle, ThreadAccount::default()]);
         let s = acc.shares(true);
         assert!((s.on_cpu - 0.2).abs() < 1e-9, "{s:?}");
         assert!((s.run_queue.unwrap() - 0.15).abs() < 1e-9, "{s:?}");
@@ -296,7 +298,6 @@ mod tests {
         let a = ThreadAccount::between(
             &reading(t, 0, 0),
             &reading(t + w, 8_000_000, 8_000_000),
-            w,
             Duration::from_millis(4),
         );
         let sum = a.on_cpu_ns + a.run_queue_ns.unwrap() + a.blocked_ns;
@@ -305,7 +306,6 @@ mod tests {
         let b = ThreadAccount::between(
             &reading(t, 0, 0),
             &reading(t + w, 3_000_000, 4_000_000),
-            w,
             Duration::from_millis(6),
         );
         assert_eq!(

@@ -7,8 +7,8 @@
 //! the flag costs a load of a cache line that nobody writes during the window.
 //!
 //! The controller reads the window's clock and the process CPU time *before* it flips the
-//! flag to measure (and again before it flips it to stop), so no counted operation falls
-//! outside the window it is divided by. Each worker reads its own CPU time and run-queue
+//! flag to measure, and again *after* it flips it to stop, so every counted operation
+//! starts inside the window it is divided by. Each worker reads its own CPU time and run-queue
 //! delay when it notices a flip (see [`crate::account`]). Latency is timed for a random
 //! subset of operations ([`crate::sampler`]), from the instant an operation was due where
 //! the worker is paced ([`Worker::next_due`]).
@@ -18,7 +18,7 @@
 use std::any::Any;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Barrier, OnceLock};
+use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
@@ -86,8 +86,8 @@ pub struct Measurement {
     pub idle: u64,
     /// Whether the hot path measures its blocked time ([`Workload::waits_measured`]).
     pub waits_measured: bool,
-    /// Time workers spent waiting on the synchronization point, summed over threads and
-    /// clipped to the window.
+    /// Time workers spent blocked on the hot path, summed over threads, less what the
+    /// kernel already counted as on CPU or run queue (see [`crate::account`]).
     pub waited: Duration,
     /// Where the threads' time went during the window.
     pub time: TimeAccount,
@@ -110,8 +110,8 @@ impl Measurement {
         stats::rate(self.ops, self.window)
     }
 
-    /// Share of worker time spent blocked on the hot path: waited / (threads x window),
-    /// clamped to 0..1; `None` when the hot path does not measure its waits.
+    /// Share of worker time spent blocked on the hot path (the time account's `blocked`);
+    /// `None` when the hot path does not measure its waits.
     pub fn wait_share(&self) -> Option<f64> {
         self.time_share().blocked
     }
@@ -167,20 +167,11 @@ pub fn run<W: Workload>(workload: &W, settings: RunSettings) -> Result<Measureme
     })
 }
 
-/// The window's edges, published by the controller before it flips the phase flag, so a
-/// worker that sees the flip also sees the instant.
-#[derive(Default)]
-struct Edges {
-    open: OnceLock<Instant>,
-    close: OnceLock<Instant>,
-}
-
 fn run_inner<W: Workload>(workload: &W, settings: RunSettings) -> Result<Measurement, CellFailure> {
     let threads = settings.threads;
     let sample_every = workload.latency_sample_every().max(1);
     let workers: Vec<W::Worker> = (0..threads).map(|i| workload.worker(i, threads)).collect();
     let phase = AtomicU8::new(WARMUP);
-    let edges = Edges::default();
     let barrier = Barrier::new(threads + 1);
     // Measured on the calling thread, which runs under the cell's affinity like the workers.
     let clock_read_ns = sampler::clock_read_ns();
@@ -192,12 +183,11 @@ fn run_inner<W: Workload>(workload: &W, settings: RunSettings) -> Result<Measure
             .map(|(index, worker)| {
                 let phase = &phase;
                 let barrier = &barrier;
-                let edges = &edges;
                 std::thread::Builder::new()
                     .name(format!("worker-{index}"))
                     .spawn_scoped(scope, move || {
                         let sampler = LatencySampler::new(sample_every, index as u64);
-                        worker_loop(worker, phase, edges, barrier, sampler)
+                        worker_loop(worker, phase, barrier, sampler)
                     })
                     .expect("spawning a worker thread")
             })
@@ -210,13 +200,12 @@ fn run_inner<W: Workload>(workload: &W, settings: RunSettings) -> Result<Measure
         // Clock and CPU time first, then the flag: nothing counted precedes the window.
         let cpu_start = process_cpu_time();
         let start = Instant::now();
-        let _ = edges.open.set(start);
         phase.store(MEASURE, Ordering::Release);
         std::thread::sleep(settings.duration);
+        // And the flag first at the close: every counted operation starts inside the window.
+        phase.store(STOP, Ordering::Release);
         let end = Instant::now();
         let cpu_time = process_cpu_time().saturating_sub(cpu_start);
-        let _ = edges.close.set(end);
-        phase.store(STOP, Ordering::Release);
         let joined: Vec<_> = handles.into_iter().map(|h| h.join()).collect();
         (joined, end - start, cpu_time)
     });
@@ -270,7 +259,6 @@ fn run_inner<W: Workload>(workload: &W, settings: RunSettings) -> Result<Measure
 fn worker_loop<K: Worker>(
     mut worker: K,
     phase: &AtomicU8,
-    edges: &Edges,
     barrier: &Barrier,
     mut sampler: LatencySampler,
 ) -> (K, Tally, ThreadAccount) {
@@ -279,40 +267,25 @@ fn worker_loop<K: Worker>(
     let mut seen = WARMUP;
     let clock = ThreadClock::open();
     let mut opened = None;
-    // Waits recorded by the last operation: the one that was in flight when the flag
-    // flipped, whose waits straddle the window's edge.
-    let mut last_op_waited = 0u64;
     barrier.wait();
     let account = loop {
         let now = phase.load(Ordering::Acquire);
         if now != seen {
             let reading = clock.read();
             if now == STOP {
-                let close = *edges.close.get().expect("close published before STOP");
-                let open = *edges.open.get().expect("open published before MEASURE");
                 let Some(opened) = opened else {
                     // This thread never saw the window open: nothing it did was measured.
                     tally = Tally::new();
                     worker.window_opened();
-                    break ThreadAccount::unaccounted(close - open);
+                    break ThreadAccount::default();
                 };
-                // The operation in flight at the close may have waited past it.
-                let past_close = reading.at.saturating_duration_since(close).as_nanos() as u64;
-                let blocked = ctx.waited_ns - last_op_waited.min(past_close);
-                break ThreadAccount::between(
-                    &opened,
-                    &reading,
-                    close - open,
-                    Duration::from_nanos(blocked),
-                );
+                // Every counted operation started after `opened` and ended before
+                // `reading`, so every wait it recorded lies inside this span.
+                break ThreadAccount::between(&opened, &reading, ctx.waited());
             }
-            // The window opens: forget the warm-up, but keep the part of the last
-            // operation's waits that fell after the open.
-            let open = *edges.open.get().expect("open published before MEASURE");
-            let since_open = reading.at.saturating_duration_since(open).as_nanos() as u64;
+            // The window opens: forget the warm-up.
             tally = Tally::new();
             ctx = OpCtx::default();
-            ctx.waited_ns = last_op_waited.min(since_open);
             worker.window_opened();
             opened = Some(reading);
             seen = now;
@@ -328,9 +301,7 @@ fn worker_loop<K: Worker>(
             }
             None => sampled.then(Instant::now),
         };
-        let waited_before = ctx.waited_ns;
         let outcome = worker.op(&mut ctx);
-        last_op_waited = ctx.waited_ns - waited_before;
         if let Some(started) = started {
             tally
                 .latency
@@ -608,7 +579,7 @@ mod tests {
         let s = m.time_share();
         let rq = s.run_queue.expect("schedstat is available on this kernel");
         // Ideally 3/4 (three of four threads wait while one runs); other processes on
-        // the same core push it up, the runner's edges pull it down: generous bounds.
+        // the same core push it up: generous bounds.
         assert!((0.55..=0.99).contains(&rq), "{s:?}");
         assert!(s.on_cpu > 0.0 && s.on_cpu <= 0.4, "{s:?}");
         let sum = s.on_cpu + rq + s.blocked.unwrap() + s.other;
@@ -618,7 +589,7 @@ mod tests {
     #[test]
     fn a_thread_blocked_throughout_accounts_the_whole_window_as_blocked() {
         // Every operation blocks 30 ms, so operations straddle both edges of a 100 ms
-        // window; the straddling parts are clipped to the window, not dropped or spilled.
+        // window; the thread's account spans the operations it counted, all blocked.
         let w = scripted(|_, ctx| {
             std::thread::sleep(Duration::from_millis(30));
             ctx.record_wait(Duration::from_millis(30));
