@@ -138,9 +138,8 @@ impl ThreadAccount {
         // The clock and the scheduler's counters are read a few nanoseconds apart.
         let kernel = on_cpu + run_queue.unwrap_or(0);
         if kernel > window_ns {
-            let scale = |v: u64| (v as u128 * window_ns as u128 / kernel as u128) as u64;
-            on_cpu = scale(on_cpu);
-            run_queue = run_queue.map(scale);
+            on_cpu = scaled(on_cpu, window_ns, kernel);
+            run_queue = run_queue.map(|v| scaled(v, window_ns, kernel));
         }
         let left = window_ns.saturating_sub(on_cpu + run_queue.unwrap_or(0));
         ThreadAccount {
@@ -150,6 +149,11 @@ impl ThreadAccount {
             blocked_ns: (blocked.as_nanos() as u64).min(left),
         }
     }
+}
+
+/// `v x num / den` without overflow.
+fn scaled(v: u64, num: u64, den: u64) -> u64 {
+    (u128::from(v) * u128::from(num) / u128::from(den.max(1))) as u64
 }
 
 /// Every worker thread's account added up.

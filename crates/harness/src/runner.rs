@@ -290,7 +290,7 @@ fn worker_loop<K: Worker>(
             opened = Some(reading);
             seen = now;
         }
-        let sampled = sampler.next();
+        let sampled = sampler.time_next();
         let started = match worker.next_due() {
             Some(due) => {
                 let now = Instant::now();

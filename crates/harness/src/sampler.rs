@@ -57,7 +57,7 @@ impl LatencySampler {
 
     /// Whether to time the next operation.
     #[inline]
-    pub fn next(&mut self) -> bool {
+    pub fn time_next(&mut self) -> bool {
         if self.countdown == 0 {
             self.countdown = self.skip();
             true
@@ -96,7 +96,7 @@ mod tests {
         let mut timed = HashSet::new();
         let mut count = 0u64;
         for op in 0..PLAN * 8 {
-            if sampler.next() {
+            if sampler.time_next() {
                 timed.insert(op % PLAN);
                 count += 1;
             }
@@ -113,18 +113,18 @@ mod tests {
     #[test]
     fn mean_one_times_every_operation() {
         let mut sampler = LatencySampler::new(1, 3);
-        assert!((0..1000).all(|_| sampler.next()));
+        assert!((0..1000).all(|_| sampler.time_next()));
     }
 
     #[test]
     fn workers_with_different_seeds_time_different_operations() {
         let pick = |seed| {
             let mut s = LatencySampler::new(16, seed);
-            (0..4096).filter(|_| s.next()).count()
+            (0..4096).filter(|_| s.time_next()).count()
         };
         let mut a = LatencySampler::new(16, 1);
         let mut b = LatencySampler::new(16, 2);
-        let same = (0..4096).filter(|_| a.next() == b.next()).count();
+        let same = (0..4096).filter(|_| a.time_next() == b.time_next()).count();
         assert!(same < 4096, "two seeds gave the same sequence");
         assert!(pick(1) > 0 && pick(2) > 0);
     }
