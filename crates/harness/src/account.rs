@@ -24,18 +24,20 @@
 //! This module does not decide when the window opens or what counts as blocked: the
 //! runner and the hot paths do.
 
-use std::fs::File;
-use std::os::unix::fs::FileExt;
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
 use crate::stats;
 
-/// One thread's handle on its own scheduler statistics; open it on the thread it reads.
-#[derive(Debug)]
+/// One thread's handle on its own scheduler statistics; use it on the thread it reads.
+///
+/// It keeps no file open: a pool cell runs thousands of client threads, and a descriptor
+/// each would crowd the process's limit. The file is opened at each reading, which happens
+/// twice per window.
+#[derive(Debug, Default)]
 pub struct ThreadClock {
-    schedstat: Option<File>,
+    _not_shared: std::marker::PhantomData<*const ()>,
 }
 
 /// What a thread's clocks said at one instant.
@@ -51,21 +53,16 @@ pub struct ThreadReading {
 }
 
 impl ThreadClock {
-    /// Opens the calling thread's `/proc/thread-self/schedstat`. Call it on the thread to be
-    /// read, outside the window (the open is a path walk; each later read is one `pread`).
+    /// A clock for the calling thread.
     pub fn open() -> ThreadClock {
-        ThreadClock {
-            schedstat: File::open("/proc/thread-self/schedstat").ok(),
-        }
+        ThreadClock::default()
     }
 
     /// Reads CPU time and run-queue delay now. Must run on the thread that opened it.
     pub fn read(&self) -> ThreadReading {
-        let from_schedstat = self.schedstat.as_ref().and_then(|f| {
-            let mut buf = [0u8; 128];
-            let n = f.read_at(&mut buf, 0).ok()?;
-            parse_schedstat(std::str::from_utf8(&buf[..n]).ok()?)
-        });
+        let from_schedstat = std::fs::read_to_string("/proc/thread-self/schedstat")
+            .ok()
+            .and_then(|text| parse_schedstat(&text));
         let at = Instant::now();
         match from_schedstat {
             Some((cpu_ns, run_queue_ns)) => ThreadReading {
