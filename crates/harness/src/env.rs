@@ -29,6 +29,11 @@ pub struct EnvInfo {
     /// Whether this is a debug build (figures from one are not worth quoting).
     #[serde(default)]
     pub debug_build: bool,
+    /// The cost of one clock read (`Instant::now()`) in nanoseconds when the run started,
+    /// median of a few thousand back-to-back pairs; each record has its own
+    /// `clock_read_ns`, measured under the cell's affinity.
+    #[serde(default)]
+    pub clock_read_ns: f64,
 }
 
 impl EnvInfo {
@@ -44,6 +49,7 @@ impl EnvInfo {
             hostname: read_trimmed("/proc/sys/kernel/hostname").unwrap_or_else(unknown),
             affinity: affinity::format_cpu_list(&cpus),
             debug_build: cfg!(debug_assertions),
+            clock_read_ns: crate::sampler::clock_read_ns(),
         }
     }
 }

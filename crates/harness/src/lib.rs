@@ -23,6 +23,7 @@
 //! workers that each own their state for the whole window, and a worker that panics must
 //! end only its own thread; scoped threads give both with the least machinery.
 
+pub mod account;
 pub mod affinity;
 pub mod env;
 pub mod hotpath;
@@ -30,6 +31,7 @@ pub mod noop;
 pub mod params;
 pub mod profile;
 pub mod runner;
+pub mod sampler;
 pub mod schema;
 pub mod scratch;
 pub mod stats;

@@ -6,6 +6,13 @@
 //! moves a shared phase flag through warm-up, measure and stop; workers only read it, so
 //! the flag costs a load of a cache line that nobody writes during the window.
 //!
+//! The controller reads the window's clock and the process CPU time *before* it flips the
+//! flag to measure, and again *after* it flips it to stop, so every counted operation
+//! starts inside the window it is divided by. Each worker reads its own CPU time and run-queue
+//! delay when it notices a flip (see [`crate::account`]). Latency is timed for a random
+//! subset of operations ([`crate::sampler`]), from the instant an operation was due where
+//! the worker is paced ([`Worker::next_due`]).
+//!
 //! This module does not pin threads, repeat runs or write files: `lab` does.
 
 use std::any::Any;
@@ -16,6 +23,8 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
+use crate::account::{ThreadAccount, ThreadClock, TimeAccount, TimeShare};
+use crate::sampler::{self, LatencySampler};
 use crate::stats;
 use crate::workload::{OpCtx, Status, Worker, Workload};
 
@@ -77,8 +86,14 @@ pub struct Measurement {
     pub idle: u64,
     /// Whether the hot path measures its blocked time ([`Workload::waits_measured`]).
     pub waits_measured: bool,
-    /// Time workers spent waiting on the synchronization point, summed over threads.
+    /// Time workers spent blocked on the hot path, summed over threads, less what the
+    /// kernel already counted as on CPU or run queue (see [`crate::account`]).
     pub waited: Duration,
+    /// Where the threads' time went during the window.
+    pub time: TimeAccount,
+    /// The cost of one clock read on this run's threads (nanoseconds, median of pairs
+    /// measured before the window); every timed latency sample includes one.
+    pub clock_read_ns: f64,
     /// Latency of the sampled operations, merged over threads (nanoseconds).
     pub latency: Histogram<u64>,
     /// Process CPU time (user + system) consumed during the window.
@@ -95,11 +110,16 @@ impl Measurement {
         stats::rate(self.ops, self.window)
     }
 
-    /// Share of worker time spent blocked on the hot path: waited / (threads x window),
-    /// clamped to 0..1; `None` when the hot path does not measure its waits.
+    /// Share of worker time spent blocked on the hot path (the time account's `blocked`);
+    /// `None` when the hot path does not measure its waits.
     pub fn wait_share(&self) -> Option<f64> {
-        self.waits_measured
-            .then(|| stats::share(self.waited, self.window * self.threads as u32))
+        self.time_share().blocked
+    }
+
+    /// Shares of threads x window on CPU, waiting for a CPU, blocked on the hot path and
+    /// the rest; `blocked` equals [`Measurement::wait_share`].
+    pub fn time_share(&self) -> TimeShare {
+        self.time.shares(self.waits_measured)
     }
 
     /// Process CPU time over wall time x cores, clamped to 0..1.
@@ -149,14 +169,12 @@ pub fn run<W: Workload>(workload: &W, settings: RunSettings) -> Result<Measureme
 
 fn run_inner<W: Workload>(workload: &W, settings: RunSettings) -> Result<Measurement, CellFailure> {
     let threads = settings.threads;
-    let sample_every = u64::from(workload.latency_sample_every().max(1));
+    let sample_every = workload.latency_sample_every().max(1);
     let workers: Vec<W::Worker> = (0..threads).map(|i| workload.worker(i, threads)).collect();
-    let phase = AtomicU8::new(if settings.warmup.is_zero() {
-        MEASURE
-    } else {
-        WARMUP
-    });
+    let phase = AtomicU8::new(WARMUP);
     let barrier = Barrier::new(threads + 1);
+    // Measured on the calling thread, which runs under the cell's affinity like the workers.
+    let clock_read_ns = sampler::clock_read_ns();
 
     let (joined, window, cpu_time) = std::thread::scope(|scope| {
         let handles: Vec<_> = workers
@@ -168,7 +186,8 @@ fn run_inner<W: Workload>(workload: &W, settings: RunSettings) -> Result<Measure
                 std::thread::Builder::new()
                     .name(format!("worker-{index}"))
                     .spawn_scoped(scope, move || {
-                        worker_loop(worker, phase, barrier, sample_every)
+                        let sampler = LatencySampler::new(sample_every, index as u64);
+                        worker_loop(worker, phase, barrier, sampler)
                     })
                     .expect("spawning a worker thread")
             })
@@ -177,31 +196,33 @@ fn run_inner<W: Workload>(workload: &W, settings: RunSettings) -> Result<Measure
         barrier.wait();
         if !settings.warmup.is_zero() {
             std::thread::sleep(settings.warmup);
-            phase.store(MEASURE, Ordering::Relaxed);
         }
+        // Clock and CPU time first, then the flag: nothing counted precedes the window.
         let cpu_start = process_cpu_time();
         let start = Instant::now();
+        phase.store(MEASURE, Ordering::Release);
         std::thread::sleep(settings.duration);
-        phase.store(STOP, Ordering::Relaxed);
-        let window = start.elapsed();
+        // And the flag first at the close: every counted operation starts inside the window.
+        phase.store(STOP, Ordering::Release);
+        let end = Instant::now();
         let cpu_time = process_cpu_time().saturating_sub(cpu_start);
         let joined: Vec<_> = handles.into_iter().map(|h| h.join()).collect();
-        (joined, window, cpu_time)
+        (joined, end - start, cpu_time)
     });
 
     let mut workers = Vec::with_capacity(threads);
     let mut total = Tally::new();
-    let mut waited_ns = 0u64;
+    let mut accounts = Vec::with_capacity(threads);
     for (index, result) in joined.into_iter().enumerate() {
         match result {
-            Ok((worker, tally, waited)) => {
+            Ok((worker, tally, account)) => {
                 total.ops += tally.ops;
                 total.retries += tally.retries;
                 total.errors += tally.errors;
                 total.timeouts += tally.timeouts;
                 total.idle += tally.idle;
                 stats::merge_into(&mut total.latency, &tally.latency);
-                waited_ns += waited;
+                accounts.push(account);
                 workers.push(worker);
             }
             Err(payload) => {
@@ -212,6 +233,7 @@ fn run_inner<W: Workload>(workload: &W, settings: RunSettings) -> Result<Measure
             }
         }
     }
+    let time = TimeAccount::sum(&accounts);
 
     let verified = workload.verify(&workers);
     let extra = workload.extra(&workers, window);
@@ -224,7 +246,9 @@ fn run_inner<W: Workload>(workload: &W, settings: RunSettings) -> Result<Measure
         timeouts: total.timeouts,
         idle: total.idle,
         waits_measured: workload.waits_measured(),
-        waited: Duration::from_nanos(waited_ns),
+        waited: Duration::from_nanos(time.blocked_ns),
+        time,
+        clock_read_ns,
         latency: total.latency,
         cpu_time,
         verified,
@@ -236,38 +260,52 @@ fn worker_loop<K: Worker>(
     mut worker: K,
     phase: &AtomicU8,
     barrier: &Barrier,
-    sample_every: u64,
-) -> (K, Tally, u64) {
+    mut sampler: LatencySampler,
+) -> (K, Tally, ThreadAccount) {
     let mut tally = Tally::new();
     let mut ctx = OpCtx::default();
     let mut seen = WARMUP;
-    let mut countdown = 0u64;
+    let clock = ThreadClock::open();
+    let mut opened = None;
+    let mut precise_sleep = false;
     barrier.wait();
-    loop {
-        let now = phase.load(Ordering::Relaxed);
+    let account = loop {
+        let now = phase.load(Ordering::Acquire);
         if now != seen {
+            let reading = clock.read();
             if now == STOP {
-                if seen != MEASURE {
+                let Some(opened) = opened else {
                     // This thread never saw the window open: nothing it did was measured.
                     tally = Tally::new();
-                    ctx = OpCtx::default();
                     worker.window_opened();
-                }
-                break;
+                    break ThreadAccount::default();
+                };
+                // Every counted operation started after `opened` and ended before
+                // `reading`, so every wait it recorded lies inside this span.
+                break ThreadAccount::between(&opened, &reading, ctx.waited());
             }
             // The window opens: forget the warm-up.
             tally = Tally::new();
             ctx = OpCtx::default();
             worker.window_opened();
+            opened = Some(reading);
             seen = now;
         }
-        let sampled = countdown == 0;
-        countdown = if sampled {
-            sample_every - 1
-        } else {
-            countdown - 1
+        let sampled = sampler.time_next();
+        let started = match worker.next_due() {
+            Some(due) => {
+                let now = Instant::now();
+                if due > now {
+                    if !precise_sleep {
+                        precise_sleep = true;
+                        set_timer_slack_ns(1);
+                    }
+                    std::thread::sleep(due - now);
+                }
+                sampled.then_some(due)
+            }
+            None => sampled.then(Instant::now),
         };
-        let started = sampled.then(Instant::now);
         let outcome = worker.op(&mut ctx);
         if let Some(started) = started {
             tally
@@ -281,8 +319,17 @@ fn worker_loop<K: Worker>(
             Status::TimedOut => tally.timeouts += 1,
             Status::Idle => tally.idle += 1,
         }
+    };
+    (worker, tally, account)
+}
+
+/// Sets the calling thread's timer slack: a paced worker's sleep otherwise overshoots its
+/// due instant by the default 50 µs, which the due-time latency would then include.
+fn set_timer_slack_ns(ns: u64) {
+    // SAFETY: PR_SET_TIMERSLACK takes a plain integer and touches only this thread.
+    unsafe {
+        libc::prctl(libc::PR_SET_TIMERSLACK, ns as libc::c_ulong, 0, 0, 0);
     }
-    (worker, tally, ctx.waited_ns)
 }
 
 /// CPU time (user + system) of the whole process so far.
@@ -418,6 +465,194 @@ mod tests {
         let err = run(&&w, settings(2)).unwrap_err();
         assert!(err.reason.contains("worker thread 1 panicked"), "{err}");
         assert!(err.reason.contains("worker 1 gave up"), "{err}");
+    }
+
+    /// A hot path with a scripted operation, for the accounting tests.
+    struct Scripted<F: Fn(u64, &mut OpCtx) -> Outcome + Sync> {
+        op: F,
+        waits_measured: bool,
+        interval: Option<Duration>,
+    }
+
+    struct ScriptedWorker<'a, F: Fn(u64, &mut OpCtx) -> Outcome + Sync> {
+        op: &'a F,
+        done: u64,
+        due: Option<(Instant, Duration)>,
+    }
+
+    impl<F: Fn(u64, &mut OpCtx) -> Outcome + Sync> Worker for ScriptedWorker<'_, F> {
+        fn op(&mut self, ctx: &mut OpCtx) -> Outcome {
+            self.done += 1;
+            (self.op)(self.done, ctx)
+        }
+        fn next_due(&mut self) -> Option<Instant> {
+            let (due, interval) = self.due.as_mut()?;
+            let this = *due;
+            *due += *interval;
+            Some(this)
+        }
+    }
+
+    impl<'a, F: Fn(u64, &mut OpCtx) -> Outcome + Sync> Workload for &'a Scripted<F> {
+        type Worker = ScriptedWorker<'a, F>;
+        fn worker(&self, _index: usize, _threads: usize) -> Self::Worker {
+            ScriptedWorker {
+                op: &self.op,
+                done: 0,
+                due: self.interval.map(|i| (Instant::now(), i)),
+            }
+        }
+        fn verify(&self, _workers: &[Self::Worker]) -> Result<(), String> {
+            Ok(())
+        }
+        fn waits_measured(&self) -> bool {
+            self.waits_measured
+        }
+    }
+
+    fn scripted<F: Fn(u64, &mut OpCtx) -> Outcome + Sync>(op: F) -> Scripted<F> {
+        Scripted {
+            op,
+            waits_measured: true,
+            interval: None,
+        }
+    }
+
+    fn spin(iterations: u64) {
+        let mut x = 0u64;
+        for i in 0..iterations {
+            x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(i));
+        }
+    }
+
+    #[test]
+    fn a_workload_that_fails_every_other_operation_counts_half_the_ops() {
+        let w = scripted(|n, _| {
+            if n % 2 == 0 {
+                Outcome::failed(0)
+            } else {
+                Outcome::OK
+            }
+        });
+        let m = run(&&w, settings(2)).unwrap();
+        assert!(m.ops > 0);
+        // Each thread alternates, so successes and failures differ by at most one per thread.
+        assert!(
+            m.ops.abs_diff(m.errors) <= 2,
+            "{} ops, {} errors",
+            m.ops,
+            m.errors
+        );
+    }
+
+    #[test]
+    fn a_hot_path_without_wait_measurement_reports_null() {
+        let mut w = scripted(|_, _| Outcome::OK);
+        w.waits_measured = false;
+        let m = run(&&w, settings(2)).unwrap();
+        assert_eq!(m.wait_share(), None);
+        let share = m.time_share();
+        assert_eq!(share.blocked, None);
+        let record = crate::RunRecord::from_measurement(
+            &crate::schema::CellKey {
+                scenario: "x".into(),
+                variant: "y".into(),
+                params: Default::default(),
+                threads: 2,
+                cores: 1,
+            },
+            "0",
+            &m,
+        );
+        let json = serde_json::to_value(&record).unwrap();
+        assert!(json["wait_share"].is_null(), "{json}");
+        assert!(json["time_share"]["blocked"].is_null(), "{json}");
+        assert!(
+            json["time_share"]["on_cpu"].as_f64().unwrap() > 0.0,
+            "{json}"
+        );
+    }
+
+    #[test]
+    fn four_threads_on_one_core_wait_for_it_three_quarters_of_the_time() {
+        // Pins this test's thread; the workers it starts inherit the mask.
+        crate::affinity::limit_to_cores(1).unwrap();
+        let w = scripted(|_, _| {
+            spin(20_000);
+            Outcome::OK
+        });
+        let m = run(
+            &&w,
+            RunSettings {
+                threads: 4,
+                warmup: Duration::from_millis(50),
+                duration: Duration::from_millis(400),
+            },
+        )
+        .unwrap();
+        let s = m.time_share();
+        let rq = s.run_queue.expect("schedstat is available on this kernel");
+        // Ideally 3/4 (three of four threads wait while one runs); other processes on
+        // the same core push it up: generous bounds.
+        assert!((0.55..=0.99).contains(&rq), "{s:?}");
+        assert!(s.on_cpu > 0.0 && s.on_cpu <= 0.4, "{s:?}");
+        let sum = s.on_cpu + rq + s.blocked.unwrap() + s.other;
+        assert!((0.9..=1.1).contains(&sum), "{s:?}");
+    }
+
+    #[test]
+    fn a_thread_blocked_throughout_accounts_the_whole_window_as_blocked() {
+        // Every operation blocks 30 ms, so operations straddle both edges of a 100 ms
+        // window; the thread's account spans the operations it counted, all blocked.
+        let w = scripted(|_, ctx| {
+            std::thread::sleep(Duration::from_millis(30));
+            ctx.record_wait(Duration::from_millis(30));
+            Outcome::OK
+        });
+        let m = run(
+            &&w,
+            RunSettings {
+                threads: 1,
+                warmup: Duration::from_millis(15),
+                duration: Duration::from_millis(100),
+            },
+        )
+        .unwrap();
+        let blocked = m.wait_share().unwrap();
+        assert!((0.8..=1.0).contains(&blocked), "{:?}", m.time_share());
+        assert_eq!(Some(blocked), m.time_share().blocked);
+    }
+
+    #[test]
+    fn fixed_rate_latency_counts_from_when_an_operation_was_due() {
+        // Due every millisecond; operation 20 stalls 60 ms. The operations queued behind
+        // the stall were due long before they started, and their latency says so.
+        let mut w = scripted(|n, _| {
+            if n == 20 {
+                std::thread::sleep(Duration::from_millis(60));
+            }
+            Outcome::OK
+        });
+        w.interval = Some(Duration::from_millis(1));
+        let m = run(
+            &&w,
+            RunSettings {
+                threads: 1,
+                warmup: Duration::ZERO,
+                duration: Duration::from_millis(150),
+            },
+        )
+        .unwrap();
+        // The stall itself plus tens of late operations behind it, each over 10 ms late.
+        let late = m.latency.count_between(10_000_000, u64::MAX);
+        assert!(late >= 10, "{late} late samples of {}", m.latency.len());
+    }
+
+    #[test]
+    fn the_clock_read_cost_is_measured_in_every_run() {
+        let w = scripted(|_, _| Outcome::OK);
+        let m = run(&&w, settings(1)).unwrap();
+        assert!(m.clock_read_ns.is_finite() && m.clock_read_ns >= 0.0);
     }
 
     #[test]

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::account::TimeShare;
 use crate::env::EnvInfo;
 use crate::runner::Measurement;
 use crate::stats::{self, LatencySummary};
@@ -91,8 +92,18 @@ pub struct RunRecord {
     pub latency_ns: LatencySummary,
     /// Share of worker time (threads x window) spent blocked on the hot path (locks,
     /// permits, connections, busy-handler and backoff sleeps); null where the hot path does
-    /// not measure its waits, never a misleading 0.
+    /// not measure its waits, never a misleading 0. Equal to `time_share.blocked`.
     pub wait_share: Option<f64>,
+    /// Where the worker threads' time went: shares of threads x window on CPU, waiting
+    /// for a CPU, blocked on the hot path (equal to `wait_share`) and the rest; median
+    /// over repetitions field by field. Null for a failed cell.
+    #[serde(default)]
+    pub time_share: Option<TimeShare>,
+    /// The cost of one clock read in nanoseconds, measured in each repetition before its
+    /// window (median over repetitions); every timed latency sample includes one, and it
+    /// is not subtracted.
+    #[serde(default)]
+    pub clock_read_ns: f64,
     /// Retries, summed over the measured windows of all repetitions.
     pub retries: u64,
     /// Failed operations, summed over the measured windows of all repetitions. Not in
@@ -169,6 +180,8 @@ impl RunRecord {
             efficiency: None,
             latency_ns: LatencySummary::of(&m.latency),
             wait_share: m.wait_share(),
+            time_share: Some(m.time_share()),
+            clock_read_ns: m.clock_read_ns,
             retries: m.retries,
             errors: m.errors,
             timeouts: m.timeouts,
@@ -207,6 +220,8 @@ impl RunRecord {
             efficiency: None,
             latency_ns: LatencySummary::default(),
             wait_share: None,
+            time_share: None,
+            clock_read_ns: 0.0,
             retries: 0,
             errors: 0,
             timeouts: 0,
@@ -309,6 +324,9 @@ impl RunRecord {
             LatencySummary::median_of(&reps.iter().map(|r| r.latency_ns).collect::<Vec<_>>());
         let waits: Vec<f64> = reps.iter().filter_map(|r| r.wait_share).collect();
         merged.wait_share = (waits.len() == reps.len()).then(|| stats::median(&waits));
+        let shares: Option<Vec<TimeShare>> = reps.iter().map(|r| r.time_share).collect();
+        merged.time_share = shares.and_then(|s| TimeShare::median_of(&s));
+        merged.clock_read_ns = median_of(|r| r.clock_read_ns);
         merged.cpu_util = median_of(|r| r.cpu_util);
         merged.retries = reps.iter().map(|r| r.retries).sum();
         merged.errors = reps.iter().map(|r| r.errors).sum();

@@ -124,6 +124,18 @@ pub trait Worker: Send {
     /// warm-up), so a worker that keeps figures of its own for `extra` can count only the
     /// window. Tallies used by `verify` must not be reset here.
     fn window_opened(&mut self) {}
+
+    /// When the next operation is due, for a worker paced to a fixed rate; `None` (the
+    /// default) runs operations back to back.
+    ///
+    /// The runner calls it before each operation, sleeps until the instant returned and
+    /// times the operation from that instant, not from when it actually started: an
+    /// operation delayed by a stall ahead of it is late by the stall, and its latency
+    /// says so (no coordinated omission). A worker behind schedule returns instants in
+    /// the past and the runner starts at once. Each call advances the schedule by one.
+    fn next_due(&mut self) -> Option<Instant> {
+        None
+    }
 }
 
 /// A hot path ready to be measured: shared state plus a way to make per-thread workers.

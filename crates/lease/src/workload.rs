@@ -170,19 +170,24 @@ pub struct LeaseWorker<S: LeaseStore> {
 }
 
 impl<S: LeaseStore> LeaseWorker<S> {
-    fn pace(&mut self) {
-        let Some(due) = self.next_due else { return };
-        let now = Instant::now();
-        if due > now {
-            std::thread::sleep(due - now);
-        }
-        self.next_due = Some(due.max(now - self.interval) + self.interval);
+    /// In fixed-rate mode, when the next operation is due; the runner sleeps until then
+    /// and times the operation from that instant ([`Worker::next_due`]). The schedule
+    /// starts at the first operation and never skips: after a stall the operations
+    /// behind it are due in the past, start at once, and their latency shows the stall.
+    fn pace(&mut self) -> Option<Instant> {
+        let scheduled = self.next_due?;
+        let due = if self.ops == 0 {
+            Instant::now()
+        } else {
+            scheduled
+        };
+        self.next_due = Some(due + self.interval);
+        Some(due)
     }
 }
 
 impl<S: LeaseStore> Worker for LeaseWorker<S> {
     fn op(&mut self, _ctx: &mut OpCtx) -> Outcome {
-        self.pace();
         self.ops += 1;
         let now = self.clock.now();
         let lease_ms = self.shape.lease_ms;
@@ -272,6 +277,10 @@ impl<S: LeaseStore> Worker for LeaseWorker<S> {
             Ok(()) => Outcome::OK,
             Err(_) => Outcome::failed(0),
         }
+    }
+
+    fn next_due(&mut self) -> Option<Instant> {
+        self.pace()
     }
 
     fn window_opened(&mut self) {

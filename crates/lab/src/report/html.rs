@@ -152,6 +152,7 @@ fn machine(out: &mut String, a: &Analysed<'_>, prefix: &str) {
         ("rustc", e.rustc.clone()),
         ("commit", e.git_commit.clone()),
         ("host", e.hostname.clone()),
+        ("clock read", super::time_chart::clock_text(e.clock_read_ns)),
         ("started", r.started.clone()),
         ("finished", r.finished.clone()),
         ("results file", a.source.path.display().to_string()),
@@ -291,6 +292,7 @@ fn group(out: &mut String, g: &Group<'_>, prefix: &str) {
         }
         out.push_str("</table>\n");
     }
+    super::time_chart::section(out, g);
     if !g.diffs.is_empty() {
         out.push_str(
             "<h4>Differential flamegraphs (red: grew with threads, blue: shrank)</h4><ul>\n",
@@ -342,18 +344,20 @@ fn cell(out: &mut String, record: Option<&RunRecord>, prefix: &str) {
     };
     let _ = write!(
         out,
-        "<td{class}><b>{}</b> <small>{}</small><br>per thread {} · eff {}<br>p99 {} · wait {}<br>retries {} · errors {} · timeouts {} · cpu {:.0}%",
+        "<td{class}><b>{}</b> <small>{}</small><br>per thread {} · eff {}<br>p99 {}{} · wait {}<br>retries {} · errors {} · timeouts {} · cpu {:.0}%{}",
         si(r.ops_per_sec),
         super::advice::ci_text(r),
         si(r.per_thread_ops_per_sec),
         r.efficiency.map_or("-".to_owned(), |e| format!("{e:.2}")),
         nanos(r.latency_ns.p99),
+        super::time_chart::clock_note(r),
         r.wait_share
             .map_or("not measured".to_owned(), |w| format!("{w:.2}")),
         r.retries,
         r.errors,
         r.timeouts,
-        r.cpu_util * 100.0
+        r.cpu_util * 100.0,
+        super::time_chart::failure_flag(r)
     );
     let extras: Vec<String> = r
         .extra

@@ -10,6 +10,7 @@ mod advice;
 mod charts;
 mod html;
 mod summary;
+mod time_chart;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -344,6 +344,17 @@ impl<D: Directory> Server<D> {
             cpu_time,
             verified: self.verify(reports, modified),
             extra,
+            // The search threads keep a wall-clock split of their own (searching, waiting
+            // for work, waiting on the directory) rather than the runner's per-thread
+            // scheduler readings, so "on CPU" here is time spent searching and the
+            // run-queue delay (inside all three) is not measured.
+            time: harness::account::TimeAccount {
+                total_ns: thread_time.as_nanos() as u64,
+                on_cpu_ns: busy_ns,
+                run_queue_ns: None,
+                blocked_ns: queue_ns + directory_ns,
+            },
+            clock_read_ns: harness::sampler::clock_read_ns(),
         }
     }
 
