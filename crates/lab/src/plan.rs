@@ -243,7 +243,8 @@ impl MatrixPlan {
                     how.kept.push(format!("{name}={}", values.join(",")));
                 }
             }
-            let param_sets = combinations(file.hot_path, &sweeps)?;
+            let param_sets = combinations(file.hot_path, &sweeps, &file.paired)
+                .with_context(|| format!("{}.toml", file.name))?;
             let mut pick = |typed: Option<Duration>, own: Duration, name: &str| match typed {
                 Some(d) => {
                     how.applied.push(format!("{name}={}", text(d)));
@@ -547,14 +548,44 @@ fn check_params_exist(settings: &Settings, selected: &[&ScenarioFile]) -> anyhow
 }
 
 /// Every combination of the swept values over the hot path's defaults.
-fn combinations(hot_path: &dyn HotPath, sweeps: &[ParamSweep]) -> anyhow::Result<Vec<Params>> {
+/// Every parameter set of a scenario file: the sweeps crossed, except `paired` ones, which
+/// advance together as one sweep (their lists must be equally long).
+fn combinations(
+    hot_path: &dyn HotPath,
+    sweeps: &[ParamSweep],
+    paired: &[String],
+) -> anyhow::Result<Vec<Params>> {
+    // Each axis is a list of steps; a step sets one or more parameters.
+    let mut axes: Vec<Vec<Vec<(&str, &Value)>>> = Vec::new();
+    let zipped: Vec<&ParamSweep> = sweeps.iter().filter(|(n, _)| paired.contains(n)).collect();
+    if let Some(first) = zipped.first() {
+        if let Some(odd) = zipped.iter().find(|(_, v)| v.len() != first.1.len()) {
+            bail!(
+                "paired parameters must list as many values each: {} has {}, {} has {}",
+                first.0,
+                first.1.len(),
+                odd.0,
+                odd.1.len()
+            );
+        }
+        axes.push(
+            (0..first.1.len())
+                .map(|i| zipped.iter().map(|(n, v)| (n.as_str(), &v[i])).collect())
+                .collect(),
+        );
+    }
+    for (name, values) in sweeps.iter().filter(|(n, _)| !paired.contains(n)) {
+        axes.push(values.iter().map(|v| vec![(name.as_str(), v)]).collect());
+    }
     let mut sets = vec![Params::defaults(hot_path.params())];
-    for (name, values) in sweeps {
-        let mut next = Vec::with_capacity(sets.len() * values.len());
+    for steps in &axes {
+        let mut next = Vec::with_capacity(sets.len() * steps.len());
         for set in &sets {
-            for value in values {
+            for step in steps {
                 let mut p = set.clone();
-                p.insert(name, value.clone());
+                for (name, value) in step {
+                    p.insert(name, (*value).clone());
+                }
                 next.push(p);
             }
         }
@@ -585,6 +616,48 @@ mod tests {
 
     fn args(list: &[&str]) -> Vec<String> {
         list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn paired_parameters_advance_together_and_the_rest_cross() {
+        let hot_path = crate::catalog::hot_path("pool").unwrap();
+        let sweeps: Vec<ParamSweep> = vec![
+            ("connections".into(), vec![Value::from(1), Value::from(10)]),
+            (
+                "max_requests".into(),
+                vec![Value::from(1024), Value::from(5000)],
+            ),
+            (
+                "batch".into(),
+                vec![Value::from(1), Value::from(10), Value::from(100)],
+            ),
+        ];
+        let paired = vec!["connections".to_owned(), "max_requests".to_owned()];
+        let sets = combinations(hot_path, &sweeps, &paired).unwrap();
+        assert_eq!(sets.len(), 2 * 3);
+        let shapes: std::collections::BTreeSet<String> = sets
+            .iter()
+            .map(|p| {
+                format!(
+                    "{}x{}",
+                    p.to_map()["connections"],
+                    p.to_map()["max_requests"]
+                )
+            })
+            .collect();
+        assert_eq!(
+            shapes.into_iter().collect::<Vec<_>>(),
+            ["10x5000", "1x1024"]
+        );
+        assert_eq!(combinations(hot_path, &sweeps, &[]).unwrap().len(), 12);
+        let uneven = vec![
+            sweeps[0].clone(),
+            ("max_requests".into(), vec![Value::from(8)]),
+        ];
+        let err = combinations(hot_path, &uneven, &paired)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("as many values"), "{err}");
     }
 
     fn repo_root() -> PathBuf {

@@ -47,6 +47,8 @@ struct RawScenario {
     timeout: Option<String>,
     #[serde(default)]
     params: toml::Table,
+    #[serde(default)]
+    paired: Vec<String>,
     quick: Option<RawMode>,
     smoke: Option<RawMode>,
 }
@@ -139,6 +141,10 @@ pub struct ScenarioFile {
     pub in_default: bool,
     /// Per-cell timeout, when the file sets one.
     pub timeout: Option<Duration>,
+    /// Parameters whose lists go hand in hand (the i-th value of each together) instead
+    /// of being crossed: `paired = ["connections", "max_requests"]` runs 1 x 1024 and
+    /// 10 x 5000, not also 1 x 5000 and 10 x 1024.
+    pub paired: Vec<String>,
     /// Normal mode.
     pub normal: ModeSettings,
     /// `quick=true` mode.
@@ -259,6 +265,7 @@ pub fn load(path: &Path) -> Result<ScenarioFile, String> {
         description: raw.description.unwrap_or_default(),
         in_default: raw.in_default,
         timeout,
+        paired: raw.paired,
         normal,
         quick,
         smoke,
