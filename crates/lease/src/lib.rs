@@ -5,8 +5,9 @@
 //! that also wrote a per-namespace clock and a transaction log; after it, one conditional
 //! update against a global clock; today, one SQL UPDATE per extension. [`store`] is the
 //! contract, [`sqlite_stores`] and [`other_stores`] the six stores, and [`workload`] the
-//! holders, the sweeper and the checks (one holder per lease, acknowledged extends
-//! durable, non-holders refused).
+//! holders, the sweeper and the checks (one holder per lease, acknowledged extends read
+//! back, non-holders refused). Whether a store is durable comes from its settings
+//! (`synchronous=full`); the kill test in `lab` checks it across a crash.
 
 pub mod other_stores;
 pub mod sqlite_stores;

@@ -100,6 +100,7 @@ pub struct LeaseWorkload<S: LeaseStore> {
     names: Arc<Names>,
     last_sweep: Arc<AtomicI64>,
     wchar_at_open: Arc<AtomicU64>,
+    leases_checked: AtomicU64,
 }
 
 /// Bytes this process has written through write(2) and friends (`wchar` in
@@ -136,6 +137,7 @@ impl<S: LeaseStore> LeaseWorkload<S> {
             names: Arc::new(Names::new(shape.applications, shape.units)),
             last_sweep: Arc::new(AtomicI64::new(i64::MIN)),
             wchar_at_open: Arc::new(AtomicU64::new(0)),
+            leases_checked: AtomicU64::new(0),
         })
     }
 }
@@ -181,7 +183,27 @@ impl<S: LeaseStore> LeaseWorker<S> {
 }
 
 impl<S: LeaseStore> Worker for LeaseWorker<S> {
-    fn op(&mut self, _ctx: &mut OpCtx) -> Outcome {
+    fn op(&mut self, ctx: &mut OpCtx) -> Outcome {
+        let outcome = self.step();
+        // What the store noted while blocking this thread (busy sleeps, the writer lock,
+        // the commit queue).
+        ctx.record_wait(crate::store::take_waits());
+        outcome
+    }
+
+    fn window_opened(&mut self) {
+        self.window = Window::default();
+        self.store.reset_stats(&mut self.session);
+        crate::store::take_waits();
+        if self.index == 0 {
+            self.store.window_opened();
+            self.wchar_at_open.store(bytes_written(), Ordering::Relaxed);
+        }
+    }
+}
+
+impl<S: LeaseStore> LeaseWorker<S> {
+    fn step(&mut self) -> Outcome {
         self.pace();
         self.ops += 1;
         let now = self.clock.now();
@@ -274,17 +296,6 @@ impl<S: LeaseStore> Worker for LeaseWorker<S> {
         }
     }
 
-    fn window_opened(&mut self) {
-        self.window = Window::default();
-        self.store.reset_stats(&mut self.session);
-        if self.index == 0 {
-            self.store.window_opened();
-            self.wchar_at_open.store(bytes_written(), Ordering::Relaxed);
-        }
-    }
-}
-
-impl<S: LeaseStore> LeaseWorker<S> {
     fn claim(
         &mut self,
         app: usize,
@@ -319,6 +330,12 @@ impl<S: LeaseStore> LeaseWorker<S> {
 
 impl<S: LeaseStore> Workload for LeaseWorkload<S> {
     type Worker = LeaseWorker<S>;
+
+    // Measured: every store notes where it blocks (busy-handler sleeps, LMDB's writer
+    // lock, the batched store's commit queue, the memory map's shard locks).
+    fn waits_measured(&self) -> bool {
+        true
+    }
 
     fn worker(&self, index: usize, threads: usize) -> LeaseWorker<S> {
         let apps = (0..self.shape.applications)
@@ -369,6 +386,7 @@ impl<S: LeaseStore> Workload for LeaseWorkload<S> {
         }
         let stored = self.store.read_back()?;
         let swept_up_to = self.last_sweep.load(Ordering::Acquire);
+        let mut checked = 0u64;
         for w in workers {
             for &(app, state) in &w.apps {
                 let AppState::Held { unit, acked } = state else {
@@ -377,6 +395,7 @@ impl<S: LeaseStore> Workload for LeaseWorkload<S> {
                 if acked < swept_up_to {
                     continue; // It may have expired and been swept since; nothing to check.
                 }
+                checked += 1;
                 let name = lease_name(app);
                 let holder = unit_name(app, unit);
                 match stored.get(&name) {
@@ -401,6 +420,13 @@ impl<S: LeaseStore> Workload for LeaseWorkload<S> {
                 }
             }
         }
+        self.leases_checked.store(checked, Ordering::Relaxed);
+        if checked == 0 {
+            return Err(
+                "no acknowledged lease was read back (all lapsed before the last sweep): nothing was checked"
+                    .to_owned(),
+            );
+        }
         Ok(())
     }
 
@@ -424,6 +450,11 @@ impl<S: LeaseStore> Workload for LeaseWorkload<S> {
         }
         let bytes = bytes_written().saturating_sub(self.wchar_at_open.load(Ordering::Relaxed));
         let mut extra = self.store.extra();
+        extra.insert(
+            "leases_checked".into(),
+            serde_json::json!(self.leases_checked.load(Ordering::Relaxed)),
+        );
+        extra.insert("durable".into(), serde_json::json!(self.store.durable()));
         extra.insert(
             "extends_per_sec".into(),
             serde_json::json!(extends as f64 / window.as_secs_f64().max(1e-9)),

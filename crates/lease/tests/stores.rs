@@ -1,6 +1,6 @@
 //! Every lease store under several worker threads with simulated time fast enough that
 //! leases lapse, get swept and are claimed again: each must verify (one holder per lease,
-//! acknowledged extends durable, non-holders refused) and report what an extend writes.
+//! acknowledged extends read back, non-holders refused) and report what an extend writes.
 //! Correctness only; no speed asserted.
 
 use std::time::Duration;
