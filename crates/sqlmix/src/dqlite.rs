@@ -9,7 +9,11 @@
 //!   and executes each request to completion before the next.
 //! - **A round trip per statement.** `BEGIN`, every statement and `COMMIT` are separate
 //!   requests; the client sleeps `rtt_us` per request (the network, both ways) and then
-//!   waits its turn on the serving thread.
+//!   waits its turn on the serving thread, which spends `serve_us` on each request before
+//!   running its SQL (decoding, the VFS, the event loop: dqlite's own CPU cost per
+//!   request, spent as a busy loop so that a queue of requests is served back to back
+//!   as a loop thread does, with no wake-up between them). Sleeps here run with a 1 µs timer slack so that short ones are not stretched
+//!   by the kernel's default 50 µs.
 //! - **Writes commit through Raft.** A write's `COMMIT` is held for `commit_us` (replication
 //!   to a quorum plus its disk sync) before SQLite commits it. The serving thread goes on
 //!   serving others meanwhile, but the write lock stays held, as dqlite's does until the
@@ -20,8 +24,9 @@
 //! - **Connections cost something to make.** The client pool behaves like Go's
 //!   `database/sql`: at most `pool_size` open, at most `idle_conns` kept idle (Go's
 //!   default is 2), the rest closed when returned. A new connection costs
-//!   [`CONNECT_ROUND_TRIPS`] round trips (dial, leader lookup, open the database) and a
-//!   real SQLite open on the serving thread; closing one costs a real close there too.
+//!   [`CONNECT_ROUND_TRIPS`] requests (handshake, leader lookup, open the database, the
+//!   last a real SQLite open) on the serving thread; closing one costs a request and a real
+//!   close there too.
 //!
 //! Why many connections can lose to two, with nothing else forced: every open
 //! transaction stretches while it queues behind the others' statements, so a write holds
@@ -42,8 +47,8 @@ use rusqlite::Connection;
 
 use crate::db::{self, DbSettings, ReadResult};
 
-/// Round trips a new client connection costs before its first statement: dial, ask who
-/// the leader is, open the database (go-dqlite's connector).
+/// Requests a new client connection costs before its first statement: the protocol
+/// handshake, asking who the leader is, opening the database (go-dqlite's connector).
 pub const CONNECT_ROUND_TRIPS: u32 = 3;
 
 /// How an app is built.
@@ -51,6 +56,8 @@ pub const CONNECT_ROUND_TRIPS: u32 = 3;
 pub struct AppConfig {
     /// Round trip per request.
     pub rtt: Duration,
+    /// Serving-thread time per request before its SQL runs.
+    pub serve: Duration,
     /// Extra time a write's commit holds the write lock (Raft replication and sync).
     pub commit: Duration,
     /// Most open client connections.
@@ -71,6 +78,10 @@ type Stmt = Box<dyn FnOnce(&Connection) -> rusqlite::Result<Row> + Send>;
 type Reply = mpsc::Sender<rusqlite::Result<Row>>;
 
 enum Request {
+    /// A request with no SQL (handshake, leader lookup): only its serving cost.
+    Hello {
+        reply: mpsc::Sender<()>,
+    },
     Open {
         reply: mpsc::Sender<Result<u64, String>>,
     },
@@ -91,7 +102,14 @@ enum Request {
 }
 
 /// The serving thread's loop: one request at a time, commits held for Raft released when due.
-fn serve(path: PathBuf, settings: DbSettings, commit: Duration, rx: mpsc::Receiver<Request>) {
+fn serve(
+    path: PathBuf,
+    settings: DbSettings,
+    serve_cost: Duration,
+    commit: Duration,
+    rx: mpsc::Receiver<Request>,
+) {
+    fine_timer_slack();
     let mut conns: HashMap<u64, Connection> = HashMap::new();
     let mut next_id = 0u64;
     let mut replicating: VecDeque<(Instant, u64, Reply)> = VecDeque::new();
@@ -119,7 +137,11 @@ fn serve(path: PathBuf, settings: DbSettings, commit: Duration, rx: mpsc::Receiv
                 Err(_) => break,
             },
         };
+        spin(serve_cost);
         match request {
+            Request::Hello { reply } => {
+                let _ = reply.send(());
+            }
             Request::Open { reply } => {
                 let opened = db::open(&path, settings).map_err(|e| format!("SQLite: {e}"));
                 let _ = reply.send(opened.map(|c| {
@@ -156,6 +178,33 @@ fn serve(path: PathBuf, settings: DbSettings, commit: Duration, rx: mpsc::Receiv
     }
 }
 
+/// Busy for `cost` of wall time: the serving thread's own work on a request.
+fn spin(cost: Duration) {
+    if cost.is_zero() {
+        return;
+    }
+    let start = Instant::now();
+    while start.elapsed() < cost {
+        std::hint::spin_loop();
+    }
+}
+
+/// Sets this thread's timer slack to 1 µs (once): the kernel's default 50 µs would turn
+/// every short round-trip sleep into at least 50 µs more.
+fn fine_timer_slack() {
+    thread_local! {
+        static DONE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+    DONE.with(|done| {
+        if !done.replace(true) {
+            // SAFETY: prctl(PR_SET_TIMERSLACK) only changes this thread's timer slack.
+            unsafe {
+                libc::prctl(libc::PR_SET_TIMERSLACK, 1_000 as libc::c_ulong);
+            }
+        }
+    });
+}
+
 #[derive(Debug, Default)]
 struct PoolState {
     idle: Vec<u64>,
@@ -187,10 +236,10 @@ impl DqliteApp {
     ) -> Result<DqliteApp, String> {
         let (tx, rx) = mpsc::channel();
         let path = path.to_path_buf();
-        let commit = config.commit;
+        let (serve_cost, commit) = (config.serve, config.commit);
         let server = std::thread::Builder::new()
             .name(format!("dqlite-app-{index}"))
-            .spawn(move || serve(path, settings, commit, rx))
+            .spawn(move || serve(path, settings, serve_cost, commit, rx))
             .map_err(|e| format!("starting dqlite-app-{index}: {e}"))?;
         Ok(DqliteApp {
             config,
@@ -216,8 +265,11 @@ impl DqliteApp {
     /// One request: the round trip, then the turn on the serving thread. All of it is time
     /// the caller is blocked on the database, so it is recorded as waiting.
     fn call<T>(&self, ctx: &mut OpCtx, make: impl FnOnce(mpsc::Sender<T>) -> Request) -> Option<T> {
+        fine_timer_slack();
         let start = Instant::now();
-        std::thread::sleep(self.config.rtt);
+        if !self.config.rtt.is_zero() {
+            std::thread::sleep(self.config.rtt);
+        }
         let (tx, rx) = mpsc::channel();
         self.send(make(tx));
         let answer = rx.recv().ok();
@@ -288,9 +340,10 @@ impl DqliteApp {
     }
 
     fn connect(&self, ctx: &mut OpCtx) -> Result<ClientConn, String> {
-        let start = Instant::now();
-        std::thread::sleep(self.config.rtt * (CONNECT_ROUND_TRIPS - 1));
-        ctx.record_wait(start.elapsed());
+        for _ in 1..CONNECT_ROUND_TRIPS {
+            self.call(ctx, |reply| Request::Hello { reply })
+                .ok_or_else(|| "the serving thread stopped".to_owned())?;
+        }
         self.connects.fetch_add(1, Ordering::Relaxed);
         self.call(ctx, |reply| Request::Open { reply })
             .unwrap_or_else(|| Err("the serving thread stopped".to_owned()))
@@ -469,6 +522,7 @@ mod tests {
             settings,
             AppConfig {
                 rtt: Duration::from_micros(10),
+                serve: Duration::from_micros(5),
                 commit: Duration::from_millis(commit_ms),
                 max_open,
                 max_idle,

@@ -141,8 +141,17 @@ const PARAMS: &[ParamSpec] = &[
             min: 0,
             max: 1_000_000,
         },
+        default: "20",
+        help: "backend=dqlite: round trip per request, microseconds (the seed's apps sat on local sockets)",
+    },
+    ParamSpec {
+        name: "serve_us",
+        kind: ParamKind::Int {
+            min: 0,
+            max: 1_000_000,
+        },
         default: "100",
-        help: "backend=dqlite: round trip per request, microseconds",
+        help: "backend=dqlite: the serving thread's own time per request (protocol, VFS, loop), microseconds",
     },
     ParamSpec {
         name: "commit_us",
@@ -214,6 +223,7 @@ pub fn config(variant: &str, params: &Params) -> Result<RunnerConfig, String> {
             "local" => Backend::Local,
             "dqlite" => Backend::Dqlite {
                 rtt: std::time::Duration::from_micros(params.int("rtt_us") as u64),
+                serve: std::time::Duration::from_micros(params.int("serve_us") as u64),
                 commit: std::time::Duration::from_micros(params.int("commit_us") as u64),
                 idle_conns: params.count("idle_conns"),
             },

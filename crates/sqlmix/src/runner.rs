@@ -75,6 +75,8 @@ pub enum Backend {
     Dqlite {
         /// Round trip per request.
         rtt: Duration,
+        /// Serving-thread time per request.
+        serve: Duration,
         /// Raft commit time of a write.
         commit: Duration,
         /// Idle client connections kept per app.
@@ -294,6 +296,7 @@ impl TxnRunner {
         };
         if let Backend::Dqlite {
             rtt,
+            serve,
             commit,
             idle_conns,
         } = config.backend
@@ -316,6 +319,7 @@ impl TxnRunner {
                 config.db,
                 AppConfig {
                     rtt,
+                    serve,
                     commit,
                     max_open,
                     max_idle: idle_conns.min(max_open),
