@@ -192,6 +192,25 @@ impl LeaseStore for LmdbLeases {
     }
 }
 
+/// Every lease in the LMDB environment in `folder`, read by a process that has no other
+/// environment open on it (the crash test, after its child was killed).
+pub fn read_lmdb_folder(folder: &Path) -> Result<HashMap<String, StoredLease>, String> {
+    use lmdb::Cursor;
+    let (env, db) = open_env(folder, true).map_err(lm)?;
+    let txn = env.begin_ro_txn().map_err(lm)?;
+    let mut out = HashMap::new();
+    {
+        let mut cursor = txn.open_ro_cursor(db).map_err(lm)?;
+        for item in cursor.iter_start() {
+            let (key, value) = item.map_err(lm)?;
+            if let (Ok(name), Some(l)) = (std::str::from_utf8(key), decode(value)) {
+                out.insert(name.to_owned(), l);
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// Leases in a concurrent map: no disk, no durability.
 pub struct MemoryLeases {
     leases: DashMap<String, StoredLease>,

@@ -101,6 +101,7 @@ pub struct LeaseWorkload<S: LeaseStore> {
     last_sweep: Arc<AtomicI64>,
     wchar_at_open: Arc<AtomicU64>,
     leases_checked: AtomicU64,
+    ack_log: Option<std::path::PathBuf>,
 }
 
 /// Bytes this process has written through write(2) and friends (`wchar` in
@@ -138,7 +139,21 @@ impl<S: LeaseStore> LeaseWorkload<S> {
             last_sweep: Arc::new(AtomicI64::new(i64::MIN)),
             wchar_at_open: Arc::new(AtomicU64::new(0)),
             leases_checked: AtomicU64::new(0),
+            ack_log: None,
         })
+    }
+
+    /// Appends every acknowledged extend to `path` as it happens (`lease holder expiry`,
+    /// one line per write(2) on an O_APPEND file, so a killed process loses none that it
+    /// was told about): what a crash test checks the store against.
+    pub fn with_ack_log(mut self, path: &std::path::Path) -> Result<Self, String> {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|e| format!("ack_log={}: cannot open for appending: {e}", path.display()))?;
+        self.ack_log = Some(path.to_path_buf());
+        Ok(self)
     }
 }
 
@@ -169,6 +184,7 @@ pub struct LeaseWorker<S: LeaseStore> {
     wchar_at_open: Arc<AtomicU64>,
     non_holder_accepted: u64,
     window: Window,
+    ack_log: Option<std::fs::File>,
 }
 
 impl<S: LeaseStore> LeaseWorker<S> {
@@ -263,6 +279,14 @@ impl<S: LeaseStore> LeaseWorker<S> {
                     ) {
                         Ok(true) => {
                             self.window.extends += 1;
+                            if let Some(log) = self.ack_log.as_mut() {
+                                use std::io::Write;
+                                let line =
+                                    format!("{lease} {} {}\n", unit_of(unit), now + lease_ms);
+                                if log.write_all(line.as_bytes()).is_err() {
+                                    return Outcome::failed(0);
+                                }
+                            }
                             (
                                 Ok(()),
                                 AppState::Held {
@@ -374,6 +398,12 @@ impl<S: LeaseStore> Workload for LeaseWorkload<S> {
             wchar_at_open: Arc::clone(&self.wchar_at_open),
             non_holder_accepted: 0,
             window: Window::default(),
+            ack_log: self.ack_log.as_ref().map(|p| {
+                std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(p)
+                    .expect("the ack log opened when the workload was made")
+            }),
         }
     }
 
