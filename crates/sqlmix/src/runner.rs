@@ -256,7 +256,8 @@ impl TxnRunner {
                 _ => (config.pool_size, config.slots),
             };
             built.push(Self::gates(config, s, &path, conn, pool_size, slots)?);
-            resources.push((pool_size, slots));
+            let gated = matches!(config.design, Design::Semaphore | Design::Sharded);
+            resources.push((pool_size, slots.filter(|_| gated)));
             paths.push(path);
         }
         Ok(TxnRunner {
