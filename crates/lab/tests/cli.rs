@@ -61,7 +61,7 @@ fn bad_matrix_settings_are_refused_before_anything_runs() {
         (&["matrix", "threads=100000"], "threads=\"100000\""),
         (
             &["matrix", "scenarios=nope"],
-            "scenarios=\"nope\": unknown scenario; accepted leadership-500x3, lease, lookup, noop, pool-batch",
+            "scenarios=\"nope\": unknown scenario; accepted leadership-500x3, lease",
         ),
         (
             &["matrix", "variants=impl2"],
