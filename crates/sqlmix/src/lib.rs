@@ -150,7 +150,7 @@ const PARAMS: &[ParamSpec] = &[
             min: 0,
             max: 1_000_000,
         },
-        default: "100",
+        default: "200",
         help: "backend=dqlite: the serving thread's own time per request (protocol, VFS, loop), microseconds",
     },
     ParamSpec {
