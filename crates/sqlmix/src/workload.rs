@@ -108,8 +108,14 @@ impl Worker for SqlmixWorker {
         self.window.backoff += cost.backoff;
         self.window.connects += u64::from(cost.connects);
         if cost.rejected {
-            // Turned away by the breaker: neither served nor a database failure.
+            // Turned away by the breaker: neither served nor a database failure. The
+            // caller that got the error waits one first backoff step before its next
+            // transaction, as a worker handed an error would; without it a closed loop
+            // would spin on rejections and take the CPU the database needs.
             self.window.rejected += 1;
+            let start = std::time::Instant::now();
+            std::thread::sleep(crate::gate::BACKOFF_FIRST);
+            ctx.record_wait(start.elapsed());
         }
         match result {
             Ok(TxnResult::Read(seen)) => {
