@@ -5,8 +5,9 @@
 //! that also wrote a per-namespace clock and a transaction log; after it, one conditional
 //! update against a global clock; today, one SQL UPDATE per extension. [`store`] is the
 //! contract, [`sqlite_stores`] and [`other_stores`] the six stores, and [`workload`] the
-//! holders, the sweeper and the checks (one holder per lease, acknowledged extends
-//! durable, non-holders refused).
+//! holders, the sweeper and the checks (one holder per lease, acknowledged extends read
+//! back, non-holders refused). Whether a store is durable comes from its settings
+//! (`synchronous=full`); the kill test in `lab` checks it across a crash.
 
 pub mod other_stores;
 pub mod sqlite_stores;
@@ -120,6 +121,12 @@ const PARAMS: &[ParamSpec] = &[
         help: "SQLite synchronous level; full also makes LMDB fsync every commit",
     },
     ParamSpec {
+        name: "ack_log",
+        kind: ParamKind::Text,
+        default: "",
+        help: "a file each acknowledged extend is appended to (lease, holder, expiry) as it happens, for a crash test to check against (empty: none)",
+    },
+    ParamSpec {
         name: "data_dir",
         kind: ParamKind::Text,
         default: "",
@@ -132,9 +139,32 @@ fn run<S: LeaseStore>(
     shape: LeaseShape,
     clock: Arc<SimClock>,
     settings: RunSettings,
+    ack_log: Option<&std::path::Path>,
 ) -> Result<Measurement, CellFailure> {
-    let workload = LeaseWorkload::new(Arc::new(store), shape, clock).map_err(CellFailure::new)?;
+    let mut workload =
+        LeaseWorkload::new(Arc::new(store), shape, clock).map_err(CellFailure::new)?;
+    if let Some(path) = ack_log {
+        workload = workload.with_ack_log(path).map_err(CellFailure::new)?;
+    }
     harness::runner::run(&workload, settings)
+}
+
+/// Every lease stored by variant `variant` in `folder` (the private folder a run made
+/// under `data_dir`), read by this process as after a restart: for the crash test, whose
+/// child was killed and left the folder behind.
+pub fn read_back_folder(
+    variant: &str,
+    folder: &std::path::Path,
+) -> Result<std::collections::HashMap<String, store::StoredLease>, String> {
+    match variant {
+        "txn-log" | "global-clock" | "sql-update" | "batched" => {
+            sqlite_stores::read_leases(&folder.join("leases.db"))
+        }
+        "lmdb" => other_stores::read_lmdb_folder(folder),
+        other => Err(format!(
+            "variant {other:?} keeps nothing on disk; accepted: txn-log, global-clock, sql-update, batched, lmdb"
+        )),
+    }
 }
 
 impl HotPath for LeaseHotPath {
@@ -184,6 +214,8 @@ impl HotPath for LeaseHotPath {
         let clock = Arc::new(SimClock::new(scale));
         let dir = params.text("data_dir");
         let data_dir = (!dir.is_empty()).then(|| PathBuf::from(dir));
+        let ack = params.text("ack_log");
+        let ack_log = (!ack.is_empty()).then(|| std::path::Path::new(ack));
         let sync = SYNC
             .iter()
             .find(|s| **s == params.word("synchronous"))
@@ -202,17 +234,23 @@ impl HotPath for LeaseHotPath {
             .map_err(CellFailure::new)
         };
         match variant {
-            "txn-log" => run(sql(SqlDesign::TxnLog)?, shape, clock, settings),
-            "global-clock" => run(sql(SqlDesign::GlobalClock)?, shape, clock, settings),
-            "sql-update" => run(sql(SqlDesign::SqlUpdate)?, shape, clock, settings),
-            "batched" => run(sql(SqlDesign::Batched)?, shape, clock, settings),
+            "txn-log" => run(sql(SqlDesign::TxnLog)?, shape, clock, settings, ack_log),
+            "global-clock" => run(
+                sql(SqlDesign::GlobalClock)?,
+                shape,
+                clock,
+                settings,
+                ack_log,
+            ),
+            "sql-update" => run(sql(SqlDesign::SqlUpdate)?, shape, clock, settings, ack_log),
+            "batched" => run(sql(SqlDesign::Batched)?, shape, clock, settings, ack_log),
             "lmdb" => {
                 let names = (0..shape.applications).map(lease_name).collect();
                 let store = LmdbLeases::new(data_dir.as_deref(), names, sync == "full")
                     .map_err(CellFailure::new)?;
-                run(store, shape, clock, settings)
+                run(store, shape, clock, settings, ack_log)
             }
-            "memory" => run(MemoryLeases::new(), shape, clock, settings),
+            "memory" => run(MemoryLeases::new(), shape, clock, settings, ack_log),
             other => Err(CellFailure::new(
                 self.variant(other).err().unwrap_or_default(),
             )),

@@ -75,6 +75,11 @@ impl LmdbLeases {
         })
     }
 
+    /// The environment's folder.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
     fn update(
         &self,
         stats: &mut SessionStats,
@@ -83,6 +88,8 @@ impl LmdbLeases {
     ) -> Result<bool, String> {
         let start = Instant::now();
         let mut txn = self.env.begin_rw_txn().map_err(lm)?;
+        // Beginning a write transaction is taking LMDB's single writer lock.
+        crate::store::note_wait(start.elapsed());
         let current = match txn.get(self.db, &lease) {
             Ok(bytes) => decode(bytes),
             Err(lmdb::Error::NotFound) => None,
@@ -150,6 +157,7 @@ impl LeaseStore for LmdbLeases {
     fn sweep(&self, s: &mut SessionStats, now: i64) -> Result<u64, String> {
         let start = Instant::now();
         let mut txn = self.env.begin_rw_txn().map_err(lm)?;
+        crate::store::note_wait(start.elapsed());
         let mut removed = 0;
         for name in &self.names {
             let expired = match txn.get(self.db, name) {
@@ -166,15 +174,15 @@ impl LeaseStore for LmdbLeases {
         Ok(removed)
     }
     fn durable(&self) -> bool {
-        true
+        self.sync
     }
     fn read_back(&self) -> Result<HashMap<String, StoredLease>, String> {
-        // A second environment on the same files reads what is on disk and in the map.
-        let (env, db) = open_env(&self.path, self.sync).map_err(lm)?;
-        let txn = env.begin_ro_txn().map_err(lm)?;
+        // Through this environment: LMDB forbids opening the same environment twice in
+        // one process (its locks are per process).
+        let txn = self.env.begin_ro_txn().map_err(lm)?;
         let mut out = HashMap::new();
         for name in &self.names {
-            if let Ok(bytes) = txn.get(db, name) {
+            if let Ok(bytes) = txn.get(self.db, name) {
                 if let Some(l) = decode(bytes) {
                     out.insert(name.clone(), l);
                 }
@@ -182,6 +190,25 @@ impl LeaseStore for LmdbLeases {
         }
         Ok(out)
     }
+}
+
+/// Every lease in the LMDB environment in `folder`, read by a process that has no other
+/// environment open on it (the crash test, after its child was killed).
+pub fn read_lmdb_folder(folder: &Path) -> Result<HashMap<String, StoredLease>, String> {
+    use lmdb::Cursor;
+    let (env, db) = open_env(folder, true).map_err(lm)?;
+    let txn = env.begin_ro_txn().map_err(lm)?;
+    let mut out = HashMap::new();
+    {
+        let mut cursor = txn.open_ro_cursor(db).map_err(lm)?;
+        for item in cursor.iter_start() {
+            let (key, value) = item.map_err(lm)?;
+            if let (Ok(name), Some(l)) = (std::str::from_utf8(key), decode(value)) {
+                out.insert(name.to_owned(), l);
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Leases in a concurrent map: no disk, no durability.
@@ -245,7 +272,17 @@ impl LeaseStore for MemoryLeases {
         expiry: i64,
     ) -> Result<bool, String> {
         let start = Instant::now();
-        let ok = match self.leases.get_mut(lease) {
+        let entry = match self.leases.try_get_mut(lease) {
+            dashmap::try_result::TryResult::Present(l) => Some(l),
+            dashmap::try_result::TryResult::Absent => None,
+            dashmap::try_result::TryResult::Locked => {
+                // Another thread holds this key's shard: block, and account it.
+                let l = self.leases.get_mut(lease);
+                crate::store::note_wait(start.elapsed());
+                l
+            }
+        };
+        let ok = match entry {
             Some(mut l) if l.holder == holder => {
                 l.expiry = expiry;
                 true

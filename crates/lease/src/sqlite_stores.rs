@@ -7,7 +7,7 @@
 //! | `txn-log` | a transaction row, the lease, the namespace's shared clock row, a transaction-log row, the transaction row again (5 rows, one transaction) |
 //! | `global-clock` | the lease, conditional on the global clock row (1 row); a clock updater advances that row once per simulated second |
 //! | `sql-update` | `UPDATE lease SET expiry = ? WHERE uuid = ? AND holder = ?` in its own transaction (1 row) |
-//! | `batched` | the same UPDATE, queued to a committer that commits groups in one transaction |
+//! | `batched` | the same UPDATE, committed in groups (one transaction per group) by whichever caller finds no commit in progress; alone, a caller commits its own extend at once |
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -16,8 +16,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, Sender};
-use parking_lot::Mutex;
+use parking_lot::{Condvar, Mutex};
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use tempfile::TempDir;
 
@@ -53,11 +52,100 @@ pub struct SqlSession {
     stats: SessionStats,
 }
 
+/// One extend waiting in the group-commit queue.
 struct Extend {
+    id: u64,
     lease: String,
     holder: String,
     expiry: i64,
-    reply: Sender<Result<bool, String>>,
+}
+
+#[derive(Default)]
+struct GroupState {
+    queue: Vec<Extend>,
+    committing: bool,
+    next_id: u64,
+    done: HashMap<u64, Result<bool, String>>,
+}
+
+/// Group commit without a committer thread (leader and followers): a caller that finds
+/// nobody committing commits at once, itself, everything queued so far (alone: just its
+/// own extend, with no hand-off to another thread); callers that arrive meanwhile queue
+/// and wait, and the next of them to find the commit finished leads the next group.
+struct GroupCommit {
+    state: Mutex<GroupState>,
+    finished: Condvar,
+    conn: Mutex<Connection>,
+    batches: Arc<AtomicU64>,
+    extends: Arc<AtomicU64>,
+}
+
+/// Most extends in one group.
+const GROUP_MAX: usize = 512;
+
+impl GroupCommit {
+    fn extend(&self, lease: &str, holder: &str, expiry: i64) -> Result<bool, String> {
+        let mut st = self.state.lock();
+        st.next_id += 1;
+        let id = st.next_id;
+        st.queue.push(Extend {
+            id,
+            lease: lease.to_owned(),
+            holder: holder.to_owned(),
+            expiry,
+        });
+        loop {
+            if let Some(result) = st.done.remove(&id) {
+                return result;
+            }
+            if st.committing {
+                let start = Instant::now();
+                self.finished.wait(&mut st);
+                // Queued behind the group being committed: blocked, off CPU.
+                crate::store::note_wait(start.elapsed());
+                continue;
+            }
+            st.committing = true;
+            let take = st.queue.len().min(GROUP_MAX);
+            let group: Vec<Extend> = st.queue.drain(..take).collect();
+            drop(st);
+            let outcome = commit_group(&mut self.conn.lock(), &group);
+            self.batches.fetch_add(1, Ordering::Relaxed);
+            self.extends
+                .fetch_add(group.len() as u64, Ordering::Relaxed);
+            st = self.state.lock();
+            match outcome {
+                Ok(results) => {
+                    for (e, ok) in group.iter().zip(results) {
+                        st.done.insert(e.id, Ok(ok));
+                    }
+                }
+                Err(err) => {
+                    let message = sql(err);
+                    for e in &group {
+                        st.done.insert(e.id, Err(message.clone()));
+                    }
+                }
+            }
+            st.committing = false;
+            self.finished.notify_all();
+        }
+    }
+}
+
+/// Applies a group of extends in one IMMEDIATE transaction; each extend's answer.
+fn commit_group(conn: &mut Connection, group: &[Extend]) -> rusqlite::Result<Vec<bool>> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let mut results = Vec::with_capacity(group.len());
+    {
+        let mut update =
+            tx.prepare_cached("UPDATE lease SET expiry = ?1 WHERE uuid = ?2 AND holder = ?3")?;
+        for e in group {
+            results.push(update.execute(params![e.expiry, e.lease, e.holder])? == 1);
+        }
+    }
+    tx.commit()?;
+    Ok(results)
 }
 
 /// A SQLite lease store.
@@ -65,7 +153,7 @@ pub struct SqliteLeases {
     design: SqlDesign,
     path: PathBuf,
     synchronous: &'static str,
-    queue: Option<Sender<Extend>>,
+    group: Option<GroupCommit>,
     stop: Arc<AtomicBool>,
     helpers: Mutex<Vec<JoinHandle<()>>>,
     background_rows: Arc<AtomicU64>,
@@ -75,9 +163,33 @@ pub struct SqliteLeases {
     _dir: TempDir,
 }
 
+/// SQLite's own busy handler schedule (sqliteDefaultBusyCallback, milliseconds), kept so
+/// behaviour matches `busy_timeout`; replaced only so that each sleep is measured.
+const BUSY_DELAYS_MS: [u64; 12] = [1, 2, 5, 10, 15, 20, 25, 25, 25, 50, 50, 100];
+/// Give up after this long in the busy handler, as `busy_timeout(10 s)` did.
+const BUSY_LIMIT_MS: u64 = 10_000;
+
+/// The busy handler: sleeps as SQLite's default would and notes each sleep as a wait.
+fn busy_sleep(count: i32) -> bool {
+    let n = count.max(0) as usize;
+    let slept_before: u64 = if n < BUSY_DELAYS_MS.len() {
+        BUSY_DELAYS_MS[..n].iter().sum()
+    } else {
+        BUSY_DELAYS_MS.iter().sum::<u64>() + (n - BUSY_DELAYS_MS.len()) as u64 * 100
+    };
+    if slept_before >= BUSY_LIMIT_MS {
+        return false;
+    }
+    let delay = BUSY_DELAYS_MS[n.min(BUSY_DELAYS_MS.len() - 1)].min(BUSY_LIMIT_MS - slept_before);
+    let start = Instant::now();
+    std::thread::sleep(Duration::from_millis(delay));
+    crate::store::note_wait(start.elapsed());
+    true
+}
+
 fn open(path: &std::path::Path, synchronous: &str) -> rusqlite::Result<Connection> {
     let conn = Connection::open(path)?;
-    conn.busy_timeout(Duration::from_secs(10))?;
+    conn.busy_handler(Some(busy_sleep))?;
     let _: String = conn.query_row("PRAGMA journal_mode = wal", [], |r| r.get(0))?;
     conn.execute_batch(&format!("PRAGMA synchronous = {synchronous};"))?;
     Ok(conn)
@@ -108,7 +220,7 @@ impl SqliteLeases {
         let batches = Arc::new(AtomicU64::new(0));
         let batched_extends = Arc::new(AtomicU64::new(0));
         let mut helpers = Vec::new();
-        let mut queue = None;
+        let mut group = None;
         if design == SqlDesign::GlobalClock {
             let conn = open(&path, synchronous).map_err(sql)?;
             let (stop, rows) = (Arc::clone(&stop), Arc::clone(&background_rows));
@@ -128,17 +240,19 @@ impl SqliteLeases {
             }));
         }
         if design == SqlDesign::Batched {
-            let (tx, rx) = crossbeam_channel::unbounded();
-            let conn = open(&path, synchronous).map_err(sql)?;
-            let (b, n) = (Arc::clone(&batches), Arc::clone(&batched_extends));
-            helpers.push(std::thread::spawn(move || committer(conn, rx, b, n)));
-            queue = Some(tx);
+            group = Some(GroupCommit {
+                state: Mutex::new(GroupState::default()),
+                finished: Condvar::new(),
+                conn: Mutex::new(open(&path, synchronous).map_err(sql)?),
+                batches: Arc::clone(&batches),
+                extends: Arc::clone(&batched_extends),
+            });
         }
         Ok(SqliteLeases {
             design,
             path,
             synchronous,
-            queue,
+            group,
             stop,
             helpers: Mutex::new(helpers),
             background_rows,
@@ -152,57 +266,8 @@ impl SqliteLeases {
 impl Drop for SqliteLeases {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
-        self.queue = None;
         for h in self.helpers.lock().drain(..) {
             let _ = h.join();
-        }
-    }
-}
-
-/// Group commit: take every queued extend (up to 512), apply them in one transaction,
-/// answer each caller.
-fn committer(
-    mut conn: Connection,
-    rx: Receiver<Extend>,
-    batches: Arc<AtomicU64>,
-    extends: Arc<AtomicU64>,
-) {
-    while let Ok(first) = rx.recv() {
-        let mut group = vec![first];
-        while group.len() < 512 {
-            match rx.try_recv() {
-                Ok(more) => group.push(more),
-                Err(_) => break,
-            }
-        }
-        let outcome = (|| -> rusqlite::Result<Vec<bool>> {
-            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let mut results = Vec::with_capacity(group.len());
-            {
-                let mut update = tx.prepare_cached(
-                    "UPDATE lease SET expiry = ?1 WHERE uuid = ?2 AND holder = ?3",
-                )?;
-                for e in &group {
-                    results.push(update.execute(params![e.expiry, e.lease, e.holder])? == 1);
-                }
-            }
-            tx.commit()?;
-            Ok(results)
-        })();
-        batches.fetch_add(1, Ordering::Relaxed);
-        extends.fetch_add(group.len() as u64, Ordering::Relaxed);
-        match outcome {
-            Ok(results) => {
-                for (e, ok) in group.into_iter().zip(results) {
-                    let _ = e.reply.send(Ok(ok));
-                }
-            }
-            Err(err) => {
-                let message = sql(err);
-                for e in group {
-                    let _ = e.reply.send(Err(message.clone()));
-                }
-            }
         }
     }
 }
@@ -292,20 +357,9 @@ impl LeaseStore for SqliteLeases {
                 Ok(n == 1)
             }
             SqlDesign::Batched => {
-                let (reply, answer) = crossbeam_channel::bounded(1);
-                let queue = self.queue.as_ref().expect("batched has a committer");
+                let group = self.group.as_ref().expect("batched has a group committer");
                 let start = Instant::now();
-                queue
-                    .send(Extend {
-                        lease: lease.to_owned(),
-                        holder: holder.to_owned(),
-                        expiry,
-                        reply,
-                    })
-                    .map_err(|_| "the committer stopped".to_owned())?;
-                let ok = answer
-                    .recv()
-                    .map_err(|_| "the committer stopped".to_owned())??;
+                let ok = group.extend(lease, holder, expiry)?;
                 s.stats.tables.entry("lease").or_default().write += start.elapsed();
                 s.stats.rows_written += u64::from(ok);
                 Ok(ok)
@@ -325,27 +379,13 @@ impl LeaseStore for SqliteLeases {
     }
 
     fn durable(&self) -> bool {
-        true
+        self.synchronous == "full"
     }
 
     fn read_back(&self) -> Result<HashMap<String, StoredLease>, String> {
-        let conn = Connection::open(&self.path).map_err(sql)?;
-        let mut stmt = conn
-            .prepare("SELECT uuid, holder, expiry FROM lease")
-            .map_err(sql)?;
-        let rows = stmt
-            .query_map([], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    StoredLease {
-                        holder: r.get(1)?,
-                        expiry: r.get(2)?,
-                    },
-                ))
-            })
-            .map_err(sql)?;
-        rows.collect::<rusqlite::Result<HashMap<_, _>>>()
-            .map_err(sql)
+        // A second SQLite connection in the same process is safe (SQLite shares its
+        // locks per file between connections); it reads the committed state.
+        read_leases(&self.path)
     }
 
     fn background_rows(&self) -> u64 {
@@ -418,4 +458,25 @@ fn txn_log_extend(
     tx.commit()?;
     stats.rows_written += rows;
     Ok(ok)
+}
+
+/// Every lease in the database at `path`, through a fresh connection.
+pub fn read_leases(path: &std::path::Path) -> Result<HashMap<String, StoredLease>, String> {
+    let conn = Connection::open(path).map_err(sql)?;
+    let mut stmt = conn
+        .prepare("SELECT uuid, holder, expiry FROM lease")
+        .map_err(sql)?;
+    let rows = stmt
+        .query_map([], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                StoredLease {
+                    holder: r.get(1)?,
+                    expiry: r.get(2)?,
+                },
+            ))
+        })
+        .map_err(sql)?;
+    rows.collect::<rusqlite::Result<HashMap<_, _>>>()
+        .map_err(sql)
 }

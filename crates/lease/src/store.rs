@@ -1,7 +1,27 @@
-//! What every lease store offers, and the figures a session keeps about its own writes.
+//! What every lease store offers, the figures a session keeps about its own writes, and
+//! the meter through which a store reports time its caller spent blocked.
 
+use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
+
+thread_local! {
+    static WAITED: Cell<Duration> = const { Cell::new(Duration::ZERO) };
+}
+
+/// Notes that the calling thread was blocked for `waited` inside a store (a busy-handler
+/// sleep, LMDB's writer lock, the batched store's commit queue). Stores run on the
+/// worker's own thread, so a thread-local carries it to the worker without widening the
+/// store contract; the worker hands it to the runner after each step
+/// ([`take_waits`]).
+pub fn note_wait(waited: Duration) {
+    WAITED.with(|w| w.set(w.get() + waited));
+}
+
+/// The blocked time noted on this thread since the last call, and resets it.
+pub fn take_waits() -> Duration {
+    WAITED.with(|w| w.replace(Duration::ZERO))
+}
 
 /// Time and rows one session spent on one table.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -82,10 +102,13 @@ pub trait LeaseStore: Send + Sync + 'static {
     ) -> Result<bool, String>;
     /// Removes leases that expired before `now`; returns how many.
     fn sweep(&self, s: &mut Self::Session, now: i64) -> Result<u64, String>;
-    /// Whether acknowledged extends must survive a reopen.
+    /// Whether the store ran with settings under which an acknowledged extend survives a
+    /// crash (SQLite `synchronous=full`, LMDB with its default sync); the report marks
+    /// each store from this. A read-back in the same process does not prove it; the
+    /// kill test does.
     fn durable(&self) -> bool;
-    /// Reads every lease back, from disk for durable stores (a fresh connection or
-    /// environment, as after a restart).
+    /// Reads every lease back through the store's own environment or a fresh SQLite
+    /// connection (never a second LMDB environment on the same files in this process).
     fn read_back(&self) -> Result<HashMap<String, StoredLease>, String>;
     /// Rows written outside sessions (e.g. a clock updater), for rows per extend.
     fn background_rows(&self) -> u64 {

@@ -100,6 +100,8 @@ pub struct LeaseWorkload<S: LeaseStore> {
     names: Arc<Names>,
     last_sweep: Arc<AtomicI64>,
     wchar_at_open: Arc<AtomicU64>,
+    leases_checked: AtomicU64,
+    ack_log: Option<std::path::PathBuf>,
 }
 
 /// Bytes this process has written through write(2) and friends (`wchar` in
@@ -136,7 +138,22 @@ impl<S: LeaseStore> LeaseWorkload<S> {
             names: Arc::new(Names::new(shape.applications, shape.units)),
             last_sweep: Arc::new(AtomicI64::new(i64::MIN)),
             wchar_at_open: Arc::new(AtomicU64::new(0)),
+            leases_checked: AtomicU64::new(0),
+            ack_log: None,
         })
+    }
+
+    /// Appends every acknowledged extend to `path` as it happens (`lease holder expiry`,
+    /// one line per write(2) on an O_APPEND file, so a killed process loses none that it
+    /// was told about): what a crash test checks the store against.
+    pub fn with_ack_log(mut self, path: &std::path::Path) -> Result<Self, String> {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|e| format!("ack_log={}: cannot open for appending: {e}", path.display()))?;
+        self.ack_log = Some(path.to_path_buf());
+        Ok(self)
     }
 }
 
@@ -167,6 +184,7 @@ pub struct LeaseWorker<S: LeaseStore> {
     wchar_at_open: Arc<AtomicU64>,
     non_holder_accepted: u64,
     window: Window,
+    ack_log: Option<std::fs::File>,
 }
 
 impl<S: LeaseStore> LeaseWorker<S> {
@@ -187,7 +205,32 @@ impl<S: LeaseStore> LeaseWorker<S> {
 }
 
 impl<S: LeaseStore> Worker for LeaseWorker<S> {
-    fn op(&mut self, _ctx: &mut OpCtx) -> Outcome {
+    fn op(&mut self, ctx: &mut OpCtx) -> Outcome {
+        let outcome = self.step();
+        // What the store noted while blocking this thread (busy sleeps, the writer lock,
+        // the commit queue).
+        ctx.record_wait(crate::store::take_waits());
+        outcome
+    }
+
+    // Fixed-rate mode: the runner sleeps until the due time and times the step from it.
+    fn next_due(&mut self) -> Option<Instant> {
+        self.pace()
+    }
+
+    fn window_opened(&mut self) {
+        self.window = Window::default();
+        self.store.reset_stats(&mut self.session);
+        crate::store::take_waits();
+        if self.index == 0 {
+            self.store.window_opened();
+            self.wchar_at_open.store(bytes_written(), Ordering::Relaxed);
+        }
+    }
+}
+
+impl<S: LeaseStore> LeaseWorker<S> {
+    fn step(&mut self) -> Outcome {
         self.ops += 1;
         let now = self.clock.now();
         let lease_ms = self.shape.lease_ms;
@@ -246,6 +289,14 @@ impl<S: LeaseStore> Worker for LeaseWorker<S> {
                     ) {
                         Ok(true) => {
                             self.window.extends += 1;
+                            if let Some(log) = self.ack_log.as_mut() {
+                                use std::io::Write;
+                                let line =
+                                    format!("{lease} {} {}\n", unit_of(unit), now + lease_ms);
+                                if log.write_all(line.as_bytes()).is_err() {
+                                    return Outcome::failed(0);
+                                }
+                            }
                             (
                                 Ok(()),
                                 AppState::Held {
@@ -279,21 +330,6 @@ impl<S: LeaseStore> Worker for LeaseWorker<S> {
         }
     }
 
-    fn next_due(&mut self) -> Option<Instant> {
-        self.pace()
-    }
-
-    fn window_opened(&mut self) {
-        self.window = Window::default();
-        self.store.reset_stats(&mut self.session);
-        if self.index == 0 {
-            self.store.window_opened();
-            self.wchar_at_open.store(bytes_written(), Ordering::Relaxed);
-        }
-    }
-}
-
-impl<S: LeaseStore> LeaseWorker<S> {
     fn claim(
         &mut self,
         app: usize,
@@ -328,6 +364,12 @@ impl<S: LeaseStore> LeaseWorker<S> {
 
 impl<S: LeaseStore> Workload for LeaseWorkload<S> {
     type Worker = LeaseWorker<S>;
+
+    // Measured: every store notes where it blocks (busy-handler sleeps, LMDB's writer
+    // lock, the batched store's commit queue, the memory map's shard locks).
+    fn waits_measured(&self) -> bool {
+        true
+    }
 
     fn worker(&self, index: usize, threads: usize) -> LeaseWorker<S> {
         let apps = (0..self.shape.applications)
@@ -366,6 +408,12 @@ impl<S: LeaseStore> Workload for LeaseWorkload<S> {
             wchar_at_open: Arc::clone(&self.wchar_at_open),
             non_holder_accepted: 0,
             window: Window::default(),
+            ack_log: self.ack_log.as_ref().map(|p| {
+                std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(p)
+                    .expect("the ack log opened when the workload was made")
+            }),
         }
     }
 
@@ -378,6 +426,7 @@ impl<S: LeaseStore> Workload for LeaseWorkload<S> {
         }
         let stored = self.store.read_back()?;
         let swept_up_to = self.last_sweep.load(Ordering::Acquire);
+        let mut checked = 0u64;
         for w in workers {
             for &(app, state) in &w.apps {
                 let AppState::Held { unit, acked } = state else {
@@ -386,6 +435,7 @@ impl<S: LeaseStore> Workload for LeaseWorkload<S> {
                 if acked < swept_up_to {
                     continue; // It may have expired and been swept since; nothing to check.
                 }
+                checked += 1;
                 let name = lease_name(app);
                 let holder = unit_name(app, unit);
                 match stored.get(&name) {
@@ -410,6 +460,13 @@ impl<S: LeaseStore> Workload for LeaseWorkload<S> {
                 }
             }
         }
+        self.leases_checked.store(checked, Ordering::Relaxed);
+        if checked == 0 {
+            return Err(
+                "no acknowledged lease was read back (all lapsed before the last sweep): nothing was checked"
+                    .to_owned(),
+            );
+        }
         Ok(())
     }
 
@@ -433,6 +490,11 @@ impl<S: LeaseStore> Workload for LeaseWorkload<S> {
         }
         let bytes = bytes_written().saturating_sub(self.wchar_at_open.load(Ordering::Relaxed));
         let mut extra = self.store.extra();
+        extra.insert(
+            "leases_checked".into(),
+            serde_json::json!(self.leases_checked.load(Ordering::Relaxed)),
+        );
+        extra.insert("durable".into(), serde_json::json!(self.store.durable()));
         extra.insert(
             "extends_per_sec".into(),
             serde_json::json!(extends as f64 / window.as_secs_f64().max(1e-9)),

@@ -1,6 +1,6 @@
 //! Every lease store under several worker threads with simulated time fast enough that
 //! leases lapse, get swept and are claimed again: each must verify (one holder per lease,
-//! acknowledged extends durable, non-holders refused) and report what an extend writes.
+//! acknowledged extends read back, non-holders refused) and report what an extend writes.
 //! Correctness only; no speed asserted.
 
 use std::time::Duration;
@@ -106,4 +106,52 @@ fn bad_parameters_are_refused_before_anything_is_created() {
         .set(specs, "applications", "0")
         .is_err());
     assert!(Params::defaults(specs).set(specs, "units", "0").is_err());
+}
+
+#[test]
+fn stores_say_whether_they_ran_durably_count_what_they_checked_and_measure_waits() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir_text = dir.path().to_str().unwrap().to_owned();
+    for sync in ["normal", "full"] {
+        for variant in LeaseHotPath.variants() {
+            let p = params(&[("data_dir", &dir_text), ("synchronous", sync)]);
+            let settings = RunSettings {
+                threads: 3,
+                warmup: Duration::from_millis(10),
+                duration: Duration::from_millis(150),
+            };
+            let m = LeaseHotPath.measure(variant.name, &p, settings).unwrap();
+            assert_eq!(m.verified, Ok(()), "{} {sync}", variant.name);
+            let durable = sync == "full" && variant.name != "memory";
+            assert_eq!(m.extra["durable"], durable, "{} {sync}", variant.name);
+            assert!(
+                m.extra["leases_checked"].as_u64().unwrap() > 0,
+                "{} {sync}",
+                variant.name
+            );
+            assert!(m.waits_measured, "{}", variant.name);
+        }
+    }
+}
+
+#[test]
+fn the_ack_log_records_every_acknowledged_extend() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("acks.log");
+    let p = params(&[("ack_log", log.to_str().unwrap())]);
+    let settings = RunSettings {
+        threads: 2,
+        warmup: Duration::from_millis(10),
+        duration: Duration::from_millis(100),
+    };
+    let m = LeaseHotPath.measure("sql-update", &p, settings).unwrap();
+    assert_eq!(m.verified, Ok(()));
+    let lines = std::fs::read_to_string(&log).unwrap();
+    assert!(lines.lines().count() > 0);
+    for line in lines.lines() {
+        let parts: Vec<&str> = line.split(' ').collect();
+        assert_eq!(parts.len(), 3, "{line}");
+        assert!(parts[1].starts_with(parts[0]), "{line}");
+        parts[2].parse::<i64>().unwrap();
+    }
 }

@@ -44,6 +44,25 @@ CREATE TABLE IF NOT EXISTS events (
 CREATE INDEX IF NOT EXISTS events_by_unit ON events (model, unit, seq);
 ";
 
+/// The read transaction's first statement: a unit's status and version.
+pub const SELECT_UNIT: &str =
+    "SELECT agent_status, version FROM units WHERE model = ?1 AND name = ?2";
+/// The read transaction's second statement: the unit's newest event.
+pub const SELECT_NEWEST_EVENT: &str = "SELECT MAX(seq) FROM events WHERE model = ?1 AND unit = ?2";
+/// The read transaction's third statement: units in the model.
+pub const COUNT_UNITS: &str = "SELECT COUNT(*) FROM units WHERE model = ?1";
+/// The write transaction's update, returning the new version.
+pub const UPDATE_UNIT: &str = "UPDATE units SET agent_status = ?3, version = version + 1 WHERE model = ?1 AND name = ?2 RETURNING version";
+/// The write transaction's event.
+pub const INSERT_EVENT: &str =
+    "INSERT INTO events (model, unit, kind, seq, payload) VALUES (?1, ?2, 'agent-status', ?3, ?4)";
+/// The cull of a unit's old events.
+pub const CULL_EVENTS: &str = "DELETE FROM events WHERE model = ?1 AND unit = ?2 AND seq <= ?3";
+/// Every this many versions a write culls the unit's old events...
+pub const CULL_EVERY: i64 = 10;
+/// ...keeping the newest this many.
+pub const EVENTS_KEPT: i64 = 5;
+
 /// Name of model `index`; model 0 is the controller namespace.
 pub fn model_name(index: usize) -> String {
     if index == 0 {
@@ -123,15 +142,15 @@ impl ReadResult {
 pub fn read_txn(conn: &mut Connection, model: &str, unit: &str) -> rusqlite::Result<ReadResult> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Deferred)?;
     let (status, version): (String, i64) = tx
-        .prepare_cached("SELECT agent_status, version FROM units WHERE model = ?1 AND name = ?2")?
+        .prepare_cached(SELECT_UNIT)?
         .query_row(params![model, unit], |r| Ok((r.get(0)?, r.get(1)?)))?;
     let newest_event: Option<i64> = tx
-        .prepare_cached("SELECT MAX(seq) FROM events WHERE model = ?1 AND unit = ?2")?
+        .prepare_cached(SELECT_NEWEST_EVENT)?
         .query_row(params![model, unit], |r| r.get(0))
         .optional()?
         .flatten();
     let units_in_model: i64 = tx
-        .prepare_cached("SELECT COUNT(*) FROM units WHERE model = ?1")?
+        .prepare_cached(COUNT_UNITS)?
         .query_row(params![model], |r| r.get(0))?;
     tx.finish()?;
     Ok(ReadResult {
@@ -154,15 +173,13 @@ pub fn write_txn(
 ) -> rusqlite::Result<i64> {
     let tx = conn.transaction_with_behavior(behavior)?;
     let version: i64 = tx
-        .prepare_cached(
-            "UPDATE units SET agent_status = ?3, version = version + 1 WHERE model = ?1 AND name = ?2 RETURNING version",
-        )?
+        .prepare_cached(UPDATE_UNIT)?
         .query_row(params![model, unit, status], |r| r.get(0))?;
-    tx.prepare_cached("INSERT INTO events (model, unit, kind, seq, payload) VALUES (?1, ?2, 'agent-status', ?3, ?4)")?
+    tx.prepare_cached(INSERT_EVENT)?
         .execute(params![model, unit, version, status])?;
-    if version % 10 == 0 {
-        tx.prepare_cached("DELETE FROM events WHERE model = ?1 AND unit = ?2 AND seq <= ?3")?
-            .execute(params![model, unit, version - 5])?;
+    if version % CULL_EVERY == 0 {
+        tx.prepare_cached(CULL_EVENTS)?
+            .execute(params![model, unit, version - EVENTS_KEPT])?;
     }
     tx.commit()?;
     Ok(version)

@@ -4,7 +4,7 @@
 //! throttled by the semaphore?").
 
 use std::ops::{Deref, DerefMut};
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use harness::OpCtx;
@@ -136,27 +136,82 @@ impl Drop for Permit<'_> {
     }
 }
 
+/// What an open breaker does with a new transaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BreakerMode {
+    /// Parks it until the breaker closes (after `cooldown`).
+    Park,
+    /// Turns it away at once (the seed's "turn away fast"); after `cooldown` one
+    /// transaction goes through as a probe, and only its success closes the breaker.
+    Reject,
+}
+
+/// Accepted `breaker_mode` values.
+pub const BREAKER_MODES: &[&str] = &["park", "reject"];
+
+impl BreakerMode {
+    /// Parses a `breaker_mode` value.
+    pub fn parse(text: &str) -> Result<BreakerMode, String> {
+        match text {
+            "park" => Ok(BreakerMode::Park),
+            "reject" => Ok(BreakerMode::Reject),
+            _ => Err(format!(
+                "breaker_mode={text:?}: accepted {}",
+                BREAKER_MODES.join(", ")
+            )),
+        }
+    }
+}
+
+/// What the breaker lets a new transaction do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Admit {
+    /// Go ahead (the breaker is closed).
+    Pass,
+    /// Go ahead as the probe of an open breaker.
+    Probe,
+    /// Turned away without touching the database.
+    Reject,
+}
+
 /// A circuit breaker: after `threshold` busy errors in a row (across all threads) it opens
-/// for `cooldown`, and transactions park until it closes instead of piling more attempts
-/// onto a database that is already refusing them.
+/// for `cooldown`. In [`BreakerMode::Park`] transactions park until it closes instead of
+/// piling more attempts onto a database that is already refusing them; in
+/// [`BreakerMode::Reject`] new transactions fail at once until a probe succeeds.
 pub struct Breaker {
     busy_in_a_row: AtomicU32,
     open_until: Mutex<Option<Instant>>,
+    open: AtomicBool,
+    probing: AtomicBool,
     trips: AtomicU64,
     threshold: u32,
     cooldown: Duration,
+    mode: BreakerMode,
 }
 
 impl Breaker {
-    /// A breaker that opens after `threshold` consecutive busy errors, for `cooldown`.
+    /// A parking breaker that opens after `threshold` consecutive busy errors, for `cooldown`.
     pub fn new(threshold: u32, cooldown: Duration) -> Breaker {
+        Breaker::with_mode(threshold, cooldown, BreakerMode::Park)
+    }
+
+    /// A breaker of either mode.
+    pub fn with_mode(threshold: u32, cooldown: Duration, mode: BreakerMode) -> Breaker {
         Breaker {
             busy_in_a_row: AtomicU32::new(0),
             open_until: Mutex::new(None),
+            open: AtomicBool::new(false),
+            probing: AtomicBool::new(false),
             trips: AtomicU64::new(0),
             threshold,
             cooldown,
+            mode,
         }
+    }
+
+    /// Its mode.
+    pub fn mode(&self) -> BreakerMode {
+        self.mode
     }
 
     /// Parks the caller while the breaker is open (accounted as waiting).
@@ -171,21 +226,51 @@ impl Breaker {
         }
     }
 
-    /// Counts a busy error; opens the breaker when there were `threshold` in a row.
-    pub fn on_busy(&self) {
+    /// Reject mode: whether a new transaction may go, and whether as the probe.
+    pub fn admit(&self) -> Admit {
+        // One relaxed load while closed: the common case writes nothing shared.
+        if !self.open.load(Ordering::Acquire) {
+            return Admit::Pass;
+        }
+        let due = self
+            .open_until
+            .lock()
+            .is_none_or(|until| Instant::now() >= until);
+        if due && !self.probing.swap(true, Ordering::AcqRel) {
+            Admit::Probe
+        } else {
+            Admit::Reject
+        }
+    }
+
+    /// Counts a busy error; opens the breaker when there were `threshold` in a row. A
+    /// probe that meets busy keeps it open for another `cooldown`.
+    pub fn on_busy(&self, probe: bool) {
+        if probe {
+            *self.open_until.lock() = Some(Instant::now() + self.cooldown);
+            self.probing.store(false, Ordering::Release);
+            return;
+        }
         let n = self.busy_in_a_row.fetch_add(1, Ordering::Relaxed) + 1;
         if n >= self.threshold {
             self.busy_in_a_row.store(0, Ordering::Relaxed);
             *self.open_until.lock() = Some(Instant::now() + self.cooldown);
-            self.trips.fetch_add(1, Ordering::Relaxed);
+            if !self.open.swap(true, Ordering::AcqRel) || self.mode == BreakerMode::Park {
+                self.trips.fetch_add(1, Ordering::Relaxed);
+            }
         }
     }
 
-    /// A transaction went through: the run of busy errors is over.
-    pub fn on_success(&self) {
+    /// A transaction went through: the run of busy errors is over, and in reject mode a
+    /// succeeding probe closes the breaker.
+    pub fn on_success(&self, probe: bool) {
         // Read first: most successes find it at zero and need not write the shared line.
         if self.busy_in_a_row.load(Ordering::Relaxed) != 0 {
             self.busy_in_a_row.store(0, Ordering::Relaxed);
+        }
+        if probe {
+            self.open.store(false, Ordering::Release);
+            self.probing.store(false, Ordering::Release);
         }
     }
 
@@ -267,13 +352,13 @@ mod tests {
     #[test]
     fn breaker_opens_after_a_run_of_busy_errors_and_parks_callers() {
         let breaker = Breaker::new(3, Duration::from_millis(20));
-        breaker.on_busy();
-        breaker.on_busy();
-        breaker.on_success();
-        breaker.on_busy();
+        breaker.on_busy(false);
+        breaker.on_busy(false);
+        breaker.on_success(false);
+        breaker.on_busy(false);
         assert_eq!(breaker.trips(), 0, "the run was broken by a success");
-        breaker.on_busy();
-        breaker.on_busy();
+        breaker.on_busy(false);
+        breaker.on_busy(false);
         assert_eq!(breaker.trips(), 1);
         let mut ctx = OpCtx::default();
         breaker.wait_while_open(&mut ctx);
@@ -282,5 +367,32 @@ mod tests {
             "{:?}",
             ctx.waited()
         );
+    }
+
+    #[test]
+    fn a_rejecting_breaker_turns_away_until_a_probe_succeeds() {
+        let breaker = Breaker::with_mode(2, Duration::from_millis(5), BreakerMode::Reject);
+        assert_eq!(breaker.admit(), Admit::Pass);
+        breaker.on_busy(false);
+        breaker.on_busy(false);
+        assert_eq!(breaker.trips(), 1);
+        assert_eq!(breaker.admit(), Admit::Reject, "open: turned away at once");
+        std::thread::sleep(Duration::from_millis(6));
+        assert_eq!(
+            breaker.admit(),
+            Admit::Probe,
+            "after the cooldown one probe"
+        );
+        assert_eq!(breaker.admit(), Admit::Reject, "only one probe at a time");
+        breaker.on_busy(true);
+        assert_eq!(
+            breaker.admit(),
+            Admit::Reject,
+            "a failed probe keeps it open"
+        );
+        std::thread::sleep(Duration::from_millis(6));
+        assert_eq!(breaker.admit(), Admit::Probe);
+        breaker.on_success(true);
+        assert_eq!(breaker.admit(), Admit::Pass, "a good probe closes it");
     }
 }

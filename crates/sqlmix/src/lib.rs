@@ -6,10 +6,12 @@
 //! worse, a semaphore of 2 over 2 connections was best, sharding by namespace helped less
 //! than linearly, and a burst of writes tanked the reads. This crate reruns that
 //! investigation on real SQLite (rusqlite, bundled): [`db`] holds the schema and the two
-//! transactions, [`gate`] the pool, semaphore, breaker and backoff, [`runner`] the six
-//! designs, and [`workload`] the mix and its verification.
+//! transactions, [`gate`] the pool, semaphore, breaker and backoff, [`dqlite`] a
+//! dqlite-like serving path (`backend=dqlite`), [`runner`] the six designs, and
+//! [`workload`] the mix and its verification.
 
 pub mod db;
+pub mod dqlite;
 pub mod gate;
 pub mod runner;
 pub mod workload;
@@ -22,7 +24,8 @@ use harness::{
 };
 
 use crate::db::{DbSettings, JOURNAL_MODES, SYNCHRONOUS};
-use crate::runner::{Design, RunnerConfig, TxnRunner};
+use crate::gate::{BreakerMode, BREAKER_MODES};
+use crate::runner::{Backend, Design, RunnerConfig, ShardResources, TxnRunner, SHARD_RESOURCES};
 use crate::workload::SqlmixWorkload;
 
 /// The sqlmix hot path as `lab` sees it.
@@ -55,6 +58,9 @@ const VARIANTS: &[Variant] = &[
             "the pool plus a circuit breaker that parks transactions after repeated busy errors",
     },
 ];
+
+/// Accepted `backend` values.
+pub const BACKENDS: &[&str] = &["local", "dqlite"];
 
 const SLOT_WORDS: &[&str] = &["nproc", "2nproc", "4nproc", "unlimited"];
 
@@ -118,6 +124,57 @@ const PARAMS: &[ParamSpec] = &[
         help: "SQLite synchronous level",
     },
     ParamSpec {
+        name: "shard_resources",
+        kind: ParamKind::Choice(SHARD_RESOURCES),
+        default: "split",
+        help: "sharded: split = pool_size and slots divided across the shards (the unsharded totals), each = every shard its own",
+    },
+    ParamSpec {
+        name: "backend",
+        kind: ParamKind::Choice(BACKENDS),
+        default: "local",
+        help: "local = in-process SQLite; dqlite = one serving thread per app, a round trip per statement, writes committed through Raft, busy returned at once",
+    },
+    ParamSpec {
+        name: "rtt_us",
+        kind: ParamKind::Int {
+            min: 0,
+            max: 1_000_000,
+        },
+        default: "20",
+        help: "backend=dqlite: round trip per request, microseconds (the seed's apps sat on local sockets)",
+    },
+    ParamSpec {
+        name: "serve_us",
+        kind: ParamKind::Int {
+            min: 0,
+            max: 1_000_000,
+        },
+        default: "200",
+        help: "backend=dqlite: the serving thread's own time per request (protocol, VFS, loop), microseconds",
+    },
+    ParamSpec {
+        name: "commit_us",
+        kind: ParamKind::Int {
+            min: 0,
+            max: 1_000_000,
+        },
+        default: "1000",
+        help: "backend=dqlite: a write's Raft commit (replication and sync), microseconds; the write lock stays held meanwhile",
+    },
+    ParamSpec {
+        name: "idle_conns",
+        kind: ParamKind::Int { min: 0, max: 1024 },
+        default: "2",
+        help: "backend=dqlite: idle client connections kept per app (Go database/sql's default: 2); more are closed when returned",
+    },
+    ParamSpec {
+        name: "breaker_mode",
+        kind: ParamKind::Choice(BREAKER_MODES),
+        default: "park",
+        help: "breaker: park = transactions wait while it is open; reject = turned away at once until a probe succeeds",
+    },
+    ParamSpec {
         name: "data_dir",
         kind: ParamKind::Text,
         default: "",
@@ -162,6 +219,27 @@ pub fn config(variant: &str, params: &Params) -> Result<RunnerConfig, String> {
             synchronous: static_choice(SYNCHRONOUS, params.word("synchronous")),
         },
         data_dir: (!data_dir.is_empty()).then(|| PathBuf::from(data_dir)),
+        backend: match params.word("backend") {
+            "local" => Backend::Local,
+            "dqlite" => Backend::Dqlite {
+                rtt: std::time::Duration::from_micros(params.int("rtt_us") as u64),
+                serve: std::time::Duration::from_micros(params.int("serve_us") as u64),
+                commit: std::time::Duration::from_micros(params.int("commit_us") as u64),
+                idle_conns: params.count("idle_conns"),
+            },
+            other => {
+                return Err(format!(
+                    "backend={other:?}: accepted {}",
+                    BACKENDS.join(", ")
+                ))
+            }
+        },
+        shard_resources: if params.word("shard_resources") == "each" {
+            ShardResources::Each
+        } else {
+            ShardResources::Split
+        },
+        breaker_mode: BreakerMode::parse(params.word("breaker_mode"))?,
     })
 }
 
@@ -183,6 +261,8 @@ impl HotPath for SqlmixHotPath {
             ("reads_per_sec", "reads/s"),
             ("writes_per_sec", "writes/s"),
             ("retries_per_txn", "retries per transaction"),
+            ("rejected_per_sec", "rejected transactions/s"),
+            ("connects_per_sec", "connections opened/s"),
         ]
     }
     fn check(&self, params: &Params) -> Result<(), String> {

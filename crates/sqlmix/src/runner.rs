@@ -8,7 +8,16 @@
 //! | `semaphore` | the pool plus a K-slot semaphore around every transaction |
 //! | `rw-split` | one writer connection (BEGIN IMMEDIATE) plus P read-only connections |
 //! | `sharded` | S database files, each with its own pool and K-slot semaphore; namespaces hashed to a shard, the controller on shard 0 |
-//! | `breaker` | the pool plus a circuit breaker that parks transactions after repeated busy errors |
+//! | `breaker` | the pool plus a circuit breaker that parks (or, `breaker_mode=reject`, turns away) transactions after repeated busy errors |
+//!
+//! With `backend=local` the connections are in-process SQLite; with `backend=dqlite` each
+//! shard is an app of [`crate::dqlite`] (one serving thread, a round trip per statement,
+//! writes committed through "Raft") and the pool is that app's client pool.
+//!
+//! `sharded` shares the same totals as the unsharded designs by default
+//! (`shard_resources=split`: `pool_size` connections and `slots` permits divided across
+//! the shards, at least one each); `shard_resources=each` gives every shard its own full
+//! pool and semaphore, as the seed's three dqlite apps had.
 //!
 //! The databases live in a private temporary folder that goes away with the runner.
 
@@ -22,7 +31,8 @@ use rusqlite::{Connection, TransactionBehavior};
 use tempfile::TempDir;
 
 use crate::db::{self, DbSettings, ReadResult};
-use crate::gate::{self, Breaker, Pool, Semaphore};
+use crate::dqlite::{AppConfig, DqliteApp};
+use crate::gate::{self, Admit, Breaker, BreakerMode, Pool, Semaphore};
 
 /// The designs, by variant name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,6 +66,53 @@ impl Design {
     }
 }
 
+/// Where the SQL runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// In-process SQLite; busy errors come back at once and the runner backs off.
+    Local,
+    /// A dqlite-like app per shard ([`crate::dqlite`]).
+    Dqlite {
+        /// Round trip per request.
+        rtt: Duration,
+        /// Serving-thread time per request.
+        serve: Duration,
+        /// Raft commit time of a write.
+        commit: Duration,
+        /// Idle client connections kept per app.
+        idle_conns: usize,
+    },
+}
+
+/// How `sharded` shares connections and permits between its shards.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShardResources {
+    /// The totals of the unsharded designs, divided across the shards (at least 1 each).
+    Split,
+    /// Every shard gets the full `pool_size` and `slots`.
+    Each,
+}
+
+/// Accepted `shard_resources` values.
+pub const SHARD_RESOURCES: &[&str] = &["split", "each"];
+
+impl ShardResources {
+    /// The word for the report.
+    pub fn word(self) -> &'static str {
+        match self {
+            ShardResources::Split => "split",
+            ShardResources::Each => "each",
+        }
+    }
+}
+
+/// Shard `index`'s part of `total` split over `shards`: the remainder goes to the first
+/// shards, and every shard gets at least one.
+pub fn share(total: usize, shards: usize, index: usize) -> usize {
+    let shards = shards.max(1);
+    (total / shards + usize::from(index < total % shards)).max(1)
+}
+
 /// How the runner is built.
 #[derive(Debug, Clone)]
 pub struct RunnerConfig {
@@ -75,9 +132,16 @@ pub struct RunnerConfig {
     pub db: DbSettings,
     /// Where the private temporary folder is made (`None`: the system's).
     pub data_dir: Option<std::path::PathBuf>,
+    /// Where the SQL runs.
+    pub backend: Backend,
+    /// How `sharded` shares the pool and the permits.
+    pub shard_resources: ShardResources,
+    /// What `breaker` does while open.
+    pub breaker_mode: BreakerMode,
 }
 
 struct Shard {
+    app: Option<DqliteApp>,
     single: Option<Mutex<Connection>>,
     writer: Option<Mutex<Connection>>,
     pool: Option<Pool>,
@@ -93,6 +157,10 @@ pub struct TxnCost {
     pub busy_errors: u32,
     /// Time slept in backoff.
     pub backoff: Duration,
+    /// Client connections made (`backend=dqlite`).
+    pub connects: u32,
+    /// Turned away by an open breaker without touching the database.
+    pub rejected: bool,
 }
 
 /// A transaction the workload asks for.
@@ -133,6 +201,9 @@ pub struct TxnRunner {
     model_names: Vec<String>,
     shard_of_model: Vec<usize>,
     paths: Vec<std::path::PathBuf>,
+    resources: Vec<(usize, Option<usize>)>,
+    backend: Backend,
+    shard_split: ShardResources,
     // Last: the folder is removed after every connection above has closed.
     dir: TempDir,
 }
@@ -169,6 +240,7 @@ impl TxnRunner {
         let sql = |e: rusqlite::Error| format!("SQLite: {e}");
         let mut built = Vec::new();
         let mut paths = Vec::new();
+        let mut resources = Vec::new();
         for s in 0..shards {
             let path = dir.path().join(format!("shard-{s}.db"));
             let mut conn = db::open(&path, config.db).map_err(sql)?;
@@ -176,45 +248,107 @@ impl TxnRunner {
                 .filter(|&m| shard_of_model[m] == s)
                 .collect();
             db::create(&mut conn, &mine, config.units).map_err(sql)?;
-            built.push(Self::gates(config, &path, conn).map_err(sql)?);
+            let (pool_size, slots) = match config.shard_resources {
+                ShardResources::Split if shards > 1 => (
+                    share(config.pool_size, shards, s),
+                    config.slots.map(|k| share(k, shards, s)),
+                ),
+                _ => (config.pool_size, config.slots),
+            };
+            built.push(Self::gates(config, s, &path, conn, pool_size, slots)?);
+            let gated = matches!(config.design, Design::Semaphore | Design::Sharded);
+            resources.push((pool_size, slots.filter(|_| gated)));
             paths.push(path);
         }
         Ok(TxnRunner {
             design: config.design,
             shards: built,
             breaker: (config.design == Design::Breaker)
-                .then(|| Breaker::new(8, Duration::from_millis(5))),
+                .then(|| Breaker::with_mode(8, Duration::from_millis(5), config.breaker_mode)),
             model_names,
             shard_of_model,
             paths,
+            resources,
+            backend: config.backend,
+            shard_split: config.shard_resources,
             dir,
         })
     }
 
-    fn gates(config: &RunnerConfig, path: &Path, first: Connection) -> rusqlite::Result<Shard> {
+    fn gates(
+        config: &RunnerConfig,
+        index: usize,
+        path: &Path,
+        first: Connection,
+        pool_size: usize,
+        slots: Option<usize>,
+    ) -> Result<Shard, String> {
+        let sql = |e: rusqlite::Error| format!("SQLite: {e}");
         let pool = |first: Option<Connection>| -> rusqlite::Result<Pool> {
             let mut conns: Vec<Connection> = first.into_iter().collect();
-            while conns.len() < config.pool_size {
+            while conns.len() < pool_size {
                 conns.push(db::open(path, config.db)?);
             }
             Ok(Pool::new(conns))
         };
         let semaphore = match config.design {
-            Design::Semaphore | Design::Sharded => config.slots.map(Semaphore::new),
+            Design::Semaphore | Design::Sharded => slots.map(Semaphore::new),
             _ => None,
         };
+        if let Backend::Dqlite {
+            rtt,
+            serve,
+            commit,
+            idle_conns,
+        } = config.backend
+        {
+            if config.design == Design::RwSplit {
+                return Err(
+                    "variant rw-split with backend=dqlite: dqlite has no read-only connections; accepted with dqlite: single-conn, pool, semaphore, sharded, breaker".to_owned(),
+                );
+            }
+            // The seeding connection closes: the app opens its own on its serving thread.
+            drop(first);
+            let max_open = if config.design == Design::SingleConn {
+                1
+            } else {
+                pool_size
+            };
+            let app = DqliteApp::start(
+                index,
+                path,
+                config.db,
+                AppConfig {
+                    rtt,
+                    serve,
+                    commit,
+                    max_open,
+                    max_idle: idle_conns.min(max_open),
+                },
+            )?;
+            return Ok(Shard {
+                app: Some(app),
+                single: None,
+                writer: None,
+                pool: None,
+                semaphore,
+            });
+        }
         Ok(match config.design {
             Design::SingleConn => Shard {
+                app: None,
                 single: Some(Mutex::new(first)),
                 writer: None,
                 pool: None,
                 semaphore,
             },
             Design::RwSplit => {
-                let readers = (0..config.pool_size)
+                let readers = (0..pool_size)
                     .map(|_| db::open_read_only(path))
-                    .collect::<rusqlite::Result<_>>()?;
+                    .collect::<rusqlite::Result<_>>()
+                    .map_err(sql)?;
                 Shard {
+                    app: None,
                     single: None,
                     writer: Some(Mutex::new(first)),
                     pool: Some(Pool::new(readers)),
@@ -222,9 +356,10 @@ impl TxnRunner {
                 }
             }
             _ => Shard {
+                app: None,
                 single: None,
                 writer: None,
-                pool: Some(pool(Some(first))?),
+                pool: Some(pool(Some(first)).map_err(sql)?),
                 semaphore,
             },
         })
@@ -245,6 +380,31 @@ impl TxnRunner {
         self.dir.path()
     }
 
+    /// Connections and permits of each shard: (connections, permits or `None` for no
+    /// semaphore).
+    pub fn shard_resources(&self) -> Vec<(usize, Option<usize>)> {
+        self.resources.clone()
+    }
+
+    /// Where the SQL runs.
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// How `sharded` shared its resources (`None` for the unsharded designs).
+    pub fn shard_split(&self) -> Option<ShardResources> {
+        (self.design == Design::Sharded).then_some(self.shard_split)
+    }
+
+    /// Client connections the dqlite apps have made since the start (0 for local).
+    pub fn connects(&self) -> u64 {
+        self.shards
+            .iter()
+            .filter_map(|s| s.app.as_ref())
+            .map(DqliteApp::connects)
+            .sum()
+    }
+
     /// Times the breaker opened (`breaker` only).
     pub fn breaker_trips(&self) -> Option<u64> {
         self.breaker.as_ref().map(Breaker::trips)
@@ -263,25 +423,42 @@ impl TxnRunner {
         let shard = &self.shards[self.shard_of_model[model]];
         let name = &self.model_names[model];
         let mut cost = TxnCost::default();
+        let mut probe = false;
+        if let Some(b) = &self.breaker {
+            if b.mode() == BreakerMode::Reject {
+                match b.admit() {
+                    Admit::Pass => {}
+                    Admit::Probe => probe = true,
+                    Admit::Reject => {
+                        cost.rejected = true;
+                        return (Err("turned away: the breaker is open".to_owned()), cost);
+                    }
+                }
+            }
+        }
         for attempt in 0..gate::MAX_ATTEMPTS {
             if let Some(b) = &self.breaker {
-                b.wait_while_open(ctx);
+                if b.mode() == BreakerMode::Park {
+                    b.wait_while_open(ctx);
+                }
             }
             let result = {
                 let _permit = shard.semaphore.as_ref().map(|s| s.acquire(ctx));
-                self.attempt(shard, name, txn, ctx)
+                self.attempt(shard, name, txn, ctx, &mut cost)
             };
             match result {
                 Ok(r) => {
                     if let Some(b) = &self.breaker {
-                        b.on_success();
+                        b.on_success(probe);
                     }
                     return (Ok(r), cost);
                 }
                 Err(e) if db::is_busy(&e) => {
                     cost.busy_errors += 1;
                     if let Some(b) = &self.breaker {
-                        b.on_busy();
+                        b.on_busy(probe);
+                        // A probe that failed has had its say; the rest is an ordinary retry.
+                        probe = false;
                     }
                     if attempt + 1 == gate::MAX_ATTEMPTS {
                         break;
@@ -313,7 +490,22 @@ impl TxnRunner {
         model: &str,
         txn: Txn<'_>,
         ctx: &mut OpCtx,
+        cost: &mut TxnCost,
     ) -> rusqlite::Result<TxnResult> {
+        if let Some(app) = &shard.app {
+            let (conn, new) = app.get(ctx).map_err(|_| rusqlite::Error::InvalidQuery)?;
+            cost.connects += u32::from(new);
+            let result = match txn {
+                Txn::Read { unit, .. } => {
+                    app.read_txn(ctx, &conn, model, unit).map(TxnResult::Read)
+                }
+                Txn::Write { unit, status, .. } => app
+                    .write_txn(ctx, &conn, model, unit, status)
+                    .map(TxnResult::Written),
+            };
+            app.put(conn);
+            return result;
+        }
         match txn {
             Txn::Read { unit, .. } => {
                 let read =
@@ -372,6 +564,9 @@ mod tests {
                 synchronous: "normal",
             },
             data_dir: None,
+            backend: Backend::Local,
+            shard_resources: ShardResources::Each,
+            breaker_mode: BreakerMode::Park,
         };
         let runner = TxnRunner::new(&config).unwrap();
         assert_eq!(runner.shard_of_model[0], 0);
@@ -387,5 +582,15 @@ mod tests {
         assert!(folder.is_dir());
         drop(runner);
         assert!(!folder.exists(), "the private folder goes with the runner");
+    }
+
+    #[test]
+    fn split_shards_share_the_unsharded_totals() {
+        assert_eq!((0..3).map(|s| share(4, 3, s)).sum::<usize>(), 4);
+        assert_eq!(
+            (0..3).map(|s| share(2, 3, s)).collect::<Vec<_>>(),
+            [1, 1, 1]
+        );
+        assert_eq!((0..2).map(|s| share(12, 2, s)).collect::<Vec<_>>(), [6, 6]);
     }
 }

@@ -62,6 +62,8 @@ struct WindowFigures {
     retries: u64,
     busy_errors: u64,
     backoff: Duration,
+    rejected: u64,
+    connects: u64,
 }
 
 /// One thread's handle.
@@ -104,6 +106,17 @@ impl Worker for SqlmixWorker {
         self.window.retries += u64::from(cost.retries);
         self.window.busy_errors += u64::from(cost.busy_errors);
         self.window.backoff += cost.backoff;
+        self.window.connects += u64::from(cost.connects);
+        if cost.rejected {
+            // Turned away by the breaker: neither served nor a database failure. The
+            // caller that got the error waits one first backoff step before its next
+            // transaction, as a worker handed an error would; without it a closed loop
+            // would spin on rejections and take the CPU the database needs.
+            self.window.rejected += 1;
+            let start = std::time::Instant::now();
+            std::thread::sleep(crate::gate::BACKOFF_FIRST);
+            ctx.record_wait(start.elapsed());
+        }
         match result {
             Ok(TxnResult::Read(seen)) => {
                 if !seen.consistent() || seen.units_in_model != self.units as i64 {
@@ -273,6 +286,32 @@ impl Workload for SqlmixWorkload {
         );
         if let Some(trips) = self.runner.breaker_trips() {
             extra.insert("breaker_trips".into(), serde_json::json!(trips));
+            extra.insert("rejected".into(), serde_json::json!(sum(|w| w.rejected)));
+            extra.insert(
+                "rejected_per_sec".into(),
+                serde_json::json!(sum(|w| w.rejected) as f64 / secs),
+            );
+        }
+        let backend = match self.runner.backend() {
+            crate::runner::Backend::Local => "local",
+            crate::runner::Backend::Dqlite { .. } => "dqlite",
+        };
+        extra.insert("backend".into(), serde_json::json!(backend));
+        if backend == "dqlite" {
+            extra.insert(
+                "connects_per_sec".into(),
+                serde_json::json!(sum(|w| w.connects) as f64 / secs),
+            );
+        }
+        let resources = self.runner.shard_resources();
+        extra.insert(
+            "connections_total".into(),
+            serde_json::json!(resources.iter().map(|r| r.0).sum::<usize>()),
+        );
+        let permits: Option<usize> = resources.iter().map(|r| r.1).sum();
+        extra.insert("permits_total".into(), serde_json::json!(permits));
+        if let Some(split) = self.runner.shard_split() {
+            extra.insert("shard_resources".into(), serde_json::json!(split.word()));
         }
         extra
     }

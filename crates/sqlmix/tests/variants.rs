@@ -105,3 +105,86 @@ fn tampering_with_a_committed_write_is_caught() {
     let err = workload.verify(&workers).unwrap_err();
     assert!(err.contains("stored version"), "{err}");
 }
+
+/// Parameters for the dqlite backend with short round trips and commits, then `extra`.
+fn dqlite(dir: &std::path::Path, extra: &[(&str, &str)]) -> Params {
+    let mut pairs = vec![
+        ("backend", "dqlite"),
+        ("rtt_us", "20"),
+        ("commit_us", "200"),
+    ];
+    pairs.extend_from_slice(extra);
+    params(dir, &pairs)
+}
+
+#[test]
+fn every_design_but_rw_split_verifies_over_the_dqlite_serving_path() {
+    let dir = tempfile::tempdir().unwrap();
+    for variant in SqlmixHotPath.variants() {
+        let p = dqlite(dir.path(), &[]);
+        let result = SqlmixHotPath.measure(variant.name, &p, settings(4));
+        if variant.name == "rw-split" {
+            let failure = result.unwrap_err();
+            assert!(
+                failure.reason.contains("backend=dqlite"),
+                "{}",
+                failure.reason
+            );
+            continue;
+        }
+        let m = result.unwrap();
+        assert_eq!(m.verified, Ok(()), "{}", variant.name);
+        assert_eq!(m.extra["backend"], "dqlite");
+        assert!(m.extra["writes_per_sec"].as_f64().unwrap() > 0.0);
+        assert!(m.waits_measured);
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            0,
+            "{} left files behind",
+            variant.name
+        );
+    }
+}
+
+#[test]
+fn sharded_splits_the_unsharded_totals_unless_told_each() {
+    let dir = tempfile::tempdir().unwrap();
+    for (mode, conns, permits) in [("split", 3, 3), ("each", 9, 6)] {
+        let p = params(
+            dir.path(),
+            &[("shard_resources", mode), ("shards", "3"), ("slots", "2")],
+        );
+        let m = SqlmixHotPath.measure("sharded", &p, settings(2)).unwrap();
+        assert_eq!(m.verified, Ok(()));
+        assert_eq!(m.extra["shard_resources"], mode);
+        // pool_size 3 and 2 permits: split gives 1+1+1 connections and 1+1+1 permits
+        // (at least one each), each gives 3 x 3 and 3 x 2.
+        assert_eq!(m.extra["connections_total"], conns, "{mode}");
+        assert_eq!(m.extra["permits_total"], permits, "{mode}");
+    }
+    let p = params(dir.path(), &[]);
+    let m = SqlmixHotPath.measure("pool", &p, settings(1)).unwrap();
+    assert_eq!(m.extra["connections_total"], 3);
+    assert!(m.extra.get("shard_resources").is_none());
+}
+
+#[test]
+fn a_rejecting_breaker_counts_turned_away_transactions_apart_from_served_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    // Writes only, each holding the lock through a long commit: busy errors pile up.
+    let p = dqlite(
+        dir.path(),
+        &[
+            ("breaker_mode", "reject"),
+            ("read_pct", "0"),
+            ("commit_us", "5000"),
+            ("pool_size", "8"),
+        ],
+    );
+    let m = SqlmixHotPath.measure("breaker", &p, settings(8)).unwrap();
+    assert_eq!(m.verified, Ok(()));
+    let rejected = m.extra["rejected"].as_u64().unwrap();
+    assert!(rejected > 0, "{:?}", m.extra);
+    assert!(m.extra["breaker_trips"].as_u64().unwrap() > 0);
+    assert!(m.errors >= rejected, "rejected are not counted as served");
+}
