@@ -177,11 +177,15 @@ fn run_inner<W: Workload>(workload: &W, settings: RunSettings) -> Result<Measure
         barrier.wait();
         if !settings.warmup.is_zero() {
             std::thread::sleep(settings.warmup);
-            phase.store(MEASURE, Ordering::Relaxed);
         }
+        // A profiler gets ready before the window opens, so that it samples all of it.
+        crate::probe::window_opened();
+        phase.store(MEASURE, Ordering::Relaxed);
         let cpu_start = process_cpu_time();
         let start = Instant::now();
         std::thread::sleep(settings.duration);
+        // Before the stop, so that a profiler does not sample the workers winding down.
+        crate::probe::window_closed();
         phase.store(STOP, Ordering::Relaxed);
         let window = start.elapsed();
         let cpu_time = process_cpu_time().saturating_sub(cpu_start);

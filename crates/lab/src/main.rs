@@ -7,6 +7,7 @@ mod cli;
 mod compare;
 mod matrix;
 mod plan;
+mod profile;
 mod report;
 mod root;
 mod run_cell;

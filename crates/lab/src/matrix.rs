@@ -40,12 +40,14 @@ pub fn run(plan: &MatrixPlan) -> anyhow::Result<ExitCode> {
         let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
     }
 
-    let profiled = if plan.profile { cells.len() } else { 0 };
+    let chosen = crate::profile::select::profiled(&cells, crate::profile::select::which(plan));
+    let profiled = chosen.iter().filter(|&&p| p).count();
     let total: usize = cells.iter().map(|c| c.scenario.repeats).sum::<usize>() + profiled;
     let estimate: Duration = cells
         .iter()
-        .map(|c| {
-            let profiling = if plan.profile {
+        .zip(&chosen)
+        .map(|(c, &chosen)| {
+            let profiling = if chosen {
                 profile_window(c, plan.quick) + c.scenario.warmup
             } else {
                 Duration::ZERO
@@ -101,6 +103,9 @@ pub fn run(plan: &MatrixPlan) -> anyhow::Result<ExitCode> {
         for (i, cell) in cells.iter().enumerate() {
             if interrupted.load(Ordering::SeqCst) || reps[i].is_empty() {
                 break;
+            }
+            if !chosen[i] {
+                continue;
             }
             bar.set_message(format!(
                 "{}/{} t={} c={} profiling",
@@ -175,12 +180,9 @@ fn profile_prefix(run_id: &str, cell: &CellSpec<'_>) -> String {
     )
 }
 
-/// The measured window of a profiling run. The sampler here delivers about 160-250
-/// samples per second of wall time however many CPUs are busy, so 1 s gives a mostly readable
-/// flamegraph (about 200 samples; thinner ones are marked); quick mode settles for 0.4 s and thin flamegraphs.
+/// The measured window of a profiling run (see [`crate::profile::select::window`]).
 fn profile_window(cell: &CellSpec<'_>, quick: bool) -> Duration {
-    let least = if quick { 400 } else { 1000 };
-    cell.scenario.duration.max(Duration::from_millis(least))
+    crate::profile::select::window(cell.scenario.duration, quick)
 }
 
 /// Runs one repetition of `cell` in a child process, profiled to `profile` when given.

@@ -50,6 +50,8 @@ pub struct Settings {
     pub timeout: Option<Duration>,
     /// `profile=false`: skip the extra, uncounted repetition that records flamegraphs.
     pub no_profile: bool,
+    /// `profile=all`: profile every cell, not only the ones the differentials compare.
+    pub profile_all: bool,
     /// Everything else: scenario parameters, checked when scenarios are known.
     pub params: Vec<(String, String)>,
     /// The arguments as typed, for the command that reproduces the run.
@@ -121,7 +123,11 @@ impl Settings {
                 "scenarios" => s.scenarios = Some(name_list(key, value)?),
                 "variants" => s.variants = Some(name_list(key, value)?),
                 "quick" => s.quick = boolean(key, value)?,
-                "profile" => s.no_profile = !boolean(key, value)?,
+                "profile" if value == "all" => s.profile_all = true,
+                "profile" => {
+                    s.no_profile = !boolean(key, value)
+                        .map_err(|_| anyhow::anyhow!("profile={value:?}: expected true, false or all"))?
+                }
                 "duration" => s.duration = Some(duration(value)?),
                 "warmup" => s.warmup = Some(duration(value)?),
                 "timeout" => s.timeout = Some(duration(value)?),
@@ -191,6 +197,8 @@ pub struct MatrixPlan {
     pub quick: bool,
     /// Whether each cell gets an extra, uncounted repetition under the CPU profiler.
     pub profile: bool,
+    /// Whether every cell is profiled (`profile=all`) rather than the default selection.
+    pub profile_all: bool,
     /// The command that reproduces this run.
     pub command: String,
     /// Project root (reports go below it).
@@ -304,6 +312,7 @@ impl MatrixPlan {
             scenarios,
             quick: settings.quick,
             profile: !settings.no_profile,
+            profile_all: settings.profile_all,
             command,
             root: root.to_path_buf(),
         })

@@ -1,0 +1,54 @@
+//! Which cells of a matrix get a profiling repetition, and how long its window is.
+//!
+//! By default, for every variant (and parameter set) of every scenario file at the
+//! largest core count: threads = 1, threads = cores and the largest thread count, the
+//! cells the differential flamegraphs compare. `profile=all` profiles every cell and
+//! `profile=false` none. This module runs nothing.
+
+use std::time::Duration;
+
+use crate::plan::{CellSpec, MatrixPlan};
+
+/// Which cells to profile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Which {
+    /// No cell (`profile=false`).
+    None,
+    /// The cells the differentials compare (the default).
+    Default,
+    /// Every cell (`profile=all`).
+    All,
+}
+
+/// What `profile=` asked of `plan`.
+pub fn which(plan: &MatrixPlan) -> Which {
+    match (plan.profile, plan.profile_all) {
+        (false, _) => Which::None,
+        (true, false) => Which::Default,
+        (true, true) => Which::All,
+    }
+}
+
+/// Whether each of `cells` gets a profiling repetition.
+pub fn profiled(cells: &[CellSpec<'_>], which: Which) -> Vec<bool> {
+    cells
+        .iter()
+        .map(|c| match which {
+            Which::None => false,
+            Which::All => true,
+            Which::Default => {
+                let cores = c.scenario.cores.iter().copied().max().unwrap_or(0);
+                let most = c.scenario.threads.iter().copied().max().unwrap_or(0);
+                c.cores == cores && (c.threads == 1 || c.threads == cores || c.threads == most)
+            }
+        })
+        .collect()
+}
+
+/// The measured window of a profiling repetition. perf samples about 2,000 times per
+/// busy CPU-second, so 0.6 s gives a single busy thread about 1,200 samples; the
+/// scenario's own window is kept when longer. Quick mode settles for 0.3 s.
+pub fn window(duration: Duration, quick: bool) -> Duration {
+    let least = if quick { 300 } else { 600 };
+    duration.max(Duration::from_millis(least))
+}
