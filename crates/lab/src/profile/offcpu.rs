@@ -114,7 +114,7 @@ impl WaitStacks {
             // Drop the capture machinery: everything from the probe up.
             if let Some(cut) = frames
                 .iter()
-                .position(|f| f.starts_with("harness::probe::") || f.contains("lab::profile::"))
+                .position(|f| f.contains("harness::probe::"))
             {
                 frames.truncate(cut);
             }

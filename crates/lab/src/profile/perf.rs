@@ -299,15 +299,15 @@ mod tests {
         let exe = std::env::current_exe().unwrap();
         let exe = exe.display();
         let script = format!(
-            "worker-1 10 1.0: 500000 cpu-clock:\n\
+            "worker-1 10 1.0: cpu-clock:\n\
              \t 1 __GI___libc_write+0x1 (/usr/lib/x86_64-linux-gnu/libc.so.6)\n\
              \t 2 spin_here+0x1 ({exe})\n\
              \t 3 harness::runner::worker_loop+0x1 ({exe})\n\
              \t 4 start_thread+0x1 (/usr/lib/x86_64-linux-gnu/libc.so.6)\n\n\
-             worker-2 11 1.1: 500000 cpu-clock:\n\
+             worker-2 11 1.1: cpu-clock:\n\
              \t 2 spin_here+0x1 ({exe})\n\
              \t 3 harness::runner::worker_loop+0x1 ({exe})\n\n\
-             worker-2 11 1.2: 500000 cpu-clock:\n\
+             worker-2 11 1.2: cpu-clock:\n\
              \t 9 do_syscall_64+0x1 ([kernel.kallsyms])\n\
              \t 2 spin_here+0x1 ({exe})\n\
              \t 3 harness::runner::worker_loop+0x1 ({exe})\n\n"
