@@ -43,12 +43,15 @@ pub fn window_opened() {
     }
 }
 
-/// Tells the installed probe, if any, that the measured window closed.
+/// Tells the installed probe, if any, that the measured window closed. Waits keep
+/// reaching the probe until it has stopped, so that the operations in flight at the stop,
+/// which the runner still counts, are seen by both.
 pub fn window_closed() {
-    if WINDOW_OPEN.swap(false, Ordering::SeqCst) {
+    if WINDOW_OPEN.load(Ordering::SeqCst) {
         if let Some(probe) = current() {
             probe.window_closed();
         }
+        WINDOW_OPEN.store(false, Ordering::SeqCst);
     }
 }
 

@@ -184,11 +184,11 @@ fn run_inner<W: Workload>(workload: &W, settings: RunSettings) -> Result<Measure
         let cpu_start = process_cpu_time();
         let start = Instant::now();
         std::thread::sleep(settings.duration);
-        // Before the stop, so that a profiler does not sample the workers winding down.
-        crate::probe::window_closed();
         phase.store(STOP, Ordering::Relaxed);
         let window = start.elapsed();
         let cpu_time = process_cpu_time().saturating_sub(cpu_start);
+        // After the figures are read: a profiler may take a while to stop.
+        crate::probe::window_closed();
         let joined: Vec<_> = handles.into_iter().map(|h| h.join()).collect();
         (joined, window, cpu_time)
     });

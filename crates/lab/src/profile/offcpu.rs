@@ -111,11 +111,14 @@ impl WaitStacks {
                 frames.extend(symbols.iter().cloned());
             }
             frames.reverse();
-            // Drop the capture machinery: everything from the probe up.
+            // Drop the capture machinery: everything above `record_wait` (inlined frames
+            // carry short names, hence the two spellings).
             if let Some(cut) = frames
                 .iter()
-                .position(|f| f.contains("harness::probe::"))
+                .position(|f| f == "record_wait" || f.ends_with("::record_wait"))
             {
+                frames.truncate(cut + 1);
+            } else if let Some(cut) = frames.iter().position(|f| f.contains("harness::probe::")) {
                 frames.truncate(cut);
             }
             total_ns += c.ns;

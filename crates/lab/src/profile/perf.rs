@@ -49,6 +49,11 @@ impl PerfRecorder {
     /// Starts `perf record` (the binary `perf`) on this process, events disabled; returns
     /// once perf says its events are open.
     pub fn start(perf: &str) -> Result<PerfRecorder, String> {
+        // perf can lose a race with a thread that exits while it attaches: try twice.
+        Self::start_once(perf).or_else(|_| Self::start_once(perf))
+    }
+
+    fn start_once(perf: &str) -> Result<PerfRecorder, String> {
         let dir = std::env::temp_dir().join(format!(
             "lab-perf-{}-{}",
             std::process::id(),

@@ -27,7 +27,8 @@ fn spin_in_known_function() -> u64 {
 #[inline(never)]
 fn hold_known_lock(lock: &Mutex<()>, ctx: &mut OpCtx) {
     let _guard = ctx.acquire(|| lock.try_lock().ok(), || lock.lock().unwrap());
-    std::thread::sleep(Duration::from_millis(2));
+    // Short holds: many waits, each short beside the window, as on a real hot path.
+    std::thread::sleep(Duration::from_micros(200));
 }
 
 #[inline(never)]
@@ -130,6 +131,11 @@ fn a_spinning_function_dominates_the_cpu_profile() {
 fn a_contended_lock_dominates_the_wait_profile_and_its_total_matches() {
     let (p, measured) = profile(Kind::Lock(Mutex::new(())), 4, 400, "auto", "perf");
     let w = &p.waits;
+    assert!(
+        w.lines.iter().all(|l| !l.contains("trace")),
+        "capture frames are cut: {:?}",
+        w.lines
+    );
     let s = share(&w.lines, "hold_known_lock");
     assert!(s > 0.9, "hold_known_lock has {s:.2} of the wait profile: {:?}", w.lines);
     let measured = measured.as_secs_f64();
