@@ -18,6 +18,9 @@ pub trait Probe: Send + Sync {
     fn window_closed(&self);
     /// The calling thread waited `waited` at a synchronization point inside the window.
     fn waited(&self, waited: Duration);
+    /// The calling worker forgot its figures so far (it saw the window open late, or
+    /// never): waits it passed on before this are not in its measured blocked time.
+    fn thread_reset(&self) {}
 }
 
 static PROBE: RwLock<Option<Arc<dyn Probe>>> = RwLock::new(None);
@@ -68,5 +71,16 @@ pub fn waited(waited: Duration) {
 fn waited_slow(waited: Duration) {
     if let Some(probe) = current() {
         probe.waited(waited);
+    }
+}
+
+/// Tells the installed probe that the calling worker reset its figures, so that the
+/// probe's wait total keeps matching the runner's measured blocked time.
+#[inline]
+pub fn thread_reset() {
+    if WINDOW_OPEN.load(Ordering::Relaxed) {
+        if let Some(probe) = current() {
+            probe.thread_reset();
+        }
     }
 }

@@ -255,6 +255,7 @@ fn worker_loop<K: Worker>(
                     // This thread never saw the window open: nothing it did was measured.
                     tally = Tally::new();
                     ctx = OpCtx::default();
+                    crate::probe::thread_reset();
                     worker.window_opened();
                 }
                 break;
@@ -262,6 +263,7 @@ fn worker_loop<K: Worker>(
             // The window opens: forget the warm-up.
             tally = Tally::new();
             ctx = OpCtx::default();
+            crate::probe::thread_reset();
             worker.window_opened();
             seen = now;
         }

@@ -125,8 +125,9 @@ impl Settings {
                 "quick" => s.quick = boolean(key, value)?,
                 "profile" if value == "all" => s.profile_all = true,
                 "profile" => {
-                    s.no_profile = !boolean(key, value)
-                        .map_err(|_| anyhow::anyhow!("profile={value:?}: expected true, false or all"))?
+                    s.no_profile = !boolean(key, value).map_err(|_| {
+                        anyhow::anyhow!("profile={value:?}: expected true, false or all")
+                    })?
                 }
                 "duration" => s.duration = Some(duration(value)?),
                 "warmup" => s.warmup = Some(duration(value)?),

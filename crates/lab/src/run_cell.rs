@@ -11,8 +11,8 @@ use harness::schema::CellKey;
 use harness::{affinity, Params, RunRecord, RunSettings};
 
 use crate::catalog;
-use crate::profile;
 use crate::cli::RunArgs;
+use crate::profile;
 use crate::scenario_file::{max_threads, parse_duration};
 
 fn count(name: &str, text: &str, max: usize) -> anyhow::Result<usize> {

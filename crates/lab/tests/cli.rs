@@ -339,7 +339,9 @@ fn run_prints_one_record_for_one_cell() {
     );
     assert!(matches!(profile.sampler.as_str(), "perf" | "pprof"));
     assert!(profile.rate_hz >= 997);
-    let off = profile.off_cpu.expect("an off-CPU profile beside the CPU one");
+    let off = profile
+        .off_cpu
+        .expect("an off-CPU profile beside the CPU one");
     assert!(root.path().join(&off.svg).is_file() && root.path().join(&off.folded).is_file());
     assert!(std::fs::read_to_string(root.path().join(&profile.svg))
         .unwrap()

@@ -114,20 +114,24 @@ impl SqliteLeases {
             let (stop, rows) = (Arc::clone(&stop), Arc::clone(&background_rows));
             // Named so that profiles show the ticker's cost beside the workers'.
             let ticker = std::thread::Builder::new().name("clock-ticker".into());
-            helpers.push(ticker.spawn(move || {
-                while !stop.load(Ordering::Relaxed) {
-                    std::thread::sleep(tick);
-                    if conn
-                        .execute(
-                            "UPDATE clock SET time = ?1 WHERE namespace = 'global'",
-                            params![clock()],
-                        )
-                        .is_ok()
-                    {
-                        rows.fetch_add(1, Ordering::Relaxed);
-                    }
-                }
-            }).map_err(|e| format!("cannot start the clock ticker: {e}"))?);
+            helpers.push(
+                ticker
+                    .spawn(move || {
+                        while !stop.load(Ordering::Relaxed) {
+                            std::thread::sleep(tick);
+                            if conn
+                                .execute(
+                                    "UPDATE clock SET time = ?1 WHERE namespace = 'global'",
+                                    params![clock()],
+                                )
+                                .is_ok()
+                            {
+                                rows.fetch_add(1, Ordering::Relaxed);
+                            }
+                        }
+                    })
+                    .map_err(|e| format!("cannot start the clock ticker: {e}"))?,
+            );
         }
         if design == SqlDesign::Batched {
             let (tx, rx) = crossbeam_channel::unbounded();

@@ -215,6 +215,10 @@ impl Probe for Session {
     fn waited(&self, waited: Duration) {
         self.waits.waited(waited);
     }
+
+    fn thread_reset(&self) {
+        self.waits.thread_reset();
+    }
 }
 
 /// Renders folded stacks as a flamegraph SVG (inferno). `count_name` names the unit of
@@ -246,7 +250,11 @@ pub fn render_flamegraph(
 
 /// The subtitle of a cell's on-CPU flamegraph.
 pub fn cpu_subtitle(samples: u64, how: &str) -> String {
-    let thin = if samples < THIN_SAMPLES { " (thin)" } else { "" };
+    let thin = if samples < THIN_SAMPLES {
+        " (thin)"
+    } else {
+        ""
+    };
     format!("{samples} samples{thin}; {how}")
 }
 

@@ -24,6 +24,7 @@ pub const EVERY_NS: u64 = 200_000;
 const MAX_FRAMES: usize = 96;
 
 struct Captured {
+    id: std::thread::ThreadId,
     thread: String,
     ips: Vec<usize>,
     ns: u64,
@@ -84,20 +85,32 @@ impl WaitStacks {
                 ips.len() < MAX_FRAMES
             })
         };
-        let thread = std::thread::current().name().unwrap_or("").to_owned();
+        let current = std::thread::current();
+        let thread = current.name().unwrap_or("").to_owned();
         self.captured
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push(Captured {
+                id: current.id(),
                 thread,
                 ips,
                 ns: weight,
             });
     }
 
+    /// Forgets the calling thread's captures: its measured figures were reset.
+    pub fn thread_reset(&self) {
+        let id = std::thread::current().id();
+        self.captured
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|c| c.id != id);
+    }
+
     /// Symbolizes and folds what was captured; worker stacks get `cell` as their root.
     pub fn finish(&self, cell: &str) -> WaitProfile {
-        let captured = std::mem::take(&mut *self.captured.lock().unwrap_or_else(|e| e.into_inner()));
+        let captured =
+            std::mem::take(&mut *self.captured.lock().unwrap_or_else(|e| e.into_inner()));
         let mut names: HashMap<usize, Vec<String>> = HashMap::new();
         let mut stacks = Stacks::default();
         let mut total_ns = 0u64;
@@ -145,4 +158,26 @@ fn symbolize(ip: usize) -> Vec<String> {
         out.push(format!("{ip:#x}"));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sampled_short_waits_add_up_to_their_total() {
+        let stacks = WaitStacks::default();
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                s.spawn(|| {
+                    for i in 0..50_000u64 {
+                        stacks.waited(Duration::from_nanos(1_000 + (i % 40) * 1_000));
+                    }
+                });
+            }
+        });
+        // 4 x 50,000 waits of 1..40 µs: 4.1 s in all.
+        let p = stacks.finish("c");
+        assert!((p.seconds - 4.1).abs() < 0.1 * 4.1, "{} s", p.seconds);
+    }
 }

@@ -57,9 +57,12 @@ impl PerfRecorder {
         let dir = std::env::temp_dir().join(format!(
             "lab-perf-{}-{}",
             std::process::id(),
-            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos())
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos())
         ));
-        std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         let recorder = Self::start_in(perf, &dir);
         if recorder.is_err() {
             let _ = std::fs::remove_dir_all(&dir);
@@ -86,7 +89,11 @@ impl PerfRecorder {
             .args(["record", "-e", "cpu-clock", "-F"])
             .arg(RATE_HZ.to_string())
             .args(["--call-graph", "dwarf", "--delay=-1", "--control"])
-            .arg(format!("fifo:{},{}", ctl_path.display(), ack_path.display()))
+            .arg(format!(
+                "fifo:{},{}",
+                ctl_path.display(),
+                ack_path.display()
+            ))
             .arg("-p")
             .arg(std::process::id().to_string())
             .arg("-o")
@@ -108,7 +115,10 @@ impl PerfRecorder {
                 .take(2)
                 .collect::<Vec<_>>()
                 .join(" ");
-            format!("{why}: {}", if last.is_empty() { "no output" } else { &last })
+            format!(
+                "{why}: {}",
+                if last.is_empty() { "no output" } else { &last }
+            )
         };
         // Opening a FIFO for writing fails (ENXIO) until perf opens it for reading.
         let ctl = loop {
@@ -289,10 +299,7 @@ fn leaf_shares(script: &[u8]) -> (f64, f64) {
     if total == 0 {
         return (0.0, 0.0);
     }
-    (
-        outside as f64 / total as f64,
-        kernel as f64 / total as f64,
-    )
+    (outside as f64 / total as f64, kernel as f64 / total as f64)
 }
 
 #[cfg(test)]
@@ -319,8 +326,19 @@ mod tests {
         );
         let p = fold_script(script.as_bytes(), "t/x").unwrap();
         assert_eq!(p.samples, 3);
-        assert!(p.lines.contains(&"t/x;spin_here;__GI___libc_write 1".to_owned()), "{:?}", p.lines);
-        assert!(p.lines.iter().any(|l| l.starts_with("t/x;spin_here;do_syscall_64_[k]")), "{:?}", p.lines);
+        assert!(
+            p.lines
+                .contains(&"t/x;spin_here;__GI___libc_write 1".to_owned()),
+            "{:?}",
+            p.lines
+        );
+        assert!(
+            p.lines
+                .iter()
+                .any(|l| l.starts_with("t/x;spin_here;do_syscall_64_[k]")),
+            "{:?}",
+            p.lines
+        );
         assert!((p.outside_binary - 2.0 / 3.0).abs() < 1e-9);
         assert!((p.kernel - 1.0 / 3.0).abs() < 1e-9);
     }

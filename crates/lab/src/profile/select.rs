@@ -46,9 +46,10 @@ pub fn profiled(cells: &[CellSpec<'_>], which: Which) -> Vec<bool> {
 }
 
 /// The measured window of a profiling repetition. perf samples about 2,000 times per
-/// busy CPU-second, so 0.6 s gives a single busy thread about 1,200 samples; the
-/// scenario's own window is kept when longer. Quick mode settles for 0.3 s.
+/// busy CPU-second, so 0.8 s gives a single busy thread about 1,600 samples (fewer on a
+/// machine busy with other work); the scenario's own window is kept when longer. Quick
+/// mode settles for 0.3 s.
 pub fn window(duration: Duration, quick: bool) -> Duration {
-    let least = if quick { 300 } else { 600 };
+    let least = if quick { 300 } else { 800 };
     duration.max(Duration::from_millis(least))
 }

@@ -120,7 +120,10 @@ mod tests {
             tidy("lease-committer", &helper, "x"),
             frames("lease-committer;committer;fsync")
         );
-        assert_eq!(tidy("lab", &frames("main;run"), "x"), frames("lab;main;run"));
+        assert_eq!(
+            tidy("lab", &frames("main;run"), "x"),
+            frames("lab;main;run")
+        );
     }
 
     #[test]

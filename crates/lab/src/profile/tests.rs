@@ -64,8 +64,12 @@ impl Worker for KnownWorker<'_> {
 impl<'a> Workload for &'a Known {
     type Worker = KnownWorker<'a>;
     fn worker(&self, _index: usize, _threads: usize) -> Self::Worker {
-        let file = matches!(self.0, Kind::Write)
-            .then(|| std::fs::OpenOptions::new().write(true).open("/dev/null").unwrap());
+        let file = matches!(self.0, Kind::Write).then(|| {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open("/dev/null")
+                .unwrap()
+        });
         KnownWorker(self, file)
     }
     fn verify(&self, _workers: &[Self::Worker]) -> Result<(), String> {
@@ -78,7 +82,13 @@ impl<'a> Workload for &'a Known {
 
 /// Profiles `kind` on `threads` threads for `ms` and returns the profile and the blocked
 /// time the runner measured.
-fn profile(kind: Kind, threads: usize, ms: u64, choice: &str, perf: &str) -> (CellProfile, Duration) {
+fn profile(
+    kind: Kind,
+    threads: usize,
+    ms: u64,
+    choice: &str,
+    perf: &str,
+) -> (CellProfile, Duration) {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let known = Known(kind);
     let session = Session::start_with("test/known", choice, perf).unwrap();
@@ -116,12 +126,19 @@ fn a_spinning_function_dominates_the_cpu_profile() {
     let (p, _) = profile(Kind::Spin, 1, 400, "auto", "perf");
     assert!(p.samples > 0, "{}", p.how);
     assert!(
-        p.lines.iter().all(|l| l.starts_with("test/known;") || !l.contains("spin_in")),
+        p.lines
+            .iter()
+            .all(|l| l.starts_with("test/known;") || !l.contains("spin_in")),
         "worker stacks are rooted at the cell: {:?}",
         p.lines
     );
     let s = share(&p.lines, "spin_in_known_function");
-    assert!(s > 0.6, "spin_in_known_function has {s:.2} of {} samples ({})", p.samples, p.how);
+    assert!(
+        s > 0.6,
+        "spin_in_known_function has {s:.2} of {} samples ({})",
+        p.samples,
+        p.how
+    );
     if perf_works() {
         assert_eq!((p.sampler, p.rate_hz), ("perf", perf::RATE_HZ));
     }
@@ -137,7 +154,11 @@ fn a_contended_lock_dominates_the_wait_profile_and_its_total_matches() {
         w.lines
     );
     let s = share(&w.lines, "hold_known_lock");
-    assert!(s > 0.9, "hold_known_lock has {s:.2} of the wait profile: {:?}", w.lines);
+    assert!(
+        s > 0.9,
+        "hold_known_lock has {s:.2} of the wait profile: {:?}",
+        w.lines
+    );
     let measured = measured.as_secs_f64();
     assert!(measured > 0.0);
     assert!(
@@ -157,7 +178,11 @@ fn a_libc_call_shows_in_the_cpu_profile() {
     assert_eq!(p.sampler, "perf");
     let libc = share(&p.lines, "write");
     let caller = share(&p.lines, "write_to_dev_null");
-    assert!(caller > 0.5, "{caller:.2}: {:?}", &p.lines[..p.lines.len().min(5)]);
+    assert!(
+        caller > 0.5,
+        "{caller:.2}: {:?}",
+        &p.lines[..p.lines.len().min(5)]
+    );
     // Frames below the Rust caller: libc's write wrapper or the kernel's.
     let below: f64 = {
         let total: f64 = p.lines.iter().map(|l| stacks::weight(l) as f64).sum();
@@ -171,7 +196,10 @@ fn a_libc_call_shows_in_the_cpu_profile() {
             .sum::<f64>()
             / total.max(1.0)
     };
-    assert!(libc > 0.5 && below > 0.3, "libc/kernel frames below the caller: {below:.2}");
+    assert!(
+        libc > 0.5 && below > 0.3,
+        "libc/kernel frames below the caller: {below:.2}"
+    );
 }
 
 #[test]
@@ -186,7 +214,9 @@ fn without_perf_the_fallback_samples_and_says_so() {
     let svg = std::fs::read_to_string(&r.svg).unwrap();
     assert!(svg.contains("pprof") && svg.contains("fallback"));
     let off = r.off_cpu.unwrap();
-    assert!(std::fs::read_to_string(off.svg).unwrap().contains("does not measure"));
+    assert!(std::fs::read_to_string(off.svg)
+        .unwrap()
+        .contains("does not measure"));
 }
 
 #[test]
@@ -196,9 +226,13 @@ fn differentials_show_both_counts_and_say_when_too_few() {
     let b = dir.path().join("b.folded");
     std::fs::write(&a, "c;search;lock 10\nc;search;copy 90\n").unwrap();
     std::fs::write(&b, "c;search;lock 160\nc;search;copy 40\n").unwrap();
-    let svg = String::from_utf8(render_differential(&a, &b, "t=1 vs t=4", (100, 2000), "samples").unwrap()).unwrap();
+    let svg = String::from_utf8(
+        render_differential(&a, &b, "t=1 vs t=4", (100, 2000), "samples").unwrap(),
+    )
+    .unwrap();
     assert!(svg.contains("100 vs 2000 samples") && svg.contains("too few samples to compare"));
-    let svg = String::from_utf8(render_differential(&a, &b, "x", (600, 2000), "samples").unwrap()).unwrap();
+    let svg = String::from_utf8(render_differential(&a, &b, "x", (600, 2000), "samples").unwrap())
+        .unwrap();
     assert!(svg.contains("600 vs 2000 samples") && !svg.contains("too few"));
     assert!(render_differential(Path::new("/nonexistent"), &b, "x", (1, 1), "samples").is_err());
 }

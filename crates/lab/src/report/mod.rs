@@ -630,7 +630,10 @@ fn restore_flamegraphs(root: &Path, sources: &[Source]) -> anyhow::Result<()> {
         );
         let subtitle = crate::profile::cpu_subtitle(
             p.samples,
-            &format!("{} at {} Hz (redrawn from the folded stacks)", p.sampler, p.rate_hz),
+            &format!(
+                "{} at {} Hz (redrawn from the folded stacks)",
+                p.sampler, p.rate_hz
+            ),
         );
         let bytes = crate::profile::render_flamegraph(&lines, &title, &subtitle, "samples")
             .map_err(anyhow::Error::msg)?;
