@@ -77,8 +77,9 @@ pub struct RunArgs {
     /// A scenario parameter as name=value (repeatable).
     #[arg(long = "param", value_name = "NAME=VALUE")]
     pub params: Vec<String>,
-    /// Sample the CPU while measuring and write PREFIX.folded and PREFIX.svg (one
-    /// repetition; the figures of a profiled run are perturbed by the sampler).
+    /// Profile the measured window: on-CPU (perf, or pprof where perf cannot run) to
+    /// PREFIX.folded and PREFIX.svg, waits to PREFIX.offcpu.folded and PREFIX.offcpu.svg
+    /// (use one repetition; the figures of a profiled run are perturbed by the sampler).
     #[arg(long, value_name = "PREFIX")]
     pub profile: Option<String>,
 }
