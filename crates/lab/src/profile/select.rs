@@ -53,3 +53,56 @@ pub fn window(duration: Duration, quick: bool) -> Duration {
     let least = if quick { 300 } else { 800 };
     duration.max(Duration::from_millis(least))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::Settings;
+
+    fn plan(extra: &[&str]) -> MatrixPlan {
+        let mut args = vec!["scenarios=lookup", "variants=dashmap", "threads=1,2,4,12"];
+        args.extend_from_slice(extra);
+        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        MatrixPlan::build(&Settings::parse(&args).unwrap(), &root).unwrap()
+    }
+
+    #[test]
+    fn by_default_threads_one_cores_and_most_at_the_most_cores() {
+        let p = plan(&[]);
+        let cells = p.cells();
+        let most_cores = cells.iter().map(|c| c.cores).max().unwrap();
+        let chosen: Vec<(usize, usize)> = cells
+            .iter()
+            .zip(profiled(&cells, which(&p)))
+            .filter(|(_, chosen)| *chosen)
+            .map(|(c, _)| (c.threads, c.cores))
+            .collect();
+        let mut expected = vec![(1, most_cores), (12, most_cores)];
+        if [2, 4].contains(&most_cores) {
+            expected.insert(1, (most_cores, most_cores));
+        }
+        assert_eq!(chosen, expected);
+        let all = plan(&["profile=all"]);
+        assert!(profiled(&all.cells(), which(&all)).iter().all(|&c| c));
+        let none = plan(&["profile=false"]);
+        assert!(profiled(&none.cells(), which(&none)).iter().all(|&c| !c));
+        assert!(Settings::parse(&["profile=some".to_owned()]).is_err());
+    }
+
+    #[test]
+    fn the_window_is_at_least_long_enough_for_a_thousand_samples() {
+        assert_eq!(
+            window(Duration::from_millis(200), false),
+            Duration::from_millis(800)
+        );
+        assert_eq!(
+            window(Duration::from_secs(2), false),
+            Duration::from_secs(2)
+        );
+        assert_eq!(
+            window(Duration::from_millis(200), true),
+            Duration::from_millis(300)
+        );
+    }
+}
