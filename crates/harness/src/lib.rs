@@ -17,7 +17,7 @@
 //! benchmarks ([`team`]).
 //!
 //! It is not a command-line tool and renders nothing: `lab` runs cells in child processes,
-//! pins them to cores and writes reports.
+//! pins them to cores, profiles them (through the hooks in [`probe`]) and writes reports.
 //!
 //! Why plain scoped threads rather than a rayon pool: a cell must have exactly `threads`
 //! workers that each own their state for the whole window, and a worker that panics must
@@ -29,7 +29,7 @@ pub mod env;
 pub mod hotpath;
 pub mod noop;
 pub mod params;
-pub mod profile;
+pub mod probe;
 pub mod runner;
 pub mod sampler;
 pub mod schema;

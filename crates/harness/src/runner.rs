@@ -197,6 +197,8 @@ fn run_inner<W: Workload>(workload: &W, settings: RunSettings) -> Result<Measure
         if !settings.warmup.is_zero() {
             std::thread::sleep(settings.warmup);
         }
+        // A profiler gets ready before the window opens, so that it samples all of it.
+        crate::probe::window_opened();
         // Clock and CPU time first, then the flag: nothing counted precedes the window.
         let cpu_start = process_cpu_time();
         let start = Instant::now();
@@ -206,6 +208,8 @@ fn run_inner<W: Workload>(workload: &W, settings: RunSettings) -> Result<Measure
         phase.store(STOP, Ordering::Release);
         let end = Instant::now();
         let cpu_time = process_cpu_time().saturating_sub(cpu_start);
+        // After the figures are read: a profiler may take a while to stop.
+        crate::probe::window_closed();
         let joined: Vec<_> = handles.into_iter().map(|h| h.join()).collect();
         (joined, end - start, cpu_time)
     });
@@ -277,6 +281,7 @@ fn worker_loop<K: Worker>(
                 let Some(opened) = opened else {
                     // This thread never saw the window open: nothing it did was measured.
                     tally = Tally::new();
+                    crate::probe::thread_reset();
                     worker.window_opened();
                     break ThreadAccount::default();
                 };
@@ -287,6 +292,7 @@ fn worker_loop<K: Worker>(
             // The window opens: forget the warm-up.
             tally = Tally::new();
             ctx = OpCtx::default();
+            crate::probe::thread_reset();
             worker.window_opened();
             opened = Some(reading);
             seen = now;

@@ -32,7 +32,40 @@ pub struct ProfileRef {
     pub svg: String,
     /// The folded stacks behind it.
     pub folded: String,
-    /// How many samples the profiler took; below 200 the flamegraph is thin.
+    /// How many on-CPU samples the profiler took; below 500 the flamegraph is thin.
+    pub samples: u64,
+    /// The sampler that made the on-CPU profile: `perf` or `pprof` (the fallback where
+    /// perf events are not allowed). Results written before samplers were named say `pprof`.
+    #[serde(default = "pprof_sampler")]
+    pub sampler: String,
+    /// Samples per second asked of the sampler (0: not recorded).
+    #[serde(default)]
+    pub rate_hz: u32,
+    /// The off-CPU (wait) profile of the same window, when one was taken.
+    #[serde(default)]
+    pub off_cpu: Option<OffCpuRef>,
+}
+
+fn pprof_sampler() -> String {
+    "pprof".to_owned()
+}
+
+/// Where a cell's off-CPU (wait) profile lies: the hot path's measured waits, sampled with
+/// their call stacks and weighted by blocked time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OffCpuRef {
+    /// The flamegraph (SVG).
+    pub svg: String,
+    /// The folded stacks behind it (counts in microseconds blocked).
+    pub folded: String,
+    /// Blocked time the profile covers, summed over threads, in seconds.
+    pub seconds: f64,
+    /// Blocked time the hot path measured in the same window, in seconds; null where the
+    /// hot path does not measure its waits.
+    #[serde(default)]
+    pub measured_seconds: Option<f64>,
+    /// Wait stacks captured.
+    #[serde(default)]
     pub samples: u64,
 }
 
@@ -501,6 +534,15 @@ mod tests {
             svg: "profiles/x.svg".into(),
             folded: "profiles/x.folded".into(),
             samples: 12,
+            sampler: "perf".into(),
+            rate_hz: 2000,
+            off_cpu: Some(OffCpuRef {
+                svg: "profiles/x.offcpu.svg".into(),
+                folded: "profiles/x.offcpu.folded".into(),
+                seconds: 0.5,
+                measured_seconds: Some(0.55),
+                samples: 500,
+            }),
         });
         let file = ResultsFile {
             schema: SCHEMA_VERSION,

@@ -88,6 +88,7 @@ impl OpCtx {
     #[inline]
     pub fn record_wait(&mut self, waited: Duration) {
         self.waited_ns += waited.as_nanos() as u64;
+        crate::probe::waited(waited);
     }
 
     /// Acquires something (a lock guard, a permit) and accounts the time it took.

@@ -42,8 +42,9 @@ pub struct RunArgs {
     /// A hot-path parameter as name=value (repeatable).
     #[arg(long = "param", value_name = "NAME=VALUE")]
     pub params: Vec<String>,
-    /// Sample the CPU while measuring and write PREFIX.folded and PREFIX.svg (one
-    /// repetition; the figures of a profiled run are perturbed by the sampler).
+    /// Profile the measured window: on-CPU (perf, or pprof where perf cannot run) to
+    /// PREFIX.folded and PREFIX.svg, waits to PREFIX.offcpu.folded and PREFIX.offcpu.svg
+    /// (use one repetition; the figures of a profiled run are perturbed by the sampler).
     #[arg(long, value_name = "PREFIX")]
     pub profile: Option<String>,
 }
@@ -67,7 +68,7 @@ pub struct CellRequest {
     pub repeats: usize,
     /// Hot-path parameters as `(name, value)` text, checked by the hot path's specs later.
     pub params: Vec<(String, String)>,
-    /// Profile prefix: sample the CPU and write `PREFIX.folded` and `PREFIX.svg`.
+    /// Profile prefix: on-CPU and off-CPU profiles of the window go to `PREFIX.*`.
     pub profile: Option<String>,
 }
 

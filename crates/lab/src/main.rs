@@ -14,6 +14,7 @@ mod list;
 mod matrix;
 mod order;
 mod plan;
+mod profile;
 mod progress;
 mod report;
 mod resume;

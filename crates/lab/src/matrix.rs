@@ -42,11 +42,10 @@ pub fn run(plan: &MatrixPlan, start: Start) -> anyhow::Result<ExitCode> {
     let mut run = RunState::new(&cells, &data_dir, start);
     let run_id = run.run_id.clone();
 
-    let profiled = if plan.profile {
-        run.profiles.iter().filter(|p| p.is_none()).count()
-    } else {
-        0
-    };
+    let chosen = crate::profile::select::profiled(&cells, crate::profile::select::which(plan));
+    // A resumed run profiles only the chosen cells still without a profile.
+    let wanted = |i: usize| chosen[i] && run.profiles[i].is_none();
+    let profiled = (0..cells.len()).filter(|&i| wanted(i)).count();
     let missing = |i: usize, c: &CellSpec<'_>| c.scenario.repeats.saturating_sub(run.reps[i].len());
     let total: usize = cells
         .iter()
@@ -58,7 +57,7 @@ pub fn run(plan: &MatrixPlan, start: Start) -> anyhow::Result<ExitCode> {
         .iter()
         .enumerate()
         .map(|(i, c)| {
-            let profiling = if plan.profile && run.profiles[i].is_none() {
+            let profiling = if wanted(i) {
                 profile_window(c, plan.quick) + c.scenario.warmup
             } else {
                 Duration::ZERO
@@ -124,7 +123,7 @@ pub fn run(plan: &MatrixPlan, start: Start) -> anyhow::Result<ExitCode> {
             if interrupted.load(Ordering::SeqCst) || run.reps[i].is_empty() {
                 break;
             }
-            if profiles[i].is_some() {
+            if !chosen[i] || profiles[i].is_some() {
                 continue;
             }
             bar.set_message(format!(
@@ -334,12 +333,9 @@ fn profile_prefix(run_id: &str, cell: &CellSpec<'_>) -> String {
     )
 }
 
-/// The measured window of a profiling run. The sampler here delivers about 160-250
-/// samples per second of wall time however many CPUs are busy, so 1 s gives a mostly readable
-/// flamegraph (about 200 samples; thinner ones are marked); quick mode settles for 0.4 s and thin flamegraphs.
+/// The measured window of a profiling run (see [`crate::profile::select::window`]).
 fn profile_window(cell: &CellSpec<'_>, quick: bool) -> Duration {
-    let least = if quick { 400 } else { 1000 };
-    cell.scenario.duration.max(Duration::from_millis(least))
+    crate::profile::select::window(cell.scenario.duration, quick)
 }
 
 /// Runs one repetition of `cell` (round `round`) in a child process, profiled to

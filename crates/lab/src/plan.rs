@@ -105,6 +105,8 @@ pub struct MatrixPlan {
     pub quick: bool,
     /// Whether each cell gets an extra, uncounted repetition under the CPU profiler.
     pub profile: bool,
+    /// Whether every cell is profiled (`profile=all`) rather than the default selection.
+    pub profile_all: bool,
     /// The command that reproduces this run.
     pub command: String,
     /// Project root (reports go below it).
@@ -317,6 +319,7 @@ impl MatrixPlan {
             scenarios,
             quick: settings.quick || settings.smoke,
             profile: !settings.no_profile,
+            profile_all: settings.profile_all,
             command,
             root: root.to_path_buf(),
             skipped,

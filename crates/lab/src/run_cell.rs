@@ -3,14 +3,14 @@
 //! The process first narrows its CPU affinity to `cores` CPUs, so every worker thread it
 //! starts inherits the mask. `lab matrix` runs each cell this way in a child process.
 
-use std::path::Path;
 use std::process::ExitCode;
 
 use harness::schema::CellKey;
-use harness::{affinity, profile, Params, RunRecord, RunSettings};
+use harness::{affinity, Params, RunRecord, RunSettings};
 
 use crate::catalog;
 use crate::cell_request::CellRequest;
+use crate::profile;
 
 /// Runs `lab run` for a checked request.
 pub fn run(request: &CellRequest) -> anyhow::Result<ExitCode> {
@@ -31,6 +31,15 @@ pub fn run(request: &CellRequest) -> anyhow::Result<ExitCode> {
     }
     hot_path.check(&params).map_err(anyhow::Error::msg)?;
 
+    // perf starts before the CPU mask narrows, so that with fewer cores than the machine
+    // has it samples from a CPU the workers do not use.
+    let session = match &request.profile {
+        Some(_) => Some(
+            profile::Session::start(&profile::stacks::cell_frame(hot_path.name(), variant.name))
+                .map_err(anyhow::Error::msg)?,
+        ),
+        None => None,
+    };
     let cpus = affinity::limit_to_cores(cores).map_err(anyhow::Error::msg)?;
     let mask = affinity::format_cpu_list(&cpus);
     let key = CellKey {
@@ -45,34 +54,29 @@ pub fn run(request: &CellRequest) -> anyhow::Result<ExitCode> {
         warmup,
         duration,
     };
-    let sampler = match &request.profile {
-        Some(_) => Some(profile::Sampler::start().map_err(anyhow::Error::msg)?),
-        None => None,
-    };
+    let mut blocked = None;
     let reps: Vec<RunRecord> = (0..repeats)
         .map(
             |_| match hot_path.measure(variant.name, &params, settings) {
-                Ok(m) => RunRecord::from_measurement(&key, &mask, &m),
+                Ok(m) => {
+                    blocked = m.waits_measured.then_some(m.waited);
+                    RunRecord::from_measurement(&key, &mask, &m)
+                }
                 Err(failure) => RunRecord::failed(&key, &mask, failure.reason),
             },
         )
         .collect();
     let mut record = RunRecord::merge_repetitions(&reps).expect("at least one repetition");
-    if let (Some(sampler), Some(prefix)) = (sampler, &request.profile) {
-        let folded = sampler.finish().map_err(anyhow::Error::msg)?;
+    if let (Some(session), Some(prefix)) = (session, &request.profile) {
+        let cell_profile = session.finish().map_err(anyhow::Error::msg)?;
         let title = format!(
             "{} / {}  threads={threads} cores={cores}",
             hot_path.name(),
             variant.name
         );
         record.profile = Some(
-            profile::write_profile(
-                &folded,
-                Path::new(&format!("{prefix}.folded")),
-                Path::new(&format!("{prefix}.svg")),
-                &title,
-            )
-            .map_err(anyhow::Error::msg)?,
+            profile::write_profile(&cell_profile, prefix, &title, blocked)
+                .map_err(anyhow::Error::msg)?,
         );
     }
     println!("{}", serde_json::to_string(&record)?);

@@ -74,6 +74,8 @@ pub struct Settings {
     pub timeout: Option<Duration>,
     /// `profile=false`: skip the extra, uncounted repetition that records flamegraphs.
     pub no_profile: bool,
+    /// `profile=all`: profile every cell, not only the ones the differentials compare.
+    pub profile_all: bool,
     /// `resume=<run-id>`: continue that interrupted run with its own settings.
     pub resume: Option<String>,
     /// `force=true`: resume even on another commit or machine.
@@ -156,7 +158,12 @@ impl Settings {
                 "variants" => s.variants = Some(name_list(key, value)?),
                 "quick" => s.quick = boolean(key, value)?,
                 "smoke" => s.smoke = boolean(key, value)?,
-                "profile" => s.no_profile = !boolean(key, value)?,
+                "profile" if value == "all" => s.profile_all = true,
+                "profile" => {
+                    s.no_profile = !boolean(key, value).map_err(|_| {
+                        anyhow::anyhow!("profile={value:?}: expected true, false or all")
+                    })?
+                }
                 "resume" => s.resume = Some(value.trim().to_owned()),
                 "force" => s.force = boolean(key, value)?,
                 "duration" => s.duration = Some(duration(value)?),

@@ -435,9 +435,15 @@ fn run_prints_one_record_for_one_cell() {
     assert_eq!(profile.svg, "profiles/one/cell.svg");
     let folded = std::fs::read_to_string(root.path().join(&profile.folded)).unwrap();
     assert!(
-        folded.lines().all(|l| l.starts_with("worker;")),
-        "workers only"
+        folded.lines().any(|l| l.starts_with("lookup/dashmap;")),
+        "worker stacks are rooted at the cell: {folded}"
     );
+    assert!(matches!(profile.sampler.as_str(), "perf" | "pprof"));
+    assert!(profile.rate_hz >= 997);
+    let off = profile
+        .off_cpu
+        .expect("an off-CPU profile beside the CPU one");
+    assert!(root.path().join(&off.svg).is_file() && root.path().join(&off.folded).is_file());
     assert!(std::fs::read_to_string(root.path().join(&profile.svg))
         .unwrap()
         .contains("<svg"));

@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use harness::profile::THIN_SAMPLES;
+use crate::profile::THIN_SAMPLES;
 use harness::schema::CellStatus;
 use harness::RunRecord;
 
@@ -298,15 +298,29 @@ fn group(out: &mut String, g: &Group<'_>, prefix: &str) {
             "<h4>Differential flamegraphs (red: grew with threads, blue: shrank)</h4><ul>\n",
         );
         for d in &g.diffs {
-            let _ = writeln!(
+            let _ = write!(
                 out,
-                "<li><a class=\"diff\" href=\"{prefix}{}\">{}, {} core(s): threads={} vs threads={}</a></li>",
+                "<li><a class=\"diff\" href=\"{prefix}{}\">{}, {} core(s): threads={} vs threads={}</a> <small>on-CPU, {} vs {} samples{}</small>",
                 esc(&d.svg),
                 esc(&d.variant),
                 d.cores,
                 d.from_threads,
-                d.to_threads
+                d.to_threads,
+                d.samples.0,
+                d.samples.1,
+                too_few(d.samples)
             );
+            if let Some((svg, counts)) = &d.off_cpu {
+                let _ = write!(
+                    out,
+                    " · <a class=\"diff\" href=\"{prefix}{}\">off-CPU</a> <small>{} vs {} wait stacks{}</small>",
+                    esc(svg),
+                    counts.0,
+                    counts.1,
+                    too_few(*counts)
+                );
+            }
+            out.push_str("</li>\n");
         }
         out.push_str("</ul>\n");
     }
@@ -384,14 +398,41 @@ fn cell(out: &mut String, record: Option<&RunRecord>, prefix: &str) {
         } else {
             ""
         };
+        let rate = if p.rate_hz > 0 {
+            format!(" at {} Hz", p.rate_hz)
+        } else {
+            String::new()
+        };
         let _ = write!(
             out,
-            "<br><a class=\"flamegraph\" href=\"{prefix}{}\">flamegraph</a> <small>{} samples</small>{thin}",
+            "<br><a class=\"flamegraph\" href=\"{prefix}{}\">flamegraph</a> <small>{} samples, {}{rate}</small>{thin}",
             esc(&p.svg),
-            p.samples
+            p.samples,
+            esc(&p.sampler)
         );
+        if let Some(off) = &p.off_cpu {
+            let measured = match off.measured_seconds {
+                Some(m) => format!("{m:.3} s measured"),
+                None => "waits not measured".to_owned(),
+            };
+            let _ = write!(
+                out,
+                "<br><a class=\"offcpu\" href=\"{prefix}{}\">off-CPU</a> <small>{:.3} s blocked vs {measured}</small>",
+                esc(&off.svg),
+                off.seconds
+            );
+        }
     }
     out.push_str("</td>");
+}
+
+/// ": too few samples to compare" when either side of a differential is thin.
+fn too_few(counts: (u64, u64)) -> &'static str {
+    if counts.0 < THIN_SAMPLES || counts.1 < THIN_SAMPLES {
+        ": too few samples to compare"
+    } else {
+        ""
+    }
 }
 
 /// A latency in the unit that keeps it short.

@@ -82,8 +82,12 @@ pub struct DiffRef {
     pub from_threads: usize,
     /// Threads of the second profile (the largest).
     pub to_threads: usize,
-    /// The SVG, relative to the project root.
+    /// The on-CPU SVG, relative to the project root.
     pub svg: String,
+    /// On-CPU samples of the two profiles.
+    pub samples: (u64, u64),
+    /// The off-CPU (wait) SVG and the wait stacks of the two profiles, when both have one.
+    pub off_cpu: Option<(String, (u64, u64))>,
 }
 
 /// Cells of one source that share scenario file, scenario and parameters, with what was
@@ -554,8 +558,8 @@ fn differential(
         first.profile.as_ref().expect("filtered"),
         last.profile.as_ref().expect("filtered"),
     );
-    let rel = format!(
-        "profiles/{}/diff/{}-{}-c{cores}-t1-vs-t{}.svg",
+    let stem = format!(
+        "profiles/{}/diff/{}-{}-c{cores}-t1-vs-t{}",
         source.results.run_id,
         g.slug,
         slugify(variant),
@@ -566,18 +570,52 @@ fn differential(
         g.title_name(),
         last.threads
     );
-    let svg =
-        harness::profile::render_differential(&root.join(&a.folded), &root.join(&b.folded), &title)
+    let write = |rel: &str, svg: Vec<u8>| -> anyhow::Result<()> {
+        let path = root.join(rel);
+        std::fs::create_dir_all(path.parent().expect("has a parent"))?;
+        std::fs::write(&path, svg)?;
+        Ok(())
+    };
+    let rel = format!("{stem}.svg");
+    let samples = (a.samples, b.samples);
+    let svg = crate::profile::render_differential(
+        &root.join(&a.folded),
+        &root.join(&b.folded),
+        &format!("{title}, on-CPU"),
+        samples,
+        "samples",
+    )
+    .map_err(anyhow::Error::msg)?;
+    write(&rel, svg)?;
+    let off_cpu = match (&a.off_cpu, &b.off_cpu) {
+        (Some(x), Some(y))
+            if root.join(&x.folded).is_file()
+                && root.join(&y.folded).is_file()
+                && x.measured_seconds.is_some() =>
+        {
+            let off_rel = format!("{stem}.offcpu.svg");
+            let counts = (x.samples, y.samples);
+            let svg = crate::profile::render_differential(
+                &root.join(&x.folded),
+                &root.join(&y.folded),
+                &format!("{title}, off-CPU"),
+                counts,
+                "wait stacks",
+            )
             .map_err(anyhow::Error::msg)?;
-    let path = root.join(&rel);
-    std::fs::create_dir_all(path.parent().expect("has a parent"))?;
-    std::fs::write(&path, svg)?;
+            write(&off_rel, svg)?;
+            Some((off_rel, counts))
+        }
+        _ => None,
+    };
     Ok(Some(DiffRef {
         variant: variant.to_owned(),
         cores,
         from_threads: 1,
         to_threads: last.threads,
         svg: rel,
+        samples,
+        off_cpu,
     }))
 }
 
@@ -599,8 +637,14 @@ fn restore_flamegraphs(root: &Path, sources: &[Source]) -> anyhow::Result<()> {
             "{} / {}  threads={} cores={}",
             cell.scenario, cell.variant, cell.threads, cell.cores
         );
-        let subtitle = format!("{} samples; worker threads only", p.samples);
-        let bytes = harness::profile::render_flamegraph(&lines, &title, &subtitle)
+        let subtitle = crate::profile::cpu_subtitle(
+            p.samples,
+            &format!(
+                "{} at {} Hz (redrawn from the folded stacks)",
+                p.sampler, p.rate_hz
+            ),
+        );
+        let bytes = crate::profile::render_flamegraph(&lines, &title, &subtitle, "samples")
             .map_err(anyhow::Error::msg)?;
         std::fs::write(&svg, bytes).with_context(|| format!("cannot write {}", svg.display()))?;
     }

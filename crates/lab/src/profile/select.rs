@@ -1,0 +1,108 @@
+//! Which cells of a matrix get a profiling repetition, and how long its window is.
+//!
+//! By default, for every variant (and parameter set) of every scenario file at the
+//! largest core count: threads = 1, threads = cores and the largest thread count, the
+//! cells the differential flamegraphs compare. `profile=all` profiles every cell and
+//! `profile=false` none. This module runs nothing.
+
+use std::time::Duration;
+
+use crate::plan::{CellSpec, MatrixPlan};
+
+/// Which cells to profile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Which {
+    /// No cell (`profile=false`).
+    None,
+    /// The cells the differentials compare (the default).
+    Default,
+    /// Every cell (`profile=all`).
+    All,
+}
+
+/// What `profile=` asked of `plan`.
+pub fn which(plan: &MatrixPlan) -> Which {
+    match (plan.profile, plan.profile_all) {
+        (false, _) => Which::None,
+        (true, false) => Which::Default,
+        (true, true) => Which::All,
+    }
+}
+
+/// Whether each of `cells` gets a profiling repetition.
+pub fn profiled(cells: &[CellSpec<'_>], which: Which) -> Vec<bool> {
+    cells
+        .iter()
+        .map(|c| match which {
+            Which::None => false,
+            Which::All => true,
+            Which::Default => {
+                let cores = c.scenario.cores.iter().copied().max().unwrap_or(0);
+                let most = c.scenario.threads.iter().copied().max().unwrap_or(0);
+                c.cores == cores && (c.threads == 1 || c.threads == cores || c.threads == most)
+            }
+        })
+        .collect()
+}
+
+/// The measured window of a profiling repetition. perf samples about 2,000 times per
+/// busy CPU-second, so 0.8 s gives a single busy thread about 1,600 samples (fewer on a
+/// machine busy with other work); the scenario's own window is kept when longer. Quick
+/// mode settles for 0.3 s.
+pub fn window(duration: Duration, quick: bool) -> Duration {
+    let least = if quick { 300 } else { 800 };
+    duration.max(Duration::from_millis(least))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::Settings;
+
+    fn plan(extra: &[&str]) -> MatrixPlan {
+        let mut args = vec!["scenarios=lookup", "variants=dashmap", "threads=1,2,4,12"];
+        args.extend_from_slice(extra);
+        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        MatrixPlan::build(&Settings::parse(&args).unwrap(), &root).unwrap()
+    }
+
+    #[test]
+    fn by_default_threads_one_cores_and_most_at_the_most_cores() {
+        let p = plan(&[]);
+        let cells = p.cells();
+        let most_cores = cells.iter().map(|c| c.cores).max().unwrap();
+        let chosen: Vec<(usize, usize)> = cells
+            .iter()
+            .zip(profiled(&cells, which(&p)))
+            .filter(|(_, chosen)| *chosen)
+            .map(|(c, _)| (c.threads, c.cores))
+            .collect();
+        let mut expected = vec![(1, most_cores), (12, most_cores)];
+        if [2, 4].contains(&most_cores) {
+            expected.insert(1, (most_cores, most_cores));
+        }
+        assert_eq!(chosen, expected);
+        let all = plan(&["profile=all"]);
+        assert!(profiled(&all.cells(), which(&all)).iter().all(|&c| c));
+        let none = plan(&["profile=false"]);
+        assert!(profiled(&none.cells(), which(&none)).iter().all(|&c| !c));
+        assert!(Settings::parse(&["profile=some".to_owned()]).is_err());
+    }
+
+    #[test]
+    fn the_window_is_at_least_long_enough_for_a_thousand_samples() {
+        assert_eq!(
+            window(Duration::from_millis(200), false),
+            Duration::from_millis(800)
+        );
+        assert_eq!(
+            window(Duration::from_secs(2), false),
+            Duration::from_secs(2)
+        );
+        assert_eq!(
+            window(Duration::from_millis(200), true),
+            Duration::from_millis(300)
+        );
+    }
+}
