@@ -38,6 +38,13 @@ pub const PROFILER_ENV: &str = "LAB_PROFILER";
 /// `LAB_PERF`: the perf binary (default `perf`).
 pub const PERF_ENV: &str = "LAB_PERF";
 
+/// `LAB_PERF_INLINE=1`: resolve inlined functions into frames of their own. Off by default
+/// because this perf resolves them by running addr2line per address: 2.5 s per profile
+/// here against 0.2 s without, which over a hundred profiled cells is minutes of a
+/// 15-minute matrix. Outlined functions (including `#[cold]` slow paths such as a lock's
+/// contended path) keep their frames either way.
+pub const PERF_INLINE_ENV: &str = "LAB_PERF_INLINE";
+
 /// What a finished profile holds, before it is written.
 pub struct CellProfile {
     /// On-CPU folded lines.

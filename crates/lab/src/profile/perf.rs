@@ -88,7 +88,10 @@ impl PerfRecorder {
         let mut child = Command::new(perf)
             .args(["record", "-e", "cpu-clock", "-F"])
             .arg(RATE_HZ.to_string())
-            .args(["--call-graph", "dwarf", "--delay=-1", "--control"])
+            // No build-id collection at exit: it reads every mapped binary (lab's own, with
+            // its debug info) and cost about a second per profile here; the samples are
+            // read back at once from the same binaries, so the ids are not needed.
+            .args(["--call-graph", "dwarf", "--no-buildid", "--delay=-1", "--control"])
             .arg(format!(
                 "fifo:{},{}",
                 ctl_path.display(),
@@ -204,8 +207,10 @@ impl PerfRecorder {
         unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
         let _ = child.wait();
         let data = self.dir.join("perf.data");
+        let inline = std::env::var(super::PERF_INLINE_ENV).is_ok_and(|v| v == "1");
         let out = Command::new(&self.perf)
             .arg("script")
+            .arg(if inline { "--inline" } else { "--no-inline" })
             // Without the period field inferno counts one per sample, not nanoseconds.
             .args(["-F", "comm,tid,time,event,ip,sym,dso"])
             .arg("-i")

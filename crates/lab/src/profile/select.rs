@@ -1,8 +1,11 @@
 //! Which cells of a matrix get a profiling repetition, and how long its window is.
 //!
-//! By default, for every variant (and parameter set) of every scenario file at the
-//! largest core count: threads = 1, threads = cores and the largest thread count, the
-//! cells the differential flamegraphs compare. `profile=all` profiles every cell and
+//! By default, for every variant (and parameter set) of every scenario file that sweeps
+//! threads, at the largest core count: threads = 1, threads = cores and the largest thread
+//! count, the cells the differential flamegraphs compare. A file run at one thread count
+//! (a parameter sweep such as sqlmix-slots) has no differential to draw and is profiled
+//! only with `profile=all`: a profile costs about 1.2 s of perf start-up and shut-down
+//! beyond its window, which over every sweep point would not fit the 15-minute matrix. `profile=all` profiles every cell and
 //! `profile=false` none. This module runs nothing.
 
 use std::time::Duration;
@@ -36,6 +39,7 @@ pub fn profiled(cells: &[CellSpec<'_>], which: Which) -> Vec<bool> {
         .map(|c| match which {
             Which::None => false,
             Which::All => true,
+            Which::Default if c.scenario.threads.len() < 2 => false,
             Which::Default => {
                 let cores = c.scenario.cores.iter().copied().max().unwrap_or(0);
                 let most = c.scenario.threads.iter().copied().max().unwrap_or(0);
@@ -46,11 +50,11 @@ pub fn profiled(cells: &[CellSpec<'_>], which: Which) -> Vec<bool> {
 }
 
 /// The measured window of a profiling repetition. perf samples about 2,000 times per
-/// busy CPU-second, so 0.8 s gives a single busy thread about 1,600 samples (fewer on a
+/// busy CPU-second, so 0.6 s gives a single busy thread about 1,200 samples (fewer on a
 /// machine busy with other work); the scenario's own window is kept when longer. Quick
 /// mode settles for 0.3 s.
 pub fn window(duration: Duration, quick: bool) -> Duration {
-    let least = if quick { 300 } else { 800 };
+    let least = if quick { 300 } else { 600 };
     duration.max(Duration::from_millis(least))
 }
 
@@ -91,10 +95,20 @@ mod tests {
     }
 
     #[test]
+    fn a_one_point_sweep_is_not_profiled_by_default() {
+        let settings = Settings::parse(&["scenarios=sqlmix-slots".to_owned()]).unwrap();
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let plan = crate::plan::MatrixPlan::build(&settings, &root).unwrap();
+        let cells = plan.cells();
+        assert!(profiled(&cells, Which::Default).iter().all(|p| !p));
+        assert!(profiled(&cells, Which::All).iter().all(|p| *p));
+    }
+
+    #[test]
     fn the_window_is_at_least_long_enough_for_a_thousand_samples() {
         assert_eq!(
             window(Duration::from_millis(200), false),
-            Duration::from_millis(800)
+            Duration::from_millis(600)
         );
         assert_eq!(
             window(Duration::from_secs(2), false),
