@@ -14,9 +14,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use criterion::{criterion_main, BenchmarkId, Criterion, Throughput};
 use harness::team::ThreadTeam;
-use harness::Workload;
 use lookup::directory::{Directory, DirectoryData};
 use lookup::dispatch::{Dispatch, DispatchConfig, Server};
 use lookup::variants::{self, VariantName, WithDirectory};
@@ -48,11 +47,7 @@ impl WithDirectory for MakeBench<'_> {
         };
         let workload = LookupWorkload::new(dir, self.data, shape);
         if self.dispatch == Dispatch::Direct {
-            return Bench::Direct(ThreadTeam::new(
-                (0..self.threads)
-                    .map(|i| workload.worker(i, self.threads))
-                    .collect(),
-            ));
+            return Bench::Direct(ThreadTeam::for_workload(&workload, self.threads));
         }
         let config = DispatchConfig {
             dispatch: self.dispatch,
@@ -105,9 +100,11 @@ fn config() -> Criterion {
         .with_profiler(PProfProfiler::new(250, Output::Flamegraph(None)))
 }
 
-criterion_group! {
-    name = benches;
-    config = config();
-    targets = dispatches
+/// Every benchmark of this file under [`config`], which criterion's command-line flags
+/// may override. Written out rather than through `criterion_group!`, whose function has
+/// no documentation.
+fn benches() {
+    let mut criterion = config().configure_from_args();
+    dispatches(&mut criterion);
 }
 criterion_main!(benches);

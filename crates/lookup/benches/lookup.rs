@@ -12,9 +12,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use criterion::{criterion_main, BenchmarkId, Criterion, Throughput};
 use harness::team::ThreadTeam;
-use harness::Workload;
 use lookup::directory::{Directory, DirectoryData};
 use lookup::variants::{self, VariantName, WithDirectory};
 use lookup::workload::{KeyDistribution, LookupWorkload, WorkloadShape};
@@ -36,11 +35,7 @@ impl WithDirectory for MakeTeam<'_> {
             seed: 0x389d5,
         };
         let workload = LookupWorkload::new(dir, self.data, shape);
-        ThreadTeam::new(
-            (0..self.threads)
-                .map(|i| workload.worker(i, self.threads))
-                .collect(),
-        )
+        ThreadTeam::for_workload(&workload, self.threads)
     }
 }
 
@@ -76,9 +71,11 @@ fn config() -> Criterion {
         .with_profiler(PProfProfiler::new(250, Output::Flamegraph(None)))
 }
 
-criterion_group! {
-    name = benches;
-    config = config();
-    targets = searches
+/// Every benchmark of this file under [`config`], which criterion's command-line flags
+/// may override. Written out rather than through `criterion_group!`, whose function has
+/// no documentation.
+fn benches() {
+    let mut criterion = config().configure_from_args();
+    searches(&mut criterion);
 }
 criterion_main!(benches);
