@@ -14,7 +14,6 @@ pub mod sqlite_stores;
 pub mod store;
 pub mod workload;
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -126,12 +125,7 @@ const PARAMS: &[ParamSpec] = &[
         default: "",
         help: "a file each acknowledged extend is appended to (lease, holder, expiry) as it happens, for a crash test to check against (empty: none)",
     },
-    ParamSpec {
-        name: "data_dir",
-        kind: ParamKind::Text,
-        default: "",
-        help: "where the private temporary folder is made (empty: the system's)",
-    },
+    harness::scratch::DATA_DIR,
 ];
 
 fn run<S: LeaseStore>(
@@ -212,26 +206,14 @@ impl HotPath for LeaseHotPath {
             rate: params.int("rate") as u64,
         };
         let clock = Arc::new(SimClock::new(scale));
-        let dir = params.text("data_dir");
-        let data_dir = (!dir.is_empty()).then(|| PathBuf::from(dir));
-        let ack = params.text("ack_log");
-        let ack_log = (!ack.is_empty()).then(|| std::path::Path::new(ack));
-        let sync = SYNC
-            .iter()
-            .find(|s| **s == params.word("synchronous"))
-            .copied()
-            .unwrap_or("normal");
+        let data_dir = harness::scratch::data_dir(params);
+        let ack_log = params.path("ack_log");
+        let sync = params.choice("synchronous", SYNC);
         let sql = |design| {
             let c = Arc::clone(&clock);
             let tick = Duration::from_secs_f64(1.0 / scale);
-            SqliteLeases::new(
-                design,
-                data_dir.as_deref(),
-                sync,
-                Arc::new(move || c.now()),
-                tick,
-            )
-            .map_err(CellFailure::new)
+            SqliteLeases::new(design, data_dir, sync, Arc::new(move || c.now()), tick)
+                .map_err(CellFailure::new)
         };
         match variant {
             "txn-log" => run(sql(SqlDesign::TxnLog)?, shape, clock, settings, ack_log),
@@ -246,8 +228,8 @@ impl HotPath for LeaseHotPath {
             "batched" => run(sql(SqlDesign::Batched)?, shape, clock, settings, ack_log),
             "lmdb" => {
                 let names = (0..shape.applications).map(lease_name).collect();
-                let store = LmdbLeases::new(data_dir.as_deref(), names, sync == "full")
-                    .map_err(CellFailure::new)?;
+                let store =
+                    LmdbLeases::new(data_dir, names, sync == "full").map_err(CellFailure::new)?;
                 run(store, shape, clock, settings, ack_log)
             }
             "memory" => run(MemoryLeases::new(), shape, clock, settings, ack_log),
