@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use harness::testing::{conformance, Case};
 use harness::{HotPath, Params, RunSettings};
 use lookup::LookupHotPath;
 
@@ -26,23 +27,31 @@ fn settings(threads: usize) -> RunSettings {
     }
 }
 
+/// The small directory every variant runs here, with a share of writes.
+const SMALL: [(&str, &str); 4] = [
+    ("users", "800"),
+    ("groups", "300"),
+    ("cache_entries", "200"),
+    ("write_pct", "20"),
+];
+
 #[test]
-fn every_variant_verifies_under_concurrent_writes() {
-    for variant in LookupHotPath.variants() {
-        for keys in ["uniform", "zipf"] {
-            let m = LookupHotPath
-                .measure(variant.name, &params("20", keys), settings(4))
-                .unwrap_or_else(|e| panic!("{}: {e}", variant.name));
-            assert_eq!(m.verified, Ok(()), "{} with {keys} keys", variant.name);
-            assert!(m.ops > 0, "{} did no work", variant.name);
-            assert_eq!(m.errors, 0, "{}", variant.name);
-            let modifications = m.extra["modifications"].as_u64().unwrap();
-            assert!(
-                modifications > 0,
-                "{}: no write ran at write_pct=20",
-                variant.name
-            );
-        }
+fn every_variant_conforms_under_concurrent_writes() {
+    let uniform = [SMALL.as_slice(), &[("keys", "uniform")]].concat();
+    let zipf = [SMALL.as_slice(), &[("keys", "zipf")]].concat();
+    let window = Duration::from_millis(80);
+    let runs = conformance(
+        &LookupHotPath,
+        &[
+            Case::every_variant(&uniform).threads(4).window(window),
+            Case::every_variant(&zipf).threads(4).window(window),
+        ],
+    );
+    for run in runs {
+        let (m, what) = (&run.measurement, (run.variant, run.case));
+        assert_eq!(m.errors, 0, "{what:?}");
+        let modifications = m.extra["modifications"].as_u64().unwrap();
+        assert!(modifications > 0, "{what:?}: no write ran at write_pct=20");
     }
 }
 
