@@ -61,16 +61,37 @@ impl<'a> Case<'a> {
 
     /// The hot path's defaults with this case's overrides.
     pub fn params(&self, hot_path: &dyn HotPath) -> Result<Params, String> {
-        let specs = hot_path.params();
-        let mut params = Params::defaults(specs);
-        for (name, value) in self.set {
-            params.set(specs, name, value)?;
-        }
-        Ok(params)
+        with_overrides(hot_path, self.set)
     }
 
     fn runs(&self, variant: &str) -> bool {
         self.only.is_empty() || self.only.contains(&variant)
+    }
+}
+
+/// `hot_path`'s defaults with `set` applied, or the first refused pair.
+fn with_overrides(hot_path: &dyn HotPath, set: &[(&str, &str)]) -> Result<Params, String> {
+    let specs = hot_path.params();
+    let mut params = Params::defaults(specs);
+    for (name, value) in set {
+        params.set(specs, name, value)?;
+    }
+    Ok(params)
+}
+
+/// `hot_path`'s defaults with `set` applied, for a test's own measurements; panics naming
+/// a refused pair, which is a mistake in the test.
+pub fn params(hot_path: &dyn HotPath, set: &[(&str, &str)]) -> Params {
+    with_overrides(hot_path, set).unwrap_or_else(|e| panic!("{}: {e}", hot_path.name()))
+}
+
+/// Run settings for a test: `threads` workers, `warmup_ms` of warm-up, then a
+/// `window_ms` measured window.
+pub fn settings(threads: usize, warmup_ms: u64, window_ms: u64) -> RunSettings {
+    RunSettings {
+        threads,
+        warmup: Duration::from_millis(warmup_ms),
+        duration: Duration::from_millis(window_ms),
     }
 }
 
@@ -112,9 +133,8 @@ pub fn check_conformance(hot_path: &dyn HotPath, cases: &[Case]) -> Result<Vec<R
             failures.push(format!("{name} case {index}: no variant {unknown:?}"));
         }
         let settings = RunSettings {
-            threads: case.threads,
-            warmup: Duration::from_millis(10),
             duration: case.window,
+            ..settings(case.threads, 10, 0)
         };
         for variant in hot_path.variants().iter().filter(|v| case.runs(v.name)) {
             attempted.insert(variant.name);
@@ -166,9 +186,8 @@ pub fn conformance(hot_path: &dyn HotPath, cases: &[Case]) -> Vec<Run> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hotpath::Variant;
+    use crate::hotpath::{Description, Variant};
     use crate::noop::NoopHotPath;
-    use crate::params::ParamSpec;
     use crate::runner::CellFailure;
 
     #[test]
@@ -180,30 +199,25 @@ mod tests {
 
     /// Noop with a promised chart it never fills and a second variant that fails.
     struct Broken;
+    const BROKEN: Description = Description {
+        name: "broken",
+        summary: "breaks the contract",
+        variants: &[
+            Variant {
+                name: "fine",
+                summary: "measures",
+            },
+            Variant {
+                name: "fails",
+                summary: "refuses",
+            },
+        ],
+        params: &[],
+        charted_extras: &[("widgets_per_sec", "widgets/s")],
+    };
     impl HotPath for Broken {
-        fn name(&self) -> &'static str {
-            "broken"
-        }
-        fn summary(&self) -> &'static str {
-            "breaks the contract"
-        }
-        fn variants(&self) -> &'static [Variant] {
-            &[
-                Variant {
-                    name: "fine",
-                    summary: "measures",
-                },
-                Variant {
-                    name: "fails",
-                    summary: "refuses",
-                },
-            ]
-        }
-        fn params(&self) -> &'static [ParamSpec] {
-            &[]
-        }
-        fn charted_extras(&self) -> &'static [(&'static str, &'static str)] {
-            &[("widgets_per_sec", "widgets/s")]
+        fn description(&self) -> &'static Description {
+            &BROKEN
         }
         fn measure(
             &self,

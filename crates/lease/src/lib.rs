@@ -17,6 +17,7 @@ pub mod workload;
 use std::sync::Arc;
 use std::time::Duration;
 
+use harness::hotpath::Description;
 use harness::{
     CellFailure, HotPath, Measurement, ParamKind, ParamSpec, Params, RunSettings, Variant,
 };
@@ -161,25 +162,22 @@ pub fn read_back_folder(
     }
 }
 
+/// What `lab` lists about the lease hot path.
+const DESCRIPTION: Description = Description {
+    name: "lease",
+    summary: "leadership lease renewals: how many writes each extension costs in each store design",
+    variants: VARIANTS,
+    params: PARAMS,
+    charted_extras: &[
+        ("extends_per_sec", "extends/s"),
+        ("writes_per_extend", "rows written per extend"),
+        ("bytes_per_extend", "bytes written per extend"),
+    ],
+};
+
 impl HotPath for LeaseHotPath {
-    fn name(&self) -> &'static str {
-        "lease"
-    }
-    fn summary(&self) -> &'static str {
-        "leadership lease renewals: how many writes each extension costs in each store design"
-    }
-    fn variants(&self) -> &'static [Variant] {
-        VARIANTS
-    }
-    fn params(&self) -> &'static [ParamSpec] {
-        PARAMS
-    }
-    fn charted_extras(&self) -> &'static [(&'static str, &'static str)] {
-        &[
-            ("extends_per_sec", "extends/s"),
-            ("writes_per_extend", "rows written per extend"),
-            ("bytes_per_extend", "bytes written per extend"),
-        ]
+    fn description(&self) -> &'static Description {
+        &DESCRIPTION
     }
     fn check(&self, params: &Params) -> Result<(), String> {
         let (lease, extend) = (params.int("lease_s"), params.int("extend_s"));

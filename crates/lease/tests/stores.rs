@@ -5,29 +5,25 @@
 
 use std::time::Duration;
 
-use harness::testing::{conformance, Case};
+use harness::testing::{self, conformance, Case};
 use harness::{HotPath, Params, RunSettings};
 use lease::LeaseHotPath;
 
+/// Few applications and time fast enough that leases lapse within a short window.
+const SMALL: [(&str, &str); 2] = [("applications", "60"), ("time_scale", "2000")];
+
 fn params(pairs: &[(&str, &str)]) -> Params {
-    let specs = LeaseHotPath.params();
-    let mut p = Params::defaults(specs);
-    p.set(specs, "applications", "60").unwrap();
-    p.set(specs, "time_scale", "2000").unwrap();
-    for (k, v) in pairs {
-        p.set(specs, k, v).unwrap();
-    }
-    p
+    testing::params(&LeaseHotPath, &[SMALL.as_slice(), pairs].concat())
 }
 
 #[test]
 fn every_store_conforms_and_accounts_its_writes() {
     let dir = tempfile::tempdir().unwrap();
     let small = [
-        ("applications", "60"),
-        ("time_scale", "2000"),
-        ("data_dir", dir.path().to_str().unwrap()),
-    ];
+        SMALL.as_slice(),
+        &[("data_dir", dir.path().to_str().unwrap())],
+    ]
+    .concat();
     // Long enough at this time scale for leases to lapse and be claimed again.
     let case = Case::every_variant(&small)
         .threads(4)

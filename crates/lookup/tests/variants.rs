@@ -4,41 +4,34 @@
 
 use std::time::Duration;
 
-use harness::testing::{conformance, Case};
+use harness::testing::{self, conformance, Case};
 use harness::{HotPath, Params, RunSettings};
 use lookup::LookupHotPath;
 
 fn params(write_pct: &str, keys: &str) -> Params {
-    let specs = LookupHotPath.params();
-    let mut p = Params::defaults(specs);
-    p.set(specs, "users", "800").unwrap();
-    p.set(specs, "groups", "300").unwrap();
-    p.set(specs, "cache_entries", "200").unwrap();
-    p.set(specs, "write_pct", write_pct).unwrap();
-    p.set(specs, "keys", keys).unwrap();
-    p
+    let set = [
+        SMALL.as_slice(),
+        &[("write_pct", write_pct), ("keys", keys)],
+    ]
+    .concat();
+    testing::params(&LookupHotPath, &set)
 }
 
 fn settings(threads: usize) -> RunSettings {
-    RunSettings {
-        threads,
-        warmup: Duration::from_millis(10),
-        duration: Duration::from_millis(80),
-    }
+    testing::settings(threads, 10, 80)
 }
 
-/// The small directory every variant runs here, with a share of writes.
-const SMALL: [(&str, &str); 4] = [
+/// The small directory every variant runs here.
+const SMALL: [(&str, &str); 3] = [
     ("users", "800"),
     ("groups", "300"),
     ("cache_entries", "200"),
-    ("write_pct", "20"),
 ];
 
 #[test]
 fn every_variant_conforms_under_concurrent_writes() {
-    let uniform = [SMALL.as_slice(), &[("keys", "uniform")]].concat();
-    let zipf = [SMALL.as_slice(), &[("keys", "zipf")]].concat();
+    let set = |keys| [SMALL.as_slice(), &[("write_pct", "20"), ("keys", keys)]].concat();
+    let (uniform, zipf) = (set("uniform"), set("zipf"));
     let window = Duration::from_millis(80);
     let runs = conformance(
         &LookupHotPath,

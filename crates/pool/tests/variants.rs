@@ -4,25 +4,16 @@
 
 use std::time::Duration;
 
-use harness::testing::{conformance, Case};
+use harness::testing::{self, conformance, Case};
 use harness::{HotPath, Params, RunSettings};
 use pool::PoolHotPath;
 
 fn params(pairs: &[(&str, &str)]) -> Params {
-    let specs = PoolHotPath.params();
-    let mut p = Params::defaults(specs);
-    for (k, v) in pairs {
-        p.set(specs, k, v).unwrap();
-    }
-    p
+    testing::params(&PoolHotPath, pairs)
 }
 
 fn settings(threads: usize) -> RunSettings {
-    RunSettings {
-        threads,
-        warmup: Duration::from_millis(20),
-        duration: Duration::from_millis(200),
-    }
+    testing::settings(threads, 20, 200)
 }
 
 #[test]

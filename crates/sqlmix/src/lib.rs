@@ -19,6 +19,7 @@ pub mod workload;
 use std::path::Path;
 use std::sync::Arc;
 
+use harness::hotpath::Description;
 use harness::{
     CellFailure, HotPath, Measurement, ParamKind, ParamSpec, Params, RunSettings, Variant,
 };
@@ -229,27 +230,25 @@ pub fn config(variant: &str, params: &Params) -> Result<RunnerConfig, String> {
     })
 }
 
+/// What `lab` lists about the sqlmix hot path.
+const DESCRIPTION: Description = Description {
+    name: "sqlmix",
+    summary:
+        "SQLite transactions behind a semaphore-gated runner: does the semaphore help, at which K?",
+    variants: VARIANTS,
+    params: PARAMS,
+    charted_extras: &[
+        ("reads_per_sec", "reads/s"),
+        ("writes_per_sec", "writes/s"),
+        ("retries_per_txn", "retries per transaction"),
+        ("rejected_per_sec", "rejected transactions/s"),
+        ("connects_per_sec", "connections opened/s"),
+    ],
+};
+
 impl HotPath for SqlmixHotPath {
-    fn name(&self) -> &'static str {
-        "sqlmix"
-    }
-    fn summary(&self) -> &'static str {
-        "SQLite transactions behind a semaphore-gated runner: does the semaphore help, at which K?"
-    }
-    fn variants(&self) -> &'static [Variant] {
-        VARIANTS
-    }
-    fn params(&self) -> &'static [ParamSpec] {
-        PARAMS
-    }
-    fn charted_extras(&self) -> &'static [(&'static str, &'static str)] {
-        &[
-            ("reads_per_sec", "reads/s"),
-            ("writes_per_sec", "writes/s"),
-            ("retries_per_txn", "retries per transaction"),
-            ("rejected_per_sec", "rejected transactions/s"),
-            ("connects_per_sec", "connections opened/s"),
-        ]
+    fn description(&self) -> &'static Description {
+        &DESCRIPTION
     }
     fn check(&self, params: &Params) -> Result<(), String> {
         harness::scratch::check_data_dir(params.text("data_dir"))

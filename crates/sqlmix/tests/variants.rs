@@ -6,47 +6,36 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use harness::testing::{conformance, Case};
+use harness::testing::{self, conformance, Case};
 use harness::{HotPath, OpCtx, Params, RunSettings, Worker, Workload};
 use sqlmix::runner::TxnRunner;
 use sqlmix::workload::SqlmixWorkload;
 use sqlmix::SqlmixHotPath;
 
-fn params(dir: &std::path::Path, extra: &[(&str, &str)]) -> Params {
-    let specs = SqlmixHotPath.params();
-    let mut p = Params::defaults(specs);
-    p.set(specs, "models", "6").unwrap();
-    p.set(specs, "units", "4").unwrap();
-    p.set(specs, "read_pct", "50").unwrap();
-    p.set(specs, "pool_size", "3").unwrap();
-    p.set(specs, "slots", "2").unwrap();
-    p.set(specs, "data_dir", dir.to_str().unwrap()).unwrap();
-    for (k, v) in extra {
-        p.set(specs, k, v).unwrap();
-    }
-    p
-}
-
-fn settings(threads: usize) -> RunSettings {
-    RunSettings {
-        threads,
-        warmup: Duration::from_millis(20),
-        duration: Duration::from_millis(150),
-    }
-}
-
-#[test]
-fn every_design_conforms_under_contended_writes_and_cleans_up() {
-    let dir = tempfile::tempdir().unwrap();
-    let dir_text = dir.path().to_str().unwrap();
-    let small = [
+/// A small mix with a heavy write share, its databases under `dir`.
+fn small(dir: &std::path::Path) -> Vec<(&'static str, &str)> {
+    vec![
         ("models", "6"),
         ("units", "4"),
         ("read_pct", "50"),
         ("pool_size", "3"),
         ("slots", "2"),
-        ("data_dir", dir_text),
-    ];
+        ("data_dir", dir.to_str().unwrap()),
+    ]
+}
+
+fn params(dir: &std::path::Path, extra: &[(&str, &str)]) -> Params {
+    testing::params(&SqlmixHotPath, &[small(dir).as_slice(), extra].concat())
+}
+
+fn settings(threads: usize) -> RunSettings {
+    testing::settings(threads, 20, 150)
+}
+
+#[test]
+fn every_design_conforms_under_contended_writes_and_cleans_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let small = small(dir.path());
     let wal = [small.as_slice(), &[("journal_mode", "wal")]].concat();
     let delete = [small.as_slice(), &[("journal_mode", "delete")]].concat();
     // The dqlite path is the only one that reports `connects_per_sec`; rw-split refuses it
