@@ -12,7 +12,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use criterion::{criterion_main, BenchmarkId, Criterion, Throughput};
+use criterion::{criterion_main, Criterion};
+use harness::bench;
 use harness::team::ThreadTeam;
 use lookup::directory::{Directory, DirectoryData};
 use lookup::variants::{self, VariantName, WithDirectory};
@@ -43,24 +44,15 @@ fn searches(c: &mut Criterion) {
     let data = DirectoryData::generate(6000, 4000);
     for variant in variants::ALL {
         let name = VariantName::parse(variant.name).expect("listed variants parse");
-        let mut group = c.benchmark_group(format!("lookup/{}", variant.name));
-        group.throughput(Throughput::Elements(1));
-        for &threads in THREADS {
-            let team = variants::with_directory(
-                name,
-                &data,
-                6000,
-                MakeTeam {
-                    data: &data,
-                    threads,
-                },
-            )
-            .expect("building the directory");
-            group.bench_with_input(BenchmarkId::from_parameter(threads), &threads, |b, _| {
-                b.iter_custom(|iters| team.run(iters))
-            });
-        }
-        group.finish();
+        let group = format!("lookup/{}", variant.name);
+        bench::thread_group(c, &group, THREADS, |threads| {
+            let make = MakeTeam {
+                data: &data,
+                threads,
+            };
+            let team = variants::with_directory(name, &data, 6000, make);
+            bench::team(team.expect("building the directory"))
+        });
     }
 }
 

@@ -4,7 +4,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use criterion::{criterion_main, BenchmarkId, Criterion, Throughput};
+use criterion::{criterion_main, Criterion};
+use harness::bench;
 use harness::team::ThreadTeam;
 use harness::{HotPath, Params};
 use sqlmix::runner::TxnRunner;
@@ -14,18 +15,13 @@ use sqlmix::SqlmixHotPath;
 fn transactions(c: &mut Criterion) {
     let params = Params::defaults(SqlmixHotPath.params());
     for variant in SqlmixHotPath.variants() {
-        let mut group = c.benchmark_group(format!("sqlmix/{}", variant.name));
-        group.throughput(Throughput::Elements(1));
-        for threads in [1usize, 2, 4] {
+        let group = format!("sqlmix/{}", variant.name);
+        bench::thread_group(c, &group, &[1, 2, 4], |threads| {
             let config = sqlmix::config(variant.name, &params).expect("default config");
             let runner = Arc::new(TxnRunner::new(&config).expect("databases"));
             let workload = SqlmixWorkload::new(runner, config.models, config.units, 95);
-            let team = ThreadTeam::for_workload(&workload, threads);
-            group.bench_with_input(BenchmarkId::from_parameter(threads), &threads, |b, _| {
-                b.iter_custom(|iters| team.run(iters))
-            });
-        }
-        group.finish();
+            bench::team(ThreadTeam::for_workload(&workload, threads))
+        });
     }
 }
 
