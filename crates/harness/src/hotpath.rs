@@ -14,19 +14,47 @@ pub struct Variant {
     pub summary: &'static str,
 }
 
+/// What `lab` lists about a hot path, as one constant: its name, the problem it
+/// reproduces, the implementations it compares, its parameters and the figures worth a
+/// chart. A hot path hands it out from [`HotPath::description`].
+#[derive(Debug, Clone, Copy)]
+pub struct Description {
+    /// Name, e.g. `lookup`.
+    pub name: &'static str,
+    /// One line saying which problem it reproduces.
+    pub summary: &'static str,
+    /// The implementations it compares.
+    pub variants: &'static [Variant],
+    /// Its parameters with defaults.
+    pub params: &'static [ParamSpec],
+    /// Figures of `extra` worth a chart of their own in reports, as (key, axis label);
+    /// the conformance test ([`crate::testing`]) checks that each appears in a record.
+    pub charted_extras: &'static [(&'static str, &'static str)],
+}
+
 /// A hot path as `lab` runs it.
 pub trait HotPath: Sync {
+    /// Its name, summary, variants, parameters and charted figures.
+    fn description(&self) -> &'static Description;
     /// Name, e.g. `lookup`.
-    fn name(&self) -> &'static str;
+    fn name(&self) -> &'static str {
+        self.description().name
+    }
     /// One line saying which problem it reproduces.
-    fn summary(&self) -> &'static str;
+    fn summary(&self) -> &'static str {
+        self.description().summary
+    }
     /// The implementations it compares.
-    fn variants(&self) -> &'static [Variant];
+    fn variants(&self) -> &'static [Variant] {
+        self.description().variants
+    }
     /// Its parameters with defaults.
-    fn params(&self) -> &'static [ParamSpec];
+    fn params(&self) -> &'static [ParamSpec] {
+        self.description().params
+    }
     /// Figures of `extra` worth a chart of their own in reports, as (key, axis label).
     fn charted_extras(&self) -> &'static [(&'static str, &'static str)] {
-        &[]
+        self.description().charted_extras
     }
     /// Rules that involve more than one parameter; each value alone was already checked.
     fn check(&self, _params: &Params) -> Result<(), String> {

@@ -13,8 +13,10 @@
 //! and users parse ([`schema`]), statistics over repetitions ([`stats`]), CPU affinity
 //! ([`affinity`]), environment capture ([`env`]), typed scenario parameters
 //! ([`params`]), the [`HotPath`] description that `lab` uses to enumerate and run a hot
-//! path, a calibration workload ([`noop`]) and a persistent thread team for criterion
-//! benchmarks ([`team`]).
+//! path, a calibration workload ([`noop`]), a persistent thread team for criterion
+//! benchmarks ([`team`]) and, with the `criterion` feature, their shared group (`bench`),
+//! private folders and the `data_dir` parameter ([`scratch`]), and the conformance test
+//! every hot path runs ([`testing`]).
 //!
 //! It is not a command-line tool and renders nothing: `lab` runs cells in child processes,
 //! pins them to cores, profiles them (through the hooks in [`probe`]) and writes reports.
@@ -25,6 +27,8 @@
 
 pub mod account;
 pub mod affinity;
+#[cfg(feature = "criterion")]
+pub mod bench;
 pub mod env;
 pub mod hotpath;
 pub mod noop;
@@ -36,6 +40,7 @@ pub mod schema;
 pub mod scratch;
 pub mod stats;
 pub mod team;
+pub mod testing;
 pub mod usl;
 pub mod workload;
 

@@ -4,8 +4,8 @@
 
 use std::hint::black_box;
 
-use crate::hotpath::{HotPath, Variant};
-use crate::params::{ParamSpec, Params};
+use crate::hotpath::{Description, HotPath, Variant};
+use crate::params::Params;
 use crate::runner::{self, CellFailure, Measurement, RunSettings};
 use crate::workload::{OpCtx, Outcome, Worker, Workload};
 
@@ -56,18 +56,18 @@ const VARIANTS: &[Variant] = &[Variant {
     summary: "does nothing: the runner's own cost per operation",
 }];
 
+/// What `lab` lists about the noop hot path.
+const DESCRIPTION: Description = Description {
+    name: "noop",
+    summary: "calibration: an empty operation, to show the runner's own cost",
+    variants: VARIANTS,
+    params: &[],
+    charted_extras: &[],
+};
+
 impl HotPath for NoopHotPath {
-    fn name(&self) -> &'static str {
-        "noop"
-    }
-    fn summary(&self) -> &'static str {
-        "calibration: an empty operation, to show the runner's own cost"
-    }
-    fn variants(&self) -> &'static [Variant] {
-        VARIANTS
-    }
-    fn params(&self) -> &'static [ParamSpec] {
-        &[]
+    fn description(&self) -> &'static Description {
+        &DESCRIPTION
     }
     fn measure(
         &self,

@@ -184,6 +184,26 @@ impl Params {
         self.word(name)
     }
 
+    /// A text parameter naming a file or folder; empty text means none, which is how a
+    /// scenario file or command line leaves such a parameter unset.
+    pub fn path(&self, name: &str) -> Option<&std::path::Path> {
+        let text = self.text(name);
+        (!text.is_empty()).then(|| std::path::Path::new(text))
+    }
+
+    /// A choice parameter as the `'static` word of `choices` it equals, for settings that
+    /// outlive the parameters (a database's pragma). `choices` is the list the parameter
+    /// was declared with, so a value that is not among them is a bug in the hot path and
+    /// panics like an undeclared name.
+    pub fn choice(&self, name: &str, choices: &'static [&'static str]) -> &'static str {
+        let word = self.word(name);
+        choices
+            .iter()
+            .find(|c| **c == word)
+            .copied()
+            .unwrap_or_else(|| panic!("choice parameter {name}={word:?} is not one of {choices:?}"))
+    }
+
     /// A boolean parameter.
     pub fn flag(&self, name: &str) -> bool {
         self.0
@@ -264,6 +284,26 @@ mod tests {
             vec!["durable=true", "keys=zipf", "write_pct=25"]
         );
         assert_eq!(Params::from_map(SPECS, &p.to_map()).unwrap(), p);
+    }
+
+    #[test]
+    fn paths_and_static_choices() {
+        let specs = &[
+            SPECS[1],
+            ParamSpec {
+                name: "data_dir",
+                kind: ParamKind::Text,
+                default: "",
+                help: "a folder",
+            },
+        ];
+        let mut p = Params::defaults(specs);
+        assert_eq!(p.path("data_dir"), None, "empty text is no folder");
+        p.set(specs, "data_dir", "/tmp/x").unwrap();
+        assert_eq!(p.path("data_dir"), Some(std::path::Path::new("/tmp/x")));
+        const KEYS: &[&str] = &["uniform", "zipf"];
+        p.set(specs, "keys", "zipf").unwrap();
+        assert_eq!(p.choice("keys", KEYS), "zipf");
     }
 
     #[test]

@@ -170,7 +170,7 @@ pub fn run<W: Workload>(workload: &W, settings: RunSettings) -> Result<Measureme
 fn run_inner<W: Workload>(workload: &W, settings: RunSettings) -> Result<Measurement, CellFailure> {
     let threads = settings.threads;
     let sample_every = workload.latency_sample_every().max(1);
-    let workers: Vec<W::Worker> = (0..threads).map(|i| workload.worker(i, threads)).collect();
+    let workers = crate::workload::workers(workload, threads);
     let phase = AtomicU8::new(WARMUP);
     let barrier = Barrier::new(threads + 1);
     // Measured on the calling thread, which runs under the cell's affinity like the workers.

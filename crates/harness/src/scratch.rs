@@ -15,12 +15,29 @@ use std::path::{Path, PathBuf};
 
 use tempfile::TempDir;
 
+use crate::params::{ParamKind, ParamSpec, Params};
+
 /// The environment variable through which `lab matrix` hands a child the folder it owns:
 /// with it set, folders that would go to the system's temporary folder go inside it.
 pub const SCRATCH_ENV: &str = "CONTENTION_LAB_SCRATCH";
 
 /// The start of every folder name this module makes.
 pub const FOLDER_PREFIX: &str = "contention-lab-";
+
+/// The `data_dir` parameter of a hot path that keeps files on disk, declared once so that
+/// every such hot path words it alike and reads empty text the same way ([`data_dir`]).
+pub const DATA_DIR: ParamSpec = ParamSpec {
+    name: "data_dir",
+    kind: ParamKind::Text,
+    default: "",
+    help: "where the private temporary folder is made (empty: the system's)",
+};
+
+/// The folder a hot path's [`DATA_DIR`] parameter names, `None` when it is empty: then
+/// [`private_folder`] uses [`default_parent`].
+pub fn data_dir(params: &Params) -> Option<&Path> {
+    params.path(DATA_DIR.name)
+}
 
 /// Where a private folder goes when the user gave no `data_dir`: the folder `lab matrix`
 /// passed in through [`SCRATCH_ENV`], else the system's temporary folder.

@@ -75,9 +75,15 @@ impl LatencySummary {
 
 /// Events per second over `window`; zero for an empty window.
 pub fn rate(count: u64, window: Duration) -> f64 {
+    per_second(count as f64, window)
+}
+
+/// An amount (busy seconds, datapoints) per second of `window`; zero for an empty window,
+/// so that a figure never becomes infinite or NaN in a record.
+pub fn per_second(amount: f64, window: Duration) -> f64 {
     let secs = window.as_secs_f64();
     if secs > 0.0 {
-        count as f64 / secs
+        amount / secs
     } else {
         0.0
     }

@@ -10,7 +10,7 @@ use std::sync::{Arc, Barrier};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::workload::{OpCtx, Worker};
+use crate::workload::{self, OpCtx, Worker, Workload};
 
 struct Shared {
     start: Barrier,
@@ -55,6 +55,15 @@ impl ThreadTeam {
             })
             .collect();
         ThreadTeam { shared, handles }
+    }
+
+    /// Starts `threads` threads, each with its own worker of `workload`: what every
+    /// hot path's criterion benchmark needs.
+    pub fn for_workload<W: Workload>(workload: &W, threads: usize) -> ThreadTeam
+    where
+        W::Worker: 'static,
+    {
+        ThreadTeam::new(workload::workers(workload, threads))
     }
 
     /// Threads in the team.

@@ -174,3 +174,9 @@ pub trait Workload: Sync {
         serde_json::Map::new()
     }
 }
+
+/// One worker per thread, `0..threads`, as the runner and a benchmark's thread team make
+/// them (outside any timed region).
+pub fn workers<W: Workload>(workload: &W, threads: usize) -> Vec<W::Worker> {
+    (0..threads).map(|i| workload.worker(i, threads)).collect()
+}

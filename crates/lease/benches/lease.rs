@@ -3,7 +3,8 @@
 
 use std::time::Duration;
 
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use criterion::{criterion_main, Criterion};
+use harness::bench;
 use harness::{HotPath, Params, RunSettings};
 use lease::LeaseHotPath;
 
@@ -12,28 +13,22 @@ use lease::LeaseHotPath;
 fn extends(c: &mut Criterion) {
     let params = Params::defaults(LeaseHotPath.params());
     for variant in LeaseHotPath.variants() {
-        let mut group = c.benchmark_group(format!("lease/{}", variant.name));
-        for threads in [1usize, 2, 4] {
-            group.bench_with_input(
-                BenchmarkId::from_parameter(threads),
-                &threads,
-                |b, &threads| {
-                    b.iter_custom(|iters| {
-                        let settings = RunSettings {
-                            threads,
-                            warmup: Duration::ZERO,
-                            duration: Duration::from_millis(100),
-                        };
-                        let m = LeaseHotPath
-                            .measure(variant.name, &params, settings)
-                            .expect("lease run");
-                        let per_op = m.window.as_secs_f64() / m.ops.max(1) as f64;
-                        Duration::from_secs_f64(per_op * iters as f64)
-                    })
-                },
-            );
-        }
-        group.finish();
+        let group = format!("lease/{}", variant.name);
+        bench::thread_group(c, &group, &[1, 2, 4], |threads| {
+            let params = params.clone();
+            Box::new(move |iters| {
+                let settings = RunSettings {
+                    threads,
+                    warmup: Duration::ZERO,
+                    duration: Duration::from_millis(100),
+                };
+                let m = LeaseHotPath
+                    .measure(variant.name, &params, settings)
+                    .expect("lease run");
+                let per_op = m.window.as_secs_f64() / m.ops.max(1) as f64;
+                Duration::from_secs_f64(per_op * iters as f64)
+            })
+        });
     }
 }
 
@@ -44,9 +39,11 @@ fn config() -> Criterion {
         .sample_size(10)
 }
 
-criterion_group! {
-    name = benches;
-    config = config();
-    targets = extends
+/// Every benchmark of this file under [`config`], which criterion's command-line flags
+/// may override. Written out rather than through `criterion_group!`, whose function has
+/// no documentation.
+fn benches() {
+    let mut criterion = config().configure_from_args();
+    extends(&mut criterion);
 }
 criterion_main!(benches);

@@ -14,10 +14,10 @@ pub mod sqlite_stores;
 pub mod store;
 pub mod workload;
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use harness::hotpath::Description;
 use harness::{
     CellFailure, HotPath, Measurement, ParamKind, ParamSpec, Params, RunSettings, Variant,
 };
@@ -126,12 +126,7 @@ const PARAMS: &[ParamSpec] = &[
         default: "",
         help: "a file each acknowledged extend is appended to (lease, holder, expiry) as it happens, for a crash test to check against (empty: none)",
     },
-    ParamSpec {
-        name: "data_dir",
-        kind: ParamKind::Text,
-        default: "",
-        help: "where the private temporary folder is made (empty: the system's)",
-    },
+    harness::scratch::DATA_DIR,
 ];
 
 fn run<S: LeaseStore>(
@@ -167,25 +162,22 @@ pub fn read_back_folder(
     }
 }
 
+/// What `lab` lists about the lease hot path.
+const DESCRIPTION: Description = Description {
+    name: "lease",
+    summary: "leadership lease renewals: how many writes each extension costs in each store design",
+    variants: VARIANTS,
+    params: PARAMS,
+    charted_extras: &[
+        ("extends_per_sec", "extends/s"),
+        ("writes_per_extend", "rows written per extend"),
+        ("bytes_per_extend", "bytes written per extend"),
+    ],
+};
+
 impl HotPath for LeaseHotPath {
-    fn name(&self) -> &'static str {
-        "lease"
-    }
-    fn summary(&self) -> &'static str {
-        "leadership lease renewals: how many writes each extension costs in each store design"
-    }
-    fn variants(&self) -> &'static [Variant] {
-        VARIANTS
-    }
-    fn params(&self) -> &'static [ParamSpec] {
-        PARAMS
-    }
-    fn charted_extras(&self) -> &'static [(&'static str, &'static str)] {
-        &[
-            ("extends_per_sec", "extends/s"),
-            ("writes_per_extend", "rows written per extend"),
-            ("bytes_per_extend", "bytes written per extend"),
-        ]
+    fn description(&self) -> &'static Description {
+        &DESCRIPTION
     }
     fn check(&self, params: &Params) -> Result<(), String> {
         let (lease, extend) = (params.int("lease_s"), params.int("extend_s"));
@@ -212,26 +204,14 @@ impl HotPath for LeaseHotPath {
             rate: params.int("rate") as u64,
         };
         let clock = Arc::new(SimClock::new(scale));
-        let dir = params.text("data_dir");
-        let data_dir = (!dir.is_empty()).then(|| PathBuf::from(dir));
-        let ack = params.text("ack_log");
-        let ack_log = (!ack.is_empty()).then(|| std::path::Path::new(ack));
-        let sync = SYNC
-            .iter()
-            .find(|s| **s == params.word("synchronous"))
-            .copied()
-            .unwrap_or("normal");
+        let data_dir = harness::scratch::data_dir(params);
+        let ack_log = params.path("ack_log");
+        let sync = params.choice("synchronous", SYNC);
         let sql = |design| {
             let c = Arc::clone(&clock);
             let tick = Duration::from_secs_f64(1.0 / scale);
-            SqliteLeases::new(
-                design,
-                data_dir.as_deref(),
-                sync,
-                Arc::new(move || c.now()),
-                tick,
-            )
-            .map_err(CellFailure::new)
+            SqliteLeases::new(design, data_dir, sync, Arc::new(move || c.now()), tick)
+                .map_err(CellFailure::new)
         };
         match variant {
             "txn-log" => run(sql(SqlDesign::TxnLog)?, shape, clock, settings, ack_log),
@@ -246,8 +226,8 @@ impl HotPath for LeaseHotPath {
             "batched" => run(sql(SqlDesign::Batched)?, shape, clock, settings, ack_log),
             "lmdb" => {
                 let names = (0..shape.applications).map(lease_name).collect();
-                let store = LmdbLeases::new(data_dir.as_deref(), names, sync == "full")
-                    .map_err(CellFailure::new)?;
+                let store =
+                    LmdbLeases::new(data_dir, names, sync == "full").map_err(CellFailure::new)?;
                 run(store, shape, clock, settings, ack_log)
             }
             "memory" => run(MemoryLeases::new(), shape, clock, settings, ack_log),

@@ -497,7 +497,7 @@ impl<S: LeaseStore> Workload for LeaseWorkload<S> {
         extra.insert("durable".into(), serde_json::json!(self.store.durable()));
         extra.insert(
             "extends_per_sec".into(),
-            serde_json::json!(extends as f64 / window.as_secs_f64().max(1e-9)),
+            serde_json::json!(harness::stats::rate(extends, window)),
         );
         extra.insert(
             "writes_per_extend".into(),

@@ -5,33 +5,31 @@
 
 use std::time::Duration;
 
+use harness::testing::{self, conformance, Case};
 use harness::{HotPath, Params, RunSettings};
 use lease::LeaseHotPath;
 
+/// Few applications and time fast enough that leases lapse within a short window.
+const SMALL: [(&str, &str); 2] = [("applications", "60"), ("time_scale", "2000")];
+
 fn params(pairs: &[(&str, &str)]) -> Params {
-    let specs = LeaseHotPath.params();
-    let mut p = Params::defaults(specs);
-    p.set(specs, "applications", "60").unwrap();
-    p.set(specs, "time_scale", "2000").unwrap();
-    for (k, v) in pairs {
-        p.set(specs, k, v).unwrap();
-    }
-    p
+    testing::params(&LeaseHotPath, &[SMALL.as_slice(), pairs].concat())
 }
 
 #[test]
-fn every_store_verifies_and_accounts_its_writes() {
+fn every_store_conforms_and_accounts_its_writes() {
     let dir = tempfile::tempdir().unwrap();
-    let dir_text = dir.path().to_str().unwrap().to_owned();
-    for variant in LeaseHotPath.variants() {
-        let p = params(&[("data_dir", &dir_text)]);
-        let settings = RunSettings {
-            threads: 4,
-            warmup: Duration::from_millis(20),
-            duration: Duration::from_millis(300),
-        };
-        let m = LeaseHotPath.measure(variant.name, &p, settings).unwrap();
-        assert_eq!(m.verified, Ok(()), "{}", variant.name);
+    let small = [
+        SMALL.as_slice(),
+        &[("data_dir", dir.path().to_str().unwrap())],
+    ]
+    .concat();
+    // Long enough at this time scale for leases to lapse and be claimed again.
+    let case = Case::every_variant(&small)
+        .threads(4)
+        .window(Duration::from_millis(300));
+    for run in conformance(&LeaseHotPath, &[case]) {
+        let (m, variant) = (&run.measurement, LeaseHotPath.variant(run.variant).unwrap());
         assert_eq!(m.errors, 0, "{}", variant.name);
         let extends = m.extra["extends_per_sec"].as_f64().unwrap();
         assert!(extends > 0.0, "{}", variant.name);

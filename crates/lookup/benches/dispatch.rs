@@ -14,9 +14,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use criterion::{criterion_main, Criterion};
+use harness::bench;
 use harness::team::ThreadTeam;
-use harness::Workload;
 use lookup::directory::{Directory, DirectoryData};
 use lookup::dispatch::{Dispatch, DispatchConfig, Server};
 use lookup::variants::{self, VariantName, WithDirectory};
@@ -26,12 +26,6 @@ use pprof::criterion::{Output, PProfProfiler};
 const THREADS: &[usize] = &[1, 2, 4];
 const DIRECTORIES: &[&str] = &["global-mutex", "arc-swap-snapshot"];
 
-/// Runs `iters` searches in a timed call, whatever the dispatch.
-enum Bench {
-    Direct(ThreadTeam),
-    Served(Box<dyn Fn(u64) -> Duration>),
-}
-
 struct MakeBench<'a> {
     data: &'a DirectoryData,
     dispatch: Dispatch,
@@ -39,8 +33,9 @@ struct MakeBench<'a> {
 }
 
 impl WithDirectory for MakeBench<'_> {
-    type Output = Bench;
-    fn call<D: Directory>(self, dir: Arc<D>) -> Bench {
+    /// Runs `iters` searches in a timed call, whatever the dispatch.
+    type Output = bench::Timed;
+    fn call<D: Directory>(self, dir: Arc<D>) -> bench::Timed {
         let shape = WorkloadShape {
             write_pct: 0,
             keys: KeyDistribution::Uniform,
@@ -48,11 +43,7 @@ impl WithDirectory for MakeBench<'_> {
         };
         let workload = LookupWorkload::new(dir, self.data, shape);
         if self.dispatch == Dispatch::Direct {
-            return Bench::Direct(ThreadTeam::new(
-                (0..self.threads)
-                    .map(|i| workload.worker(i, self.threads))
-                    .collect(),
-            ));
+            return bench::team(ThreadTeam::for_workload(&workload, self.threads));
         }
         let config = DispatchConfig {
             dispatch: self.dispatch,
@@ -62,7 +53,7 @@ impl WithDirectory for MakeBench<'_> {
             batch: 16,
         };
         let server = Server::start(&workload, config).expect("starting the server");
-        Bench::Served(Box::new(move |iters| server.round(iters)))
+        Box::new(move |iters| server.round(iters))
     }
 }
 
@@ -72,28 +63,15 @@ fn dispatches(c: &mut Criterion) {
         let name = VariantName::parse(directory).expect("listed variants parse");
         for dispatch in Dispatch::NAMES {
             let dispatch = Dispatch::parse(dispatch).expect("listed dispatches parse");
-            let mut group = c.benchmark_group(format!("dispatch/{directory}/{}", dispatch.name()));
-            group.throughput(Throughput::Elements(1));
-            for &threads in THREADS {
-                let bench = variants::with_directory(
-                    name,
-                    &data,
-                    6000,
-                    MakeBench {
-                        data: &data,
-                        dispatch,
-                        threads,
-                    },
-                )
-                .expect("building the directory");
-                group.bench_with_input(BenchmarkId::from_parameter(threads), &threads, |b, _| {
-                    b.iter_custom(|iters| match &bench {
-                        Bench::Direct(team) => team.run(iters),
-                        Bench::Served(round) => round(iters),
-                    })
-                });
-            }
-            group.finish();
+            let group = format!("dispatch/{directory}/{}", dispatch.name());
+            bench::thread_group(c, &group, THREADS, |threads| {
+                let make = MakeBench {
+                    data: &data,
+                    dispatch,
+                    threads,
+                };
+                variants::with_directory(name, &data, 6000, make).expect("building the directory")
+            });
         }
     }
 }
@@ -105,9 +83,11 @@ fn config() -> Criterion {
         .with_profiler(PProfProfiler::new(250, Output::Flamegraph(None)))
 }
 
-criterion_group! {
-    name = benches;
-    config = config();
-    targets = dispatches
+/// Every benchmark of this file under [`config`], which criterion's command-line flags
+/// may override. Written out rather than through `criterion_group!`, whose function has
+/// no documentation.
+fn benches() {
+    let mut criterion = config().configure_from_args();
+    dispatches(&mut criterion);
 }
 criterion_main!(benches);

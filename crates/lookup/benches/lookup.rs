@@ -12,9 +12,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use criterion::{criterion_main, Criterion};
+use harness::bench;
 use harness::team::ThreadTeam;
-use harness::Workload;
 use lookup::directory::{Directory, DirectoryData};
 use lookup::variants::{self, VariantName, WithDirectory};
 use lookup::workload::{KeyDistribution, LookupWorkload, WorkloadShape};
@@ -36,11 +36,7 @@ impl WithDirectory for MakeTeam<'_> {
             seed: 0x389d5,
         };
         let workload = LookupWorkload::new(dir, self.data, shape);
-        ThreadTeam::new(
-            (0..self.threads)
-                .map(|i| workload.worker(i, self.threads))
-                .collect(),
-        )
+        ThreadTeam::for_workload(&workload, self.threads)
     }
 }
 
@@ -48,24 +44,15 @@ fn searches(c: &mut Criterion) {
     let data = DirectoryData::generate(6000, 4000);
     for variant in variants::ALL {
         let name = VariantName::parse(variant.name).expect("listed variants parse");
-        let mut group = c.benchmark_group(format!("lookup/{}", variant.name));
-        group.throughput(Throughput::Elements(1));
-        for &threads in THREADS {
-            let team = variants::with_directory(
-                name,
-                &data,
-                6000,
-                MakeTeam {
-                    data: &data,
-                    threads,
-                },
-            )
-            .expect("building the directory");
-            group.bench_with_input(BenchmarkId::from_parameter(threads), &threads, |b, _| {
-                b.iter_custom(|iters| team.run(iters))
-            });
-        }
-        group.finish();
+        let group = format!("lookup/{}", variant.name);
+        bench::thread_group(c, &group, THREADS, |threads| {
+            let make = MakeTeam {
+                data: &data,
+                threads,
+            };
+            let team = variants::with_directory(name, &data, 6000, make);
+            bench::team(team.expect("building the directory"))
+        });
     }
 }
 
@@ -76,9 +63,11 @@ fn config() -> Criterion {
         .with_profiler(PProfProfiler::new(250, Output::Flamegraph(None)))
 }
 
-criterion_group! {
-    name = benches;
-    config = config();
-    targets = searches
+/// Every benchmark of this file under [`config`], which criterion's command-line flags
+/// may override. Written out rather than through `criterion_group!`, whose function has
+/// no documentation.
+fn benches() {
+    let mut criterion = config().configure_from_args();
+    searches(&mut criterion);
 }
 criterion_main!(benches);

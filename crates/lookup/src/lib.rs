@@ -19,9 +19,8 @@ pub mod dispatch;
 pub mod variants;
 pub mod workload;
 
-use harness::{
-    CellFailure, HotPath, Measurement, ParamKind, ParamSpec, Params, RunSettings, Variant,
-};
+use harness::hotpath::Description;
+use harness::{CellFailure, HotPath, Measurement, ParamKind, ParamSpec, Params, RunSettings};
 
 use crate::directory::{Directory, DirectoryData};
 use crate::dispatch::{Dispatch, DispatchConfig, Server};
@@ -100,21 +99,18 @@ const CHARTED_EXTRAS: &[(&str, &str)] = &[
     ),
 ];
 
+/// What `lab` lists about the lookup hot path.
+const DESCRIPTION: Description = Description {
+    name: "lookup",
+    summary: "389 DS uid equality search: per-thread throughput falls as worker threads rise",
+    variants: variants::ALL,
+    params: PARAMS,
+    charted_extras: CHARTED_EXTRAS,
+};
+
 impl HotPath for LookupHotPath {
-    fn name(&self) -> &'static str {
-        "lookup"
-    }
-    fn summary(&self) -> &'static str {
-        "389 DS uid equality search: per-thread throughput falls as worker threads rise"
-    }
-    fn variants(&self) -> &'static [Variant] {
-        variants::ALL
-    }
-    fn params(&self) -> &'static [ParamSpec] {
-        PARAMS
-    }
-    fn charted_extras(&self) -> &'static [(&'static str, &'static str)] {
-        CHARTED_EXTRAS
+    fn description(&self) -> &'static Description {
+        &DESCRIPTION
     }
     fn measure(
         &self,

@@ -4,8 +4,8 @@
 //! Correctness only; no figure here is a speed.
 
 use std::sync::Arc;
-use std::time::Duration;
 
+use harness::testing;
 use harness::{HotPath, Params, RunSettings};
 use lookup::directory::{Directory, DirectoryData};
 use lookup::dispatch::{Dispatch, DispatchConfig, Server};
@@ -14,9 +14,7 @@ use lookup::workload::{KeyDistribution, LookupWorkload, WorkloadShape};
 use lookup::LookupHotPath;
 
 fn params(dispatch: &str, write_pct: &str) -> Params {
-    let specs = LookupHotPath.params();
-    let mut p = Params::defaults(specs);
-    for (name, value) in [
+    let set = [
         ("users", "300"),
         ("groups", "50"),
         ("cache_entries", "100"),
@@ -24,18 +22,12 @@ fn params(dispatch: &str, write_pct: &str) -> Params {
         ("dispatch", dispatch),
         ("in_flight", "8"),
         ("batch", "3"),
-    ] {
-        p.set(specs, name, value).unwrap();
-    }
-    p
+    ];
+    testing::params(&LookupHotPath, &set)
 }
 
 fn settings(threads: usize) -> RunSettings {
-    RunSettings {
-        threads,
-        warmup: Duration::from_millis(10),
-        duration: Duration::from_millis(40),
-    }
+    testing::settings(threads, 10, 40)
 }
 
 #[test]

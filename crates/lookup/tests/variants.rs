@@ -4,45 +4,47 @@
 
 use std::time::Duration;
 
+use harness::testing::{self, conformance, Case};
 use harness::{HotPath, Params, RunSettings};
 use lookup::LookupHotPath;
 
 fn params(write_pct: &str, keys: &str) -> Params {
-    let specs = LookupHotPath.params();
-    let mut p = Params::defaults(specs);
-    p.set(specs, "users", "800").unwrap();
-    p.set(specs, "groups", "300").unwrap();
-    p.set(specs, "cache_entries", "200").unwrap();
-    p.set(specs, "write_pct", write_pct).unwrap();
-    p.set(specs, "keys", keys).unwrap();
-    p
+    let set = [
+        SMALL.as_slice(),
+        &[("write_pct", write_pct), ("keys", keys)],
+    ]
+    .concat();
+    testing::params(&LookupHotPath, &set)
 }
 
 fn settings(threads: usize) -> RunSettings {
-    RunSettings {
-        threads,
-        warmup: Duration::from_millis(10),
-        duration: Duration::from_millis(80),
-    }
+    testing::settings(threads, 10, 80)
 }
 
+/// The small directory every variant runs here.
+const SMALL: [(&str, &str); 3] = [
+    ("users", "800"),
+    ("groups", "300"),
+    ("cache_entries", "200"),
+];
+
 #[test]
-fn every_variant_verifies_under_concurrent_writes() {
-    for variant in LookupHotPath.variants() {
-        for keys in ["uniform", "zipf"] {
-            let m = LookupHotPath
-                .measure(variant.name, &params("20", keys), settings(4))
-                .unwrap_or_else(|e| panic!("{}: {e}", variant.name));
-            assert_eq!(m.verified, Ok(()), "{} with {keys} keys", variant.name);
-            assert!(m.ops > 0, "{} did no work", variant.name);
-            assert_eq!(m.errors, 0, "{}", variant.name);
-            let modifications = m.extra["modifications"].as_u64().unwrap();
-            assert!(
-                modifications > 0,
-                "{}: no write ran at write_pct=20",
-                variant.name
-            );
-        }
+fn every_variant_conforms_under_concurrent_writes() {
+    let set = |keys| [SMALL.as_slice(), &[("write_pct", "20"), ("keys", keys)]].concat();
+    let (uniform, zipf) = (set("uniform"), set("zipf"));
+    let window = Duration::from_millis(80);
+    let runs = conformance(
+        &LookupHotPath,
+        &[
+            Case::every_variant(&uniform).threads(4).window(window),
+            Case::every_variant(&zipf).threads(4).window(window),
+        ],
+    );
+    for run in runs {
+        let (m, what) = (&run.measurement, (run.variant, run.case));
+        assert_eq!(m.errors, 0, "{what:?}");
+        let modifications = m.extra["modifications"].as_u64().unwrap();
+        assert!(modifications > 0, "{what:?}: no write ran at write_pct=20");
     }
 }
 

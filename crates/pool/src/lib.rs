@@ -22,6 +22,7 @@ pub mod workload;
 use std::sync::Arc;
 use std::time::Duration;
 
+use harness::hotpath::Description;
 use harness::{
     CellFailure, HotPath, Measurement, ParamKind, ParamSpec, Params, RunSettings, Variant,
 };
@@ -150,26 +151,23 @@ fn run<P: Pool>(pool: P, s: &Setup, settings: RunSettings) -> Result<Measurement
     harness::runner::run(&workload, settings)
 }
 
+/// What `lab` lists about the pool hot path.
+const DESCRIPTION: Description = Description {
+    name: "pool",
+    summary: "client connection pool: throughput plateaus when clients outnumber pool slots",
+    variants: VARIANTS,
+    params: PARAMS,
+    charted_extras: &[
+        ("datapoints_per_sec", "datapoints/s"),
+        ("ceiling_ratio", "share of the Little's law ceiling"),
+        ("server_util", "server CPU utilisation"),
+        ("ns_per_cycle", "ns per acquire + release, per thread"),
+    ],
+};
+
 impl HotPath for PoolHotPath {
-    fn name(&self) -> &'static str {
-        "pool"
-    }
-    fn summary(&self) -> &'static str {
-        "client connection pool: throughput plateaus when clients outnumber pool slots"
-    }
-    fn variants(&self) -> &'static [Variant] {
-        VARIANTS
-    }
-    fn params(&self) -> &'static [ParamSpec] {
-        PARAMS
-    }
-    fn charted_extras(&self) -> &'static [(&'static str, &'static str)] {
-        &[
-            ("datapoints_per_sec", "datapoints/s"),
-            ("ceiling_ratio", "share of the Little's law ceiling"),
-            ("server_util", "server CPU utilisation"),
-            ("ns_per_cycle", "ns per acquire + release, per thread"),
-        ]
+    fn description(&self) -> &'static Description {
+        &DESCRIPTION
     }
     fn check(&self, params: &Params) -> Result<(), String> {
         let capacity = params.count("connections") * params.count("max_requests");

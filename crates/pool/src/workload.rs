@@ -17,6 +17,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use harness::stats;
 use harness::{OpCtx, Outcome, Worker, Workload};
 use hdrhistogram::Histogram;
 
@@ -326,8 +327,7 @@ impl<P: Pool> Workload for PoolWorkload<P> {
         let served: u64 = clients.iter().map(|c| c.window.served).sum();
         let hold: Duration = clients.iter().map(|c| c.window.hold).sum();
         let cpu: Duration = clients.iter().map(|c| c.window.cpu).sum();
-        let secs = window.as_secs_f64().max(1e-9);
-        let rate = served as f64 / secs;
+        let rate = stats::rate(served, window);
         let service = self.shape.service_time().as_secs_f64();
         let quantile = |q: f64| {
             if waits.is_empty() {
@@ -356,12 +356,14 @@ impl<P: Pool> Workload for PoolWorkload<P> {
             if served > 0 {
                 put(
                     "ns_per_cycle",
-                    serde_json::json!(clients.len() as f64 * secs * 1e9 / served as f64),
+                    serde_json::json!(
+                        clients.len() as f64 * window.as_secs_f64() * 1e9 / served as f64
+                    ),
                 );
             }
             return extra;
         }
-        let pool_load = hold.as_secs_f64() / secs / self.capacity as f64;
+        let pool_load = stats::per_second(hold.as_secs_f64(), window) / self.capacity as f64;
         put("pool_load", serde_json::json!(pool_load));
         // Little's law: at most `capacity` requests in flight, each for `service`.
         let ceiling = self.capacity as f64 / service;
@@ -370,7 +372,7 @@ impl<P: Pool> Workload for PoolWorkload<P> {
         let client_ceiling = clients.len() as f64 / service;
         put("client_ceiling", serde_json::json!(client_ceiling));
         let server_util = self.server.as_ref().map(|s| {
-            let util = cpu.as_secs_f64() / secs / s.cores() as f64;
+            let util = stats::per_second(cpu.as_secs_f64(), window) / s.cores() as f64;
             let cpu = self.shape.cpu_time().as_secs_f64();
             put("server_util", serde_json::json!(util));
             put("server_ceiling", serde_json::json!(s.cores() as f64 / cpu));

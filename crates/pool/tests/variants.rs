@@ -4,74 +4,66 @@
 
 use std::time::Duration;
 
+use harness::testing::{self, conformance, Case};
 use harness::{HotPath, Params, RunSettings};
 use pool::PoolHotPath;
 
 fn params(pairs: &[(&str, &str)]) -> Params {
-    let specs = PoolHotPath.params();
-    let mut p = Params::defaults(specs);
-    for (k, v) in pairs {
-        p.set(specs, k, v).unwrap();
-    }
-    p
+    testing::params(&PoolHotPath, pairs)
 }
 
 fn settings(threads: usize) -> RunSettings {
-    RunSettings {
-        threads,
-        warmup: Duration::from_millis(20),
-        duration: Duration::from_millis(200),
-    }
+    testing::settings(threads, 20, 200)
 }
 
 #[test]
-fn every_design_answers_every_request_within_the_limits() {
-    for variant in PoolHotPath.variants() {
-        // 40 clients on 2 x 8 = 16 slots, 1 ms per request: clients queue for slots.
-        let p = params(&[
-            ("connections", "2"),
-            ("max_requests", "8"),
-            ("base_us", "1000"),
-            ("per_point_ns", "0"),
-        ]);
-        let m = PoolHotPath.measure(variant.name, &p, settings(40)).unwrap();
-        assert_eq!(m.verified, Ok(()), "{}", variant.name);
-        assert_eq!(m.errors, 0, "{}: no timeouts at 5 s", variant.name);
-        assert!(
-            m.wait_share().unwrap() > 0.0,
-            "{}: 40 clients on 16 slots must wait",
-            variant.name
-        );
-        let load = m.extra["pool_load"].as_f64().unwrap();
-        assert!(
-            load > 0.5 && load <= 1.05,
-            "{}: pool load {load}",
-            variant.name
-        );
-        assert!(m.extra.contains_key("littles_law_ceiling"));
-
-        let acquire_only = params(&[
-            ("connections", "1"),
-            ("max_requests", "2"),
-            ("base_us", "0"),
-            ("per_point_ns", "0"),
-            ("cpu_us", "0"),
-            ("cpu_per_point_ns", "0"),
-        ]);
-        let m = PoolHotPath
-            .measure(variant.name, &acquire_only, settings(4))
-            .unwrap();
-        assert_eq!(m.verified, Ok(()), "{} acquisition only", variant.name);
+fn every_design_conforms_and_answers_every_request_within_the_limits() {
+    // 40 clients on 2 x 8 = 16 slots, 1 ms per request: clients queue for slots.
+    let queued = [
+        ("connections", "2"),
+        ("max_requests", "8"),
+        ("base_us", "1000"),
+        ("per_point_ns", "0"),
+    ];
+    // No service time: the only figure is the acquire + release cycle (`ns_per_cycle`).
+    let acquire_only = [
+        ("connections", "1"),
+        ("max_requests", "2"),
+        ("base_us", "0"),
+        ("per_point_ns", "0"),
+        ("cpu_us", "0"),
+        ("cpu_per_point_ns", "0"),
+    ];
+    let window = Duration::from_millis(200);
+    let runs = conformance(
+        &PoolHotPath,
+        &[
+            Case::every_variant(&queued).threads(40).window(window),
+            Case::every_variant(&acquire_only).threads(4).window(window),
+        ],
+    );
+    for run in runs {
+        let (m, what) = (&run.measurement, (run.variant, run.case));
+        if run.case == 0 {
+            assert_eq!(m.errors, 0, "{what:?}: no timeouts at 5 s");
+            assert!(
+                m.wait_share().unwrap() > 0.0,
+                "{what:?}: 40 clients on 16 slots must wait"
+            );
+            let load = m.extra["pool_load"].as_f64().unwrap();
+            assert!(load > 0.5 && load <= 1.05, "{what:?}: pool load {load}");
+            assert!(m.extra.contains_key("littles_law_ceiling"));
+            continue;
+        }
         assert!(
             !m.extra.contains_key("littles_law_ceiling"),
-            "no ceiling without a service time"
+            "{what:?}: no ceiling without a service time"
         );
         let per_cycle = m.extra["ns_per_cycle"].as_f64().unwrap();
         let expected = 4.0 * m.window.as_nanos() as f64 / m.ops as f64;
         assert!(
             (per_cycle - expected).abs() <= expected * 1e-6,
-            "{}: ns_per_cycle {per_cycle}, threads x window / cycles {expected}",
-            variant.name
+            "{what:?}: ns_per_cycle {per_cycle}, threads x window / cycles {expected}"
         );
     }
 }

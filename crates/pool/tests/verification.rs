@@ -86,11 +86,7 @@ impl Pool for TimesOutHalf {
 }
 
 fn settings(threads: usize) -> RunSettings {
-    RunSettings {
-        threads,
-        warmup: Duration::from_millis(10),
-        duration: Duration::from_millis(150),
-    }
+    harness::testing::settings(threads, 10, 150)
 }
 
 fn with_latency(base: Duration) -> RequestShape {

@@ -4,9 +4,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use criterion::{criterion_main, Criterion};
+use harness::bench;
 use harness::team::ThreadTeam;
-use harness::{HotPath, Params, Workload};
+use harness::{HotPath, Params};
 use sqlmix::runner::TxnRunner;
 use sqlmix::workload::SqlmixWorkload;
 use sqlmix::SqlmixHotPath;
@@ -14,18 +15,13 @@ use sqlmix::SqlmixHotPath;
 fn transactions(c: &mut Criterion) {
     let params = Params::defaults(SqlmixHotPath.params());
     for variant in SqlmixHotPath.variants() {
-        let mut group = c.benchmark_group(format!("sqlmix/{}", variant.name));
-        group.throughput(Throughput::Elements(1));
-        for threads in [1usize, 2, 4] {
+        let group = format!("sqlmix/{}", variant.name);
+        bench::thread_group(c, &group, &[1, 2, 4], |threads| {
             let config = sqlmix::config(variant.name, &params).expect("default config");
             let runner = Arc::new(TxnRunner::new(&config).expect("databases"));
             let workload = SqlmixWorkload::new(runner, config.models, config.units, 95);
-            let team = ThreadTeam::new((0..threads).map(|i| workload.worker(i, threads)).collect());
-            group.bench_with_input(BenchmarkId::from_parameter(threads), &threads, |b, _| {
-                b.iter_custom(|iters| team.run(iters))
-            });
-        }
-        group.finish();
+            bench::team(ThreadTeam::for_workload(&workload, threads))
+        });
     }
 }
 
@@ -36,9 +32,11 @@ fn config() -> Criterion {
         .sample_size(20)
 }
 
-criterion_group! {
-    name = benches;
-    config = config();
-    targets = transactions
+/// Every benchmark of this file under [`config`], which criterion's command-line flags
+/// may override. Written out rather than through `criterion_group!`, whose function has
+/// no documentation.
+fn benches() {
+    let mut criterion = config().configure_from_args();
+    transactions(&mut criterion);
 }
 criterion_main!(benches);

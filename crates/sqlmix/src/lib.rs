@@ -16,9 +16,10 @@ pub mod gate;
 pub mod runner;
 pub mod workload;
 
-use std::path::PathBuf;
+use std::path::Path;
 use std::sync::Arc;
 
+use harness::hotpath::Description;
 use harness::{
     CellFailure, HotPath, Measurement, ParamKind, ParamSpec, Params, RunSettings, Variant,
 };
@@ -174,12 +175,7 @@ const PARAMS: &[ParamSpec] = &[
         default: "park",
         help: "breaker: park = transactions wait while it is open; reject = turned away at once until a probe succeeds",
     },
-    ParamSpec {
-        name: "data_dir",
-        kind: ParamKind::Text,
-        default: "",
-        help: "where the private temporary folder is made (empty: the system's)",
-    },
+    harness::scratch::DATA_DIR,
 ];
 
 /// Semaphore slots for a `slots` value on this many CPUs; `None` means no semaphore.
@@ -193,17 +189,8 @@ pub fn resolve_slots(value: &serde_json::Value, cpus: usize) -> Option<usize> {
     }
 }
 
-fn static_choice(choices: &'static [&'static str], value: &str) -> &'static str {
-    choices
-        .iter()
-        .find(|c| **c == value)
-        .copied()
-        .unwrap_or(choices[0])
-}
-
 /// The runner configuration for `variant` and `params`.
 pub fn config(variant: &str, params: &Params) -> Result<RunnerConfig, String> {
-    let data_dir = params.text("data_dir");
     Ok(RunnerConfig {
         design: Design::parse(variant)?,
         models: params.count("models"),
@@ -215,10 +202,10 @@ pub fn config(variant: &str, params: &Params) -> Result<RunnerConfig, String> {
         ),
         shards: params.count("shards"),
         db: DbSettings {
-            journal_mode: static_choice(JOURNAL_MODES, params.word("journal_mode")),
-            synchronous: static_choice(SYNCHRONOUS, params.word("synchronous")),
+            journal_mode: params.choice("journal_mode", JOURNAL_MODES),
+            synchronous: params.choice("synchronous", SYNCHRONOUS),
         },
-        data_dir: (!data_dir.is_empty()).then(|| PathBuf::from(data_dir)),
+        data_dir: harness::scratch::data_dir(params).map(Path::to_path_buf),
         backend: match params.word("backend") {
             "local" => Backend::Local,
             "dqlite" => Backend::Dqlite {
@@ -243,27 +230,25 @@ pub fn config(variant: &str, params: &Params) -> Result<RunnerConfig, String> {
     })
 }
 
+/// What `lab` lists about the sqlmix hot path.
+const DESCRIPTION: Description = Description {
+    name: "sqlmix",
+    summary:
+        "SQLite transactions behind a semaphore-gated runner: does the semaphore help, at which K?",
+    variants: VARIANTS,
+    params: PARAMS,
+    charted_extras: &[
+        ("reads_per_sec", "reads/s"),
+        ("writes_per_sec", "writes/s"),
+        ("retries_per_txn", "retries per transaction"),
+        ("rejected_per_sec", "rejected transactions/s"),
+        ("connects_per_sec", "connections opened/s"),
+    ],
+};
+
 impl HotPath for SqlmixHotPath {
-    fn name(&self) -> &'static str {
-        "sqlmix"
-    }
-    fn summary(&self) -> &'static str {
-        "SQLite transactions behind a semaphore-gated runner: does the semaphore help, at which K?"
-    }
-    fn variants(&self) -> &'static [Variant] {
-        VARIANTS
-    }
-    fn params(&self) -> &'static [ParamSpec] {
-        PARAMS
-    }
-    fn charted_extras(&self) -> &'static [(&'static str, &'static str)] {
-        &[
-            ("reads_per_sec", "reads/s"),
-            ("writes_per_sec", "writes/s"),
-            ("retries_per_txn", "retries per transaction"),
-            ("rejected_per_sec", "rejected transactions/s"),
-            ("connects_per_sec", "connections opened/s"),
-        ]
+    fn description(&self) -> &'static Description {
+        &DESCRIPTION
     }
     fn check(&self, params: &Params) -> Result<(), String> {
         harness::scratch::check_data_dir(params.text("data_dir"))

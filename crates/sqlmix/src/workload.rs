@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use harness::stats::rate;
 use harness::{OpCtx, Outcome, Worker, Workload};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -257,17 +258,16 @@ impl Workload for SqlmixWorkload {
         window: Duration,
     ) -> serde_json::Map<String, serde_json::Value> {
         let sum = |f: fn(&WindowFigures) -> u64| workers.iter().map(|w| f(&w.window)).sum::<u64>();
-        let secs = window.as_secs_f64().max(1e-9);
         let txns = sum(|w| w.txns).max(1);
         let backoff: Duration = workers.iter().map(|w| w.window.backoff).sum();
         let mut extra = serde_json::Map::new();
         extra.insert(
             "reads_per_sec".into(),
-            serde_json::json!(sum(|w| w.reads) as f64 / secs),
+            serde_json::json!(rate(sum(|w| w.reads), window)),
         );
         extra.insert(
             "writes_per_sec".into(),
-            serde_json::json!(sum(|w| w.writes) as f64 / secs),
+            serde_json::json!(rate(sum(|w| w.writes), window)),
         );
         extra.insert(
             "retries_per_txn".into(),
@@ -289,7 +289,7 @@ impl Workload for SqlmixWorkload {
             extra.insert("rejected".into(), serde_json::json!(sum(|w| w.rejected)));
             extra.insert(
                 "rejected_per_sec".into(),
-                serde_json::json!(sum(|w| w.rejected) as f64 / secs),
+                serde_json::json!(rate(sum(|w| w.rejected), window)),
             );
         }
         let backend = match self.runner.backend() {
@@ -300,7 +300,7 @@ impl Workload for SqlmixWorkload {
         if backend == "dqlite" {
             extra.insert(
                 "connects_per_sec".into(),
-                serde_json::json!(sum(|w| w.connects) as f64 / secs),
+                serde_json::json!(rate(sum(|w| w.connects), window)),
             );
         }
         let resources = self.runner.shard_resources();
