@@ -110,6 +110,9 @@ pub struct ThreadAccount {
     pub run_queue_ns: Option<u64>,
     /// Time the hot path reported blocked, less what the kernel counted already.
     pub blocked_ns: u64,
+    /// Time the hot path reported blocked, whole: the wall time inside its waits,
+    /// including any part of it the thread spent runnable (spinning, yielding, waking).
+    pub waited_ns: u64,
 }
 
 impl ThreadAccount {
@@ -144,6 +147,7 @@ impl ThreadAccount {
             on_cpu_ns: on_cpu,
             run_queue_ns: run_queue,
             blocked_ns: (blocked.as_nanos() as u64).min(left),
+            waited_ns: (blocked.as_nanos() as u64).min(window_ns),
         }
     }
 }
@@ -163,8 +167,12 @@ pub struct TimeAccount {
     pub on_cpu_ns: u64,
     /// Run-queue delay, all threads; `None` if any thread could not read it.
     pub run_queue_ns: Option<u64>,
-    /// Blocked time reported by the hot path, all threads.
+    /// Blocked time reported by the hot path, all threads, less what the kernel counted
+    /// as on CPU or run queue (the time account's exclusive share).
     pub blocked_ns: u64,
+    /// Blocked time reported by the hot path, all threads, whole (see
+    /// [`ThreadAccount::waited_ns`]): what `wait_share` and the off-CPU profile count.
+    pub waited_ns: u64,
 }
 
 impl TimeAccount {
@@ -182,6 +190,7 @@ impl TimeAccount {
             on_cpu_ns: threads.iter().map(|t| t.on_cpu_ns).sum(),
             run_queue_ns: run_queue,
             blocked_ns: threads.iter().map(|t| t.blocked_ns).sum(),
+            waited_ns: threads.iter().map(|t| t.waited_ns).sum(),
         }
     }
 

@@ -1,5 +1,5 @@
 //! The result schema: what `lab` writes to `reports/data/<run-id>.json` and what users and
-//! scripts parse. Field names are a public interface (see DESIGN.md); add fields, never
+//! scripts parse. Field names are a public interface (see ARCHITECTURE.md); add fields, never
 //! rename them, and bump [`SCHEMA_VERSION`] when a change would mislead an old reader.
 
 use std::collections::BTreeMap;
@@ -123,12 +123,15 @@ pub struct RunRecord {
     pub efficiency: Option<f64>,
     /// Latency percentiles (median over repetitions; `max` is the largest seen).
     pub latency_ns: LatencySummary,
-    /// Share of worker time (threads x window) spent blocked on the hot path (locks,
-    /// permits, connections, busy-handler and backoff sleeps); null where the hot path does
-    /// not measure its waits, never a misleading 0. Equal to `time_share.blocked`.
+    /// Share of worker time (threads x window) spent inside the hot path's waits (locks,
+    /// permits, connections, busy-handler and backoff sleeps), whole, including any part
+    /// the waiting thread spent runnable (a lock that yields while it waits); null where the
+    /// hot path does not measure its waits, never a misleading 0. At least
+    /// `time_share.blocked`, which keeps only what the kernel did not count elsewhere.
     pub wait_share: Option<f64>,
     /// Where the worker threads' time went: shares of threads x window on CPU, waiting
-    /// for a CPU, blocked on the hot path (equal to `wait_share`) and the rest; median
+    /// for a CPU, blocked on the hot path (the part of `wait_share` the kernel did not count
+    /// as on CPU or run queue) and the rest, summing to about 1; median
     /// over repetitions field by field. Null for a failed cell.
     #[serde(default)]
     pub time_share: Option<TimeShare>,

@@ -754,10 +754,7 @@ mod tests {
         // The one extra column: pool's acquisition-only file also runs 8 threads, as many
         // as it has slots, the point where its designs are compared (issue 15).
         let extra: Vec<_> = default.iter().filter(|c| !seed.contains(c)).collect();
-        assert!(
-            extra.iter().all(|c| c.0 == "pool" && c.3 == 8),
-            "{extra:?}"
-        );
+        assert!(extra.iter().all(|c| c.0 == "pool" && c.3 == 8), "{extra:?}");
     }
 
     #[test]

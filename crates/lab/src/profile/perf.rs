@@ -91,7 +91,13 @@ impl PerfRecorder {
             // No build-id collection at exit: it reads every mapped binary (lab's own, with
             // its debug info) and cost about a second per profile here; the samples are
             // read back at once from the same binaries, so the ids are not needed.
-            .args(["--call-graph", "dwarf", "--no-buildid", "--delay=-1", "--control"])
+            .args([
+                "--call-graph",
+                "dwarf",
+                "--no-buildid",
+                "--delay=-1",
+                "--control",
+            ])
             .arg(format!(
                 "fifo:{},{}",
                 ctl_path.display(),

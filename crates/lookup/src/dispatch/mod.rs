@@ -277,13 +277,16 @@ impl<D: Directory> Server<D> {
         if !settings.warmup.is_zero() {
             std::thread::sleep(settings.warmup);
         }
-        self.core.measuring.store(true, Ordering::Relaxed);
+        // As the runner does: a profiler samples exactly the window, clock read first.
+        harness::probe::window_opened();
         let cpu_start = harness::runner::process_cpu_time();
         let start = Instant::now();
+        self.core.measuring.store(true, Ordering::Relaxed);
         std::thread::sleep(settings.duration);
         self.core.measuring.store(false, Ordering::Relaxed);
         let window = start.elapsed();
         let cpu_time = harness::runner::process_cpu_time().saturating_sub(cpu_start);
+        harness::probe::window_closed();
         let finished = self.finish().map_err(CellFailure::new)?;
         Ok(self.figures(finished, window, cpu_time))
     }
@@ -353,6 +356,7 @@ impl<D: Directory> Server<D> {
                 on_cpu_ns: busy_ns,
                 run_queue_ns: None,
                 blocked_ns: queue_ns + directory_ns,
+                waited_ns: queue_ns + directory_ns,
             },
             clock_read_ns: harness::sampler::clock_read_ns(),
         }
