@@ -8,7 +8,9 @@
 
 mod advice;
 mod charts;
+pub mod findings;
 mod html;
+mod output;
 mod summary;
 mod time_chart;
 
@@ -20,6 +22,7 @@ use harness::schema::ResultsFile;
 use harness::RunRecord;
 
 use crate::fs::write_atomically;
+use output::Outputs;
 
 /// One results file and where it came from.
 pub struct Source {
@@ -99,6 +102,9 @@ pub struct Group<'a> {
     pub scenario: String,
     /// The parameters that set this group apart, as `name=value` (empty if only one).
     pub label: String,
+    /// The parameters whose values differ among the groups of this scenario file
+    /// (computed once here; labels and sweeps read it).
+    pub varying: Vec<String>,
     /// All parameters.
     pub params: BTreeMap<String, serde_json::Value>,
     /// File-name-safe identifier.
@@ -144,6 +150,8 @@ impl Group<'_> {
 pub struct Sweep {
     /// Scenario file.
     pub file: String,
+    /// The hot path the file runs.
+    pub hot_path: String,
     /// The swept parameter.
     pub param: String,
     /// Its values, in the file's order.
@@ -168,6 +176,32 @@ pub struct Analysed<'a> {
     pub groups: Vec<Group<'a>>,
     /// Parameter sweeps found among the groups.
     pub sweeps: Vec<Sweep>,
+    /// What the run answered, per hot path, in [`findings::ORDER`].
+    pub findings: Vec<findings::Finding>,
+    /// The pool fix's gain per batch size (`pool-seed-batch`), empty without those cells.
+    pub batch_gains: Vec<findings::BatchGain>,
+}
+
+impl Analysed<'_> {
+    /// The hot paths of this source in report order: [`findings::ORDER`] first, then any
+    /// other (e.g. `noop`) as first seen.
+    pub fn hot_paths(&self) -> Vec<String> {
+        let mut seen: Vec<String> = Vec::new();
+        for g in &self.groups {
+            if !seen.contains(&g.scenario) {
+                seen.push(g.scenario.clone());
+            }
+        }
+        let rank = |h: &String| {
+            findings::ORDER
+                .iter()
+                .position(|o| o == h)
+                .unwrap_or(findings::ORDER.len())
+        };
+        // A stable sort keeps unknown hot paths in the order first seen.
+        seen.sort_by_key(rank);
+        seen
+    }
 }
 
 /// The extra figures the hot path called `scenario` wants charted (none if unknown).
@@ -182,7 +216,8 @@ fn sweeps(
     chart_dir: &Path,
     final_dir: &str,
     index: usize,
-) -> anyhow::Result<Vec<Sweep>> {
+    outputs: &mut Outputs,
+) -> Vec<Sweep> {
     let mut out = Vec::new();
     let mut files: Vec<&str> = groups
         .iter()
@@ -195,13 +230,7 @@ fn sweeps(
         if members.len() < 2 {
             continue;
         }
-        let varying: Vec<&String> = members[0]
-            .params
-            .iter()
-            .filter(|(k, v)| members.iter().any(|m| m.params.get(*k) != Some(*v)))
-            .map(|(k, _)| k)
-            .collect();
-        let [param] = varying.as_slice() else {
+        let [param] = members[0].varying.as_slice() else {
             continue;
         };
         let common = |pick: &dyn Fn(&Group<'_>) -> Vec<usize>| {
@@ -219,7 +248,7 @@ fn sweeps(
             .iter()
             .map(|m| {
                 m.params
-                    .get(*param)
+                    .get(param)
                     .map(crate::plan::value_text)
                     .unwrap_or_default()
             })
@@ -259,49 +288,66 @@ fn sweeps(
             .collect();
         let title =
             format!("{file}: throughput against {param} ({threads} threads, {cores} cores)");
-        let svg = charts::sweep_chart(&title, param, &values, "ops/s", &series)
-            .map_err(anyhow::Error::msg)?;
-        let name = format!(
-            "{}-sweep-{}.svg",
+        let bars: Vec<charts::Bars> = rows
+            .iter()
+            .map(|(v, _)| {
+                members
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, m)| {
+                        let c = m.cell(v, threads, cores).filter(|c| c.usable())?;
+                        let (lo, hi) = c.ops_ci();
+                        Some((i as f64, lo, hi))
+                    })
+                    .collect()
+            })
+            .collect();
+        let stem = format!(
+            "{}-sweep-{}",
             slugify(&format!("m{index}-{file}")),
             slugify(param)
         );
-        std::fs::write(chart_dir.join(&name), svg)?;
-        let mut extras = Vec::new();
+        let name = format!("{stem}.svg");
+        queue_sweep_chart(
+            outputs,
+            chart_dir.join(&name),
+            title,
+            param,
+            &values,
+            "ops/s",
+            series,
+            bars,
+        );
         let scenario = members[0].scenario.clone();
-        for &(key, label) in charted_extras(&scenario) {
-            let series: Vec<charts::Series> = variants
+        let cells_of = |v: &str| -> Vec<(f64, &RunRecord)> {
+            members
                 .iter()
-                .map(|v| charts::Series {
-                    name: v.clone(),
-                    points: members
-                        .iter()
-                        .enumerate()
-                        .filter_map(|(i, m)| {
-                            let c = m.cell(v, threads, cores).filter(|c| c.usable())?;
-                            Some((i as f64, c.extra.get(key)?.as_f64()?))
-                        })
-                        .collect(),
+                .enumerate()
+                .filter_map(|(i, m)| {
+                    Some((i as f64, m.cell(v, threads, cores).filter(|c| c.usable())?))
                 })
-                .collect();
-            if series.iter().all(|s| s.points.is_empty()) {
-                continue;
-            }
+                .collect()
+        };
+        let mut extras = Vec::new();
+        for (key, label, series) in extra_series(&scenario, &variants, cells_of) {
             let title =
                 format!("{file}: {label} against {param} ({threads} threads, {cores} cores)");
-            let svg = charts::sweep_chart(&title, param, &values, label, &series)
-                .map_err(anyhow::Error::msg)?;
-            let extra_name = format!(
-                "{}-sweep-{}-{}.svg",
-                slugify(&format!("m{index}-{file}")),
-                slugify(param),
-                slugify(key)
+            let extra_name = format!("{stem}-{}.svg", slugify(key));
+            queue_sweep_chart(
+                outputs,
+                chart_dir.join(&extra_name),
+                title,
+                param,
+                &values,
+                label,
+                series,
+                Vec::new(),
             );
-            std::fs::write(chart_dir.join(&extra_name), svg)?;
             extras.push((label.to_owned(), format!("{final_dir}/charts/{extra_name}")));
         }
         out.push(Sweep {
             extras,
+            hot_path: scenario,
             file: file.to_owned(),
             param: (*param).clone(),
             values,
@@ -311,7 +357,70 @@ fn sweeps(
             svg: format!("{final_dir}/charts/{name}"),
         });
     }
-    Ok(out)
+    out
+}
+
+/// Queues a sweep chart (owned inputs, so it can be drawn on another thread).
+#[allow(clippy::too_many_arguments)]
+fn queue_sweep_chart(
+    outputs: &mut Outputs,
+    path: PathBuf,
+    title: String,
+    param: &str,
+    values: &[String],
+    y_label: &str,
+    series: Vec<charts::Series>,
+    bars: Vec<charts::Bars>,
+) {
+    let (param, values, y_label) = (param.to_owned(), values.to_vec(), y_label.to_owned());
+    outputs.add(path, move || {
+        charts::sweep_chart_with_bars(&title, &param, &values, &y_label, &series, &bars)
+            .map(String::into_bytes)
+            .map_err(anyhow::Error::msg)
+    });
+}
+
+/// Queues a chart against threads.
+fn queue_line_chart(
+    outputs: &mut Outputs,
+    path: PathBuf,
+    labels: [String; 3],
+    series: Vec<charts::Series>,
+    bars: Vec<charts::Bars>,
+    marker: Option<f64>,
+) {
+    outputs.add(path, move || {
+        let [title, x, y] = labels;
+        charts::line_chart_with_bars(&title, &x, &y, &series, &bars, marker)
+            .map(String::into_bytes)
+            .map_err(anyhow::Error::msg)
+    });
+}
+
+/// The charted extras of `hot_path` that some cell carries: (key, label, one series per
+/// variant). `cells_of(variant)` gives the usable cells to plot and their x. The one loop
+/// over extras, for thread charts and sweep charts alike.
+fn extra_series<'a>(
+    hot_path: &str,
+    variants: &[String],
+    cells_of: impl Fn(&str) -> Vec<(f64, &'a RunRecord)>,
+) -> Vec<(&'static str, &'static str, Vec<charts::Series>)> {
+    charted_extras(hot_path)
+        .iter()
+        .filter_map(|&(key, label)| {
+            let series: Vec<charts::Series> = variants
+                .iter()
+                .map(|v| charts::Series {
+                    name: v.clone(),
+                    points: cells_of(v)
+                        .into_iter()
+                        .filter_map(|(x, c)| Some((x, c.extra.get(key)?.as_f64()?)))
+                        .collect(),
+                })
+                .collect();
+            (!series.iter().all(|s| s.points.is_empty())).then_some((key, label, series))
+        })
+        .collect()
 }
 
 fn sorted_unique(values: impl Iterator<Item = usize>) -> Vec<usize> {
@@ -348,6 +457,7 @@ fn group_cells(source: &Source, index: usize) -> Vec<Group<'_>> {
                 file: cell.scenario_file.clone(),
                 scenario: cell.scenario.clone(),
                 label: String::new(),
+                varying: Vec::new(),
                 params: cell.params.clone(),
                 slug: String::new(),
                 variants: Vec::new(),
@@ -367,11 +477,16 @@ fn group_cells(source: &Source, index: usize) -> Vec<Group<'_>> {
         .collect();
     for (i, g) in groups.iter_mut().enumerate() {
         let siblings: Vec<_> = snapshot.iter().filter(|(f, _)| *f == g.file).collect();
-        g.label = g
+        g.varying = g
             .params
             .iter()
             .filter(|(k, v)| siblings.iter().any(|(_, p)| p.get(*k) != Some(*v)))
-            .map(|(k, v)| format!("{k}={}", crate::plan::value_text(v)))
+            .map(|(k, _)| k.clone())
+            .collect();
+        g.label = g
+            .varying
+            .iter()
+            .map(|k| format!("{k}={}", crate::plan::value_text(&g.params[k])))
             .collect::<Vec<_>>()
             .join(" ");
         g.slug = slugify(&format!("m{index}-{}-{i}", g.title_name()));
@@ -393,7 +508,8 @@ fn analyse<'a>(
     sources: &'a [Source],
     chart_dir: &Path,
     final_dir: &str,
-) -> anyhow::Result<Vec<Analysed<'a>>> {
+    outputs: &mut Outputs,
+) -> Vec<Analysed<'a>> {
     let mut out = Vec::new();
     for (index, source) in sources.iter().enumerate() {
         let mut groups = group_cells(source, index);
@@ -448,7 +564,7 @@ fn analyse<'a>(
                             })
                             .collect(),
                     );
-                    if let Some(diff) = differential(root, source, g, variant, cores)? {
+                    if let Some(diff) = differential(root, source, g, variant, cores, outputs) {
                         g.diffs.push(diff);
                     }
                 }
@@ -462,51 +578,43 @@ fn analyse<'a>(
                 let marker = Some(cores as f64);
                 let ops_name = format!("{}-c{cores}-ops.svg", g.slug);
                 let per_name = format!("{}-c{cores}-per-thread.svg", g.slug);
-                let ops_svg = charts::line_chart_with_bars(
-                    &title("throughput"),
-                    "threads",
-                    "ops/s",
-                    &ops,
-                    &ops_bars,
+                let labels =
+                    |what: &str, y: &str| [title(what), "threads".to_owned(), y.to_owned()];
+                queue_line_chart(
+                    outputs,
+                    chart_dir.join(&ops_name),
+                    labels("throughput", "ops/s"),
+                    ops,
+                    ops_bars,
                     marker,
-                )
-                .map_err(anyhow::Error::msg)?;
-                let per_svg = charts::line_chart_with_bars(
-                    &title("per-thread throughput"),
-                    "threads",
-                    "ops/s per thread",
-                    &per_thread,
-                    &per_thread_bars,
+                );
+                queue_line_chart(
+                    outputs,
+                    chart_dir.join(&per_name),
+                    labels("per-thread throughput", "ops/s per thread"),
+                    per_thread,
+                    per_thread_bars,
                     marker,
-                )
-                .map_err(anyhow::Error::msg)?;
-                std::fs::write(chart_dir.join(&ops_name), ops_svg)?;
-                std::fs::write(chart_dir.join(&per_name), per_svg)?;
-                let mut extras = Vec::new();
-                for &(key, label) in charted_extras(&g.scenario) {
-                    let series: Vec<charts::Series> = g
-                        .variants
+                );
+                let cells_of = |v: &str| -> Vec<(f64, &RunRecord)> {
+                    g.threads
                         .iter()
-                        .map(|v| charts::Series {
-                            name: v.clone(),
-                            points: g
-                                .threads
-                                .iter()
-                                .filter_map(|&t| g.cell(v, t, cores))
-                                .filter(|c| c.usable())
-                                .filter_map(|c| {
-                                    Some((c.threads as f64, c.extra.get(key)?.as_f64()?))
-                                })
-                                .collect(),
-                        })
-                        .collect();
-                    if series.iter().all(|s| s.points.is_empty()) {
-                        continue;
-                    }
+                        .filter_map(|&t| g.cell(v, t, cores))
+                        .filter(|c| c.usable())
+                        .map(|c| (c.threads as f64, c))
+                        .collect()
+                };
+                let mut extras = Vec::new();
+                for (key, label, series) in extra_series(&g.scenario, &g.variants, cells_of) {
                     let name = format!("{}-c{cores}-{}.svg", g.slug, slugify(key));
-                    let svg = charts::line_chart(&title(label), "threads", label, &series, marker)
-                        .map_err(anyhow::Error::msg)?;
-                    std::fs::write(chart_dir.join(&name), svg)?;
+                    queue_line_chart(
+                        outputs,
+                        chart_dir.join(&name),
+                        labels(label, label),
+                        series,
+                        Vec::new(),
+                        marker,
+                    );
                     extras.push((label.to_owned(), format!("{final_dir}/charts/{name}")));
                 }
                 g.charts.push(ChartRef {
@@ -519,14 +627,16 @@ fn analyse<'a>(
             g.fits = advice::usl_rows(g, source.results.env.nproc);
             g.thread_advice = advice::thread_advice_all(g);
         }
-        let sweeps = sweeps(&groups, chart_dir, final_dir, index)?;
+        let sweeps = sweeps(&groups, chart_dir, final_dir, index, outputs);
         out.push(Analysed {
             source,
             groups,
             sweeps,
+            findings: findings::findings(&source.results.cells),
+            batch_gains: findings::batch_gains(&source.results.cells),
         });
     }
-    Ok(out)
+    out
 }
 
 /// The differential flamegraph between threads=1 and the most threads profiled, when
@@ -537,7 +647,8 @@ fn differential(
     g: &Group<'_>,
     variant: &str,
     cores: usize,
-) -> anyhow::Result<Option<DiffRef>> {
+    outputs: &mut Outputs,
+) -> Option<DiffRef> {
     let profiled: Vec<&RunRecord> = g
         .threads
         .iter()
@@ -549,10 +660,10 @@ fn differential(
         })
         .collect();
     let (Some(first), Some(last)) = (profiled.first(), profiled.last()) else {
-        return Ok(None);
+        return None;
     };
     if first.threads != 1 || last.threads == 1 {
-        return Ok(None);
+        return None;
     }
     let (a, b) = (
         first.profile.as_ref().expect("filtered"),
@@ -570,23 +681,24 @@ fn differential(
         g.title_name(),
         last.threads
     );
-    let write = |rel: &str, svg: Vec<u8>| -> anyhow::Result<()> {
-        let path = root.join(rel);
-        std::fs::create_dir_all(path.parent().expect("has a parent"))?;
-        std::fs::write(&path, svg)?;
-        Ok(())
-    };
     let rel = format!("{stem}.svg");
     let samples = (a.samples, b.samples);
-    let svg = crate::profile::render_differential(
-        &root.join(&a.folded),
-        &root.join(&b.folded),
-        &format!("{title}, on-CPU"),
-        samples,
-        "samples",
-    )
-    .map_err(anyhow::Error::msg)?;
-    write(&rel, svg)?;
+    let queue = |outputs: &mut Outputs,
+                 rel: &str,
+                 x: &str,
+                 y: &str,
+                 what: &str,
+                 counts,
+                 unit: &'static str| {
+        let (x, y, title) = (root.join(x), root.join(y), format!("{title}, {what}"));
+        outputs.add(root.join(rel), move || {
+            crate::profile::render_differential(&x, &y, &title, counts, unit)
+                .map_err(anyhow::Error::msg)
+        });
+    };
+    queue(
+        outputs, &rel, &a.folded, &b.folded, "on-CPU", samples, "samples",
+    );
     let off_cpu = match (&a.off_cpu, &b.off_cpu) {
         (Some(x), Some(y))
             if root.join(&x.folded).is_file()
@@ -595,20 +707,20 @@ fn differential(
         {
             let off_rel = format!("{stem}.offcpu.svg");
             let counts = (x.samples, y.samples);
-            let svg = crate::profile::render_differential(
-                &root.join(&x.folded),
-                &root.join(&y.folded),
-                &format!("{title}, off-CPU"),
+            queue(
+                outputs,
+                &off_rel,
+                &x.folded,
+                &y.folded,
+                "off-CPU",
                 counts,
                 "wait stacks",
-            )
-            .map_err(anyhow::Error::msg)?;
-            write(&off_rel, svg)?;
+            );
             Some((off_rel, counts))
         }
         _ => None,
     };
-    Ok(Some(DiffRef {
+    Some(DiffRef {
         variant: variant.to_owned(),
         cores,
         from_threads: 1,
@@ -616,12 +728,16 @@ fn differential(
         svg: rel,
         samples,
         off_cpu,
-    }))
+    })
 }
 
 /// Redraws a cell flamegraph whose SVG is missing but whose folded stacks are there
 /// (folded stacks are the source of truth; SVGs can be deleted to save space).
-fn restore_flamegraphs(root: &Path, sources: &[Source]) -> anyhow::Result<()> {
+fn restore_flamegraphs(
+    root: &Path,
+    sources: &[Source],
+    outputs: &mut Outputs,
+) -> anyhow::Result<()> {
     for cell in sources.iter().flat_map(|s| &s.results.cells) {
         let Some(p) = &cell.profile else { continue };
         let (svg, folded) = (root.join(&p.svg), root.join(&p.folded));
@@ -644,9 +760,10 @@ fn restore_flamegraphs(root: &Path, sources: &[Source]) -> anyhow::Result<()> {
                 p.sampler, p.rate_hz
             ),
         );
-        let bytes = crate::profile::render_flamegraph(&lines, &title, &subtitle, "samples")
-            .map_err(anyhow::Error::msg)?;
-        std::fs::write(&svg, bytes).with_context(|| format!("cannot write {}", svg.display()))?;
+        outputs.add(svg, move || {
+            crate::profile::render_flamegraph(&lines, &title, &subtitle, "samples")
+                .map_err(anyhow::Error::msg)
+        });
     }
     Ok(())
 }
@@ -657,7 +774,8 @@ pub fn render(root: &Path, sources: &[Source]) -> anyhow::Result<PathBuf> {
     if sources.is_empty() {
         bail!("no results to report");
     }
-    restore_flamegraphs(root, sources)?;
+    let mut outputs = Outputs::default();
+    restore_flamegraphs(root, sources, &mut outputs)?;
     let id = if sources.len() == 1 {
         sources[0].results.run_id.clone()
     } else {
@@ -671,7 +789,14 @@ pub fn render(root: &Path, sources: &[Source]) -> anyhow::Result<PathBuf> {
     std::fs::create_dir_all(staging.join("charts"))?;
     let result = (|| {
         let final_dir = format!("reports/{id}");
-        let analysed = analyse(root, sources, &staging.join("charts"), &final_dir)?;
+        let analysed = analyse(
+            root,
+            sources,
+            &staging.join("charts"),
+            &final_dir,
+            &mut outputs,
+        );
+        outputs.write_all()?;
         std::fs::write(
             staging.join("index.html"),
             html::page(&analysed, "../../", None),
