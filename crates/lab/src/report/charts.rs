@@ -328,7 +328,7 @@ mod tests {
         let bars = vec![vec![(1.0, 90.0, 110.0), (2.0, 150.0, 400.0)]];
         let with = line_chart_with_bars("t", "threads", "ops/s", &series, &bars, None).unwrap();
         // Three thin lines (stem and two caps) per bar, in the series' colour.
-        let bar_lines = |svg: &str| svg.matches("opacity=\"0.8\" stroke=\"#E6194B\"").count();
+        let bar_lines = |svg: &str| svg.matches("opacity=\"0.8\" stroke=\"#0072B2\"").count();
         assert_eq!(bar_lines(&plain), 0);
         assert_eq!(bar_lines(&with), 6, "{with}");
         // The axis reaches the top of the highest bar (400 > 190 x 1.12).
@@ -352,6 +352,34 @@ mod tests {
             sweep_chart_with_bars("K sweep", "slots", &labels, "ops/s", &series, &[]).unwrap();
         for text in ["unlimited", "nproc", "semaphore", "K sweep"] {
             assert!(svg.contains(text), "{text} missing");
+        }
+    }
+
+    #[test]
+    fn a_series_over_two_decades_gets_a_log_axis() {
+        let wide = vec![Series {
+            name: "driver-v3".into(),
+            points: vec![(0.0, 10.0), (1.0, 1e3), (2.0, 1e5)],
+        }];
+        let labels: Vec<String> = ["1", "100", "5000"].iter().map(|s| s.to_string()).collect();
+        let svg =
+            sweep_chart_with_bars("batch", "batch", &labels, "datapoints/s", &wide, &[]).unwrap();
+        assert!(svg.contains("datapoints/s (log scale)"), "{svg}");
+        let narrow = vec![Series {
+            name: "driver-v3".into(),
+            points: vec![(0.0, 10.0), (1.0, 500.0)],
+        }];
+        let svg =
+            sweep_chart_with_bars("batch", "batch", &labels[..2], "ops/s", &narrow, &[]).unwrap();
+        assert!(!svg.contains("log scale"), "{svg}");
+    }
+
+    #[test]
+    fn palette_has_no_light_colour() {
+        // Luma below 0.65 of white: readable lines on white (Okabe-Ito yellow, F0E442, is 0.86).
+        for c in PALETTE {
+            let lum = 0.2126 * c.0 as f64 + 0.7152 * c.1 as f64 + 0.0722 * c.2 as f64;
+            assert!(lum / 255.0 < 0.65, "{c:?} is too light");
         }
     }
 }
