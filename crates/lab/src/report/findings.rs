@@ -137,15 +137,17 @@ fn best_of<'a>(rows: impl Iterator<Item = &'a RunRecord>) -> Option<&'a RunRecor
     rows.max_by(|a, b| a.ops_per_sec.total_cmp(&b.ops_per_sec))
 }
 
-/// "1.23x" with " (intervals overlap: within the noise)" when `a` and `b` are not apart.
-fn times(a: &RunRecord, b: &RunRecord) -> String {
+/// "1.23x `of`", with "; intervals overlap: within the noise" when `a` and `b` are not
+/// apart.
+fn times(a: &RunRecord, b: &RunRecord, of: &str) -> String {
     format!(
-        "{:.2}x{}",
+        "{:.2}x{}{of}{}",
         ratio(a.ops_per_sec, b.ops_per_sec),
+        if of.is_empty() { "" } else { " " },
         if apart(a, b) {
             ""
         } else {
-            " (intervals overlap: within the noise)"
+            "; intervals overlap: within the noise"
         }
     )
 }
@@ -222,9 +224,23 @@ fn lookup(cells: &[RunRecord]) -> Finding {
                                       oversubscribed threads lose throughput (intervals apart)."
                         .to_owned(),
                     (false, false) => format!(
-                        "The seed's decline is not reproduced here: efficiency {efficiency:.2} \
-                         at {in_core} threads and {beyond:.2}x past the cores, or the intervals \
-                         overlap (the seed saw the fall on 6 and 12 CPUs; this run has {cores})."
+                        "The seed's decline is not reproduced here: {}; {} (the seed saw the \
+                         fall on 6 and 12 CPUs; this run has {cores}).",
+                        if efficiency >= 0.8 || in_core == 1 {
+                            format!("efficiency {efficiency:.2} at {in_core} threads is near linear")
+                        } else {
+                            format!(
+                                "efficiency {efficiency:.2} at {in_core} threads, but its \
+                                 interval overlaps 1 thread's"
+                            )
+                        },
+                        if beyond >= 0.9 {
+                            format!("past the cores throughput holds ({beyond:.2}x)")
+                        } else {
+                            format!(
+                                "past the cores {beyond:.2}x, but the intervals overlap"
+                            )
+                        }
                     ),
                 });
             }
@@ -236,10 +252,10 @@ fn lookup(cells: &[RunRecord]) -> Finding {
             if let (Some(best), Some(base_top)) = (best, find(&file, base, max_t, cores)) {
                 if best.variant != base {
                     sentences.push(format!(
-                        "Best at {max_t} threads: `{}` at {} ops/s, {} `{base}`.",
+                        "Best at {max_t} threads: `{}` at {} ops/s, {}.",
                         best.variant,
                         with_interval(best.ops_per_sec, best, 1.0),
-                        times(best, base_top)
+                        times(best, base_top, &format!("`{base}`"))
                     ));
                 }
             }
@@ -352,7 +368,7 @@ fn semaphore_sentence(rows: &[&RunRecord], label: &str) -> Option<(String, bool)
             param_text(best, "slots"),
             with_interval(best.ops_per_sec, best, 1.0),
             with_interval(unlimited.ops_per_sec, unlimited, 1.0),
-            times(best, unlimited),
+            times(best, unlimited, ""),
             if helps {
                 "helps, as in the seed (about 1.5k against 800 txn/s, 1.9x)"
             } else if hurts {
@@ -415,8 +431,8 @@ fn sweep_sentence(rows: &[&RunRecord], file: &str, param: &str, what: &str) -> V
             format!("{what} {first_v} is best")
         } else {
             format!(
-                "{what} {best_v} does {} {what} {first_v}",
-                times(best, first)
+                "{what} {best_v} does {}",
+                times(best, first, &format!("{what} {first_v}"))
             )
         };
         let backend_text = if backend == "-" {
@@ -491,10 +507,10 @@ fn sqlmix(cells: &[RunRecord]) -> Finding {
             } else {
                 format!(
                     "At {max_t} threads on {cores} cores the best design is `{}` with {} txn/s, \
-                     {} the seed's runner (`semaphore`).",
+                     {}.",
                     best.variant,
                     with_interval(best.ops_per_sec, best, 1.0),
-                    times(best, base)
+                    times(best, base, "the seed's runner (`semaphore`)")
                 )
             });
         }
@@ -563,10 +579,10 @@ fn pool(cells: &[RunRecord]) -> Finding {
             ));
             if let Some(fix_last) = fix.iter().find(|c| c.threads == last.threads) {
                 sentences.push(format!(
-                    "With 10 x 5000 at {} clients: {} requests/s, {} the default.",
+                    "With 10 x 5000 at {} clients: {} requests/s, {}.",
                     last.threads,
                     with_interval(fix_last.ops_per_sec, fix_last, 1.0),
-                    times(fix_last, last)
+                    times(fix_last, last, "the default")
                 ));
             }
         }
@@ -611,10 +627,10 @@ fn pool(cells: &[RunRecord]) -> Finding {
             if best.variant != "driver-v3" {
                 sentences.push(format!(
                     "Pool designs at {max_t} threads on {cores} cores: `{}` does {} acquire + \
-                     release/s, {} the seed's `driver-v3`.",
+                     release/s, {}.",
                     best.variant,
                     with_interval(best.ops_per_sec, best, 1.0),
-                    times(best, base)
+                    times(best, base, "the seed's `driver-v3`")
                 ));
             }
         }
@@ -763,7 +779,7 @@ fn lease(cells: &[RunRecord]) -> Finding {
                 writes(txn),
                 with_interval(update.ops_per_sec, update, 1.0),
                 with_interval(txn.ops_per_sec, txn, 1.0),
-                times(update, txn),
+                times(update, txn, ""),
                 match (fewer, faster) {
                     (true, true) => ": fewer writes and faster, as the seed's patch intended",
                     (true, false) => ": fewer writes but not measurably faster",
@@ -774,14 +790,14 @@ fn lease(cells: &[RunRecord]) -> Finding {
         if let (Some(txn), Some(batched)) = (at("txn-log", max_t), at("batched", max_t)) {
             let alone = match (at("txn-log", 1), at("batched", 1)) {
                 (Some(t1), Some(b1)) if max_t > 1 => {
-                    format!("; alone (1 thread) {}", times(b1, t1))
+                    format!("; alone (1 thread) {}", times(b1, t1, ""))
                 }
                 _ => String::new(),
             };
             sentences.push(format!(
-                "Group commit (`batched`) at {max_t} threads: {} extends/s, {} `txn-log`{alone}{}.",
+                "Group commit (`batched`) at {max_t} threads: {} extends/s, {}{alone}{}.",
                 with_interval(batched.ops_per_sec, batched, 1.0),
-                times(batched, txn),
+                times(batched, txn, "`txn-log`"),
                 extra(batched, "batch_size_mean")
                     .map_or(String::new(), |m| format!(", mean group {m:.1} extends"))
             ));
