@@ -52,7 +52,7 @@ if grep -E 'CONSOLE' "$scratch/chromium.log"; then
   echo "check-report: the page logged console messages (above)" >&2
   fail=1
 fi
-count() { grep -o "$1" "$scratch/dom.html" | wc -l; }
+count() { { grep -o "$1" "$scratch/dom.html" || true; } | wc -l; }
 for check in "table class=\"matrix\":$min_tables" "<img :$min_charts" "class=\"flamegraph\":$min_flamegraphs"; do
   pattern=${check%:*} want=${check##*:}
   got=$(count "$pattern")
@@ -72,9 +72,12 @@ if [ -f "$summary" ] && [ "$(grep -m1 '^#' "$summary")" != "# Findings" ]; then
   echo "check-report: summary.md does not begin with '# Findings'" >&2
   fail=1
 fi
-# No empty section: a heading followed directly by the next heading or the section's end.
-empty=$(tr -d '\n' <"$scratch/dom.html" \
-  | grep -oE '<h([2-4])[^>]*>[^<]*</h\1>[[:space:]]*(<h[2-4][^>]*>|</section>|</body>)' || true)
+# No empty section: a heading followed directly by a heading of the same or a higher
+# level, or by the end of its section (a deeper heading opens its first subsection).
+flat=$(tr -d '\n' <"$scratch/dom.html")
+empty=$(for pair in '2:2' '3:23' '4:234'; do
+  grep -oE "<h${pair%%:*}[^>]*>[^<]*</h${pair%%:*}>[[:space:]]*(<h[${pair##*:}][ >]|</section>|</body>)" <<<"$flat" || true
+done)
 if [ -n "$empty" ]; then
   echo "check-report: sections with a heading and nothing under it:" >&2
   echo "$empty" >&2

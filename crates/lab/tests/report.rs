@@ -614,12 +614,14 @@ fn findings_come_first_and_follow_what_was_measured() {
     assert!(shows.contains("M ["), "{shows}");
     // The pool fix's gain per batch: +100% where the seed gained, within the noise where not.
     assert!(
-        shows.contains("batch 10: +100% (seed +100%; bound by server)"),
+        shows.contains("batch 10: +100% (seed: +100%; bound by server)"),
         "{shows}"
     );
     assert!(shows.contains("3 of 3 batch sizes agree"), "{shows}");
     assert!(
-        absent.contains("batch 10: +0% (within the noise)"),
+        absent.contains(
+            "batch 10: +0% (seed: +100%; bound by server; intervals overlap: within the noise)"
+        ),
         "{absent}"
     );
     assert!(absent.contains("1 of 3 batch sizes agree"), "{absent}");

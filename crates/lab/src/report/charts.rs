@@ -61,6 +61,17 @@ fn wants_log(ys: impl Iterator<Item = f64>) -> bool {
     hi > 0.0 && hi / lo > 100.0
 }
 
+/// A log axis label: SI from 1 up, and below 1 enough decimals for one significant digit
+/// (`si` would print 0.003 as `0.00`).
+fn tick(v: f64) -> String {
+    if v >= 1.0 || v <= 0.0 {
+        si(v)
+    } else {
+        let decimals = (-v.log10().floor()).max(0.0) as usize;
+        format!("{v:.decimals$}")
+    }
+}
+
 /// Error bars of one series: (x, low, high) for each point that has an interval.
 pub type Bars = Vec<(f64, f64, f64)>;
 
@@ -208,7 +219,13 @@ fn draw(
     } else {
         y_label.to_owned()
     };
-    let y_format = |v: &f64| si(if log { 10f64.powf(*v) } else { *v });
+    let y_format = |v: &f64| {
+        if log {
+            tick(10f64.powf(*v))
+        } else {
+            si(*v)
+        }
+    };
     let mut chart = ChartBuilder::on(root)
         .caption(title, ("sans-serif", 18))
         .margin(12)
@@ -372,6 +389,9 @@ mod tests {
         let svg =
             sweep_chart_with_bars("batch", "batch", &labels[..2], "ops/s", &narrow, &[]).unwrap();
         assert!(!svg.contains("log scale"), "{svg}");
+        assert_eq!(tick(0.0031), "0.003");
+        assert_eq!(tick(0.32), "0.3");
+        assert_eq!(tick(1000.0), "1.00k");
     }
 
     #[test]

@@ -42,9 +42,26 @@ pub fn findings(cells: &[RunRecord]) -> Vec<Finding> {
             "pool" => pool(cells),
             _ => lease(cells),
         };
-        out.push(finding);
+        out.push(with_interval_note(finding, cells));
     }
     out
+}
+
+/// Adds, once per finding, that some of its cells ran once and so have no interval: no
+/// difference involving them is judged.
+fn with_interval_note(mut finding: Finding, cells: &[RunRecord]) -> Finding {
+    let single = cells
+        .iter()
+        .filter(|c| c.scenario == finding.hot_path && c.usable())
+        .filter(|c| !has_interval(c))
+        .count();
+    if single > 0 {
+        finding.sentences.push(format!(
+            "{single} of these cells ran once and have no interval, so no difference involving \
+             them is judged: rerun with repeats=3 or more."
+        ));
+    }
+    finding
 }
 
 /// Usable cells of one scenario file.
@@ -72,6 +89,10 @@ fn interval(r: &RunRecord) -> (f64, f64) {
 
 fn with_interval(value: f64, r: &RunRecord, scale: f64) -> String {
     let (low, high) = interval(r);
+    if !has_interval(r) {
+        // The finding's closing note says these cells have no interval.
+        return si(value * scale);
+    }
     format!(
         "{} [{}–{}]",
         si(value * scale),
@@ -80,8 +101,29 @@ fn with_interval(value: f64, r: &RunRecord, scale: f64) -> String {
     )
 }
 
+/// Whether `r` has an interval at all: one repetition gives none (its ends coincide), and a
+/// comparison with it cannot be judged.
+fn has_interval(r: &RunRecord) -> bool {
+    let (low, high) = interval(r);
+    high > low
+}
+
+/// Why a difference between `a` and `b` may not be real: "" when their intervals are
+/// apart or cannot be judged (the finding's closing note says so once), else that they
+/// overlap.
+fn noise(a: &RunRecord, b: &RunRecord) -> &'static str {
+    if !(has_interval(a) && has_interval(b)) || apart(a, b) {
+        ""
+    } else {
+        "intervals overlap: within the noise"
+    }
+}
+
 /// Whether two cells' intervals are apart, so a difference between them is not noise.
 fn apart(a: &RunRecord, b: &RunRecord) -> bool {
+    if !(has_interval(a) && has_interval(b)) {
+        return false;
+    }
     let (al, ah) = interval(a);
     let (bl, bh) = interval(b);
     ah < bl || bh < al
@@ -137,17 +179,15 @@ fn best_of<'a>(rows: impl Iterator<Item = &'a RunRecord>) -> Option<&'a RunRecor
     rows.max_by(|a, b| a.ops_per_sec.total_cmp(&b.ops_per_sec))
 }
 
-/// "1.23x `of`", with "; intervals overlap: within the noise" when `a` and `b` are not
-/// apart.
+/// "1.23x `of`", with "; " and the [`noise`] note when `a` and `b` are not apart.
 fn times(a: &RunRecord, b: &RunRecord, of: &str) -> String {
     format!(
         "{:.2}x{}{of}{}",
         ratio(a.ops_per_sec, b.ops_per_sec),
         if of.is_empty() { "" } else { " " },
-        if apart(a, b) {
-            ""
-        } else {
-            "; intervals overlap: within the noise"
+        match noise(a, b) {
+            "" => String::new(),
+            note => format!("; {note}"),
         }
     )
 }
@@ -195,7 +235,8 @@ fn lookup(cells: &[RunRecord]) -> Finding {
                 let poor_scaling = efficiency < 0.8 && in_core > 1 && apart(one, full);
                 let loss_beyond = beyond < 0.9 && apart(full, top);
                 let declines = poor_scaling || loss_beyond;
-                reproduced = Some(declines);
+                let judged = [one, full, top].iter().all(|r| has_interval(r));
+                reproduced = judged.then_some(declines);
                 sentences.push(format!(
                     "`{base}` on {cores} cores: {} ops/s at 1 thread, {} at {in_core} \
                      (per-thread efficiency {efficiency:.2}), {} at {max_t} ({beyond:.2}x of \
@@ -212,6 +253,10 @@ fn lookup(cells: &[RunRecord]) -> Finding {
                     }
                 ));
                 sentences.push(match (poor_scaling, loss_beyond) {
+                    _ if !judged => "This run cannot tell whether the seed's decline shows: \
+                                     its cells ran once and have no interval; rerun with \
+                                     repeats=3 or more."
+                        .to_owned(),
                     (true, true) => "The seed's decline is reproduced: threads up to the cores \
                                      buy less than their share, and threads past the cores lose \
                                      throughput (intervals apart)."
@@ -308,25 +353,28 @@ fn dispatch_sentences(cells: &[RunRecord]) -> Vec<String> {
                     continue;
                 };
                 let loss = 1.0 - ratio(other.ops_per_sec, direct.ops_per_sec);
-                let wait = extra(other, "queue_wait_share")
-                    .map_or(String::new(), |w| format!(", {:.0}% queue wait", w * 100.0));
+                let mut notes: Vec<String> = extra(other, "queue_wait_share")
+                    .map(|w| format!("{:.0}% of thread time waiting on the queue", w * 100.0))
+                    .into_iter()
+                    .collect();
+                notes.extend(
+                    Some(noise(other, direct))
+                        .filter(|n| !n.is_empty())
+                        .map(str::to_owned),
+                );
                 parts.push(format!(
-                    "{dispatch} {}{}{wait}",
-                    if loss >= 0.0 {
-                        format!("loses {:.0}%", loss * 100.0)
+                    "{dispatch} {:+.0}%{}",
+                    -loss * 100.0,
+                    if notes.is_empty() {
+                        String::new()
                     } else {
-                        format!("gains {:.0}%", -loss * 100.0)
-                    },
-                    if apart(other, direct) {
-                        ""
-                    } else {
-                        " (within the noise)"
+                        format!(" ({})", notes.join("; "))
                     }
                 ));
             }
             if !parts.is_empty() {
                 per_level.push(format!(
-                    "at {t} threads (direct {} ops/s) {}",
+                    "at {t} threads, against direct calls ({} ops/s): {}",
                     with_interval(direct.ops_per_sec, direct, 1.0),
                     parts.join(", ")
                 ));
@@ -343,7 +391,7 @@ fn dispatch_sentences(cells: &[RunRecord]) -> Vec<String> {
 }
 
 /// The best semaphore K against none, for the rows of one backend of a K sweep.
-fn semaphore_sentence(rows: &[&RunRecord], label: &str) -> Option<(String, bool)> {
+fn semaphore_sentence(rows: &[&RunRecord], label: &str) -> Option<(String, Option<bool>)> {
     let sem = |c: &&RunRecord| c.variant == "semaphore";
     let unlimited = best_of(
         rows.iter()
@@ -369,7 +417,9 @@ fn semaphore_sentence(rows: &[&RunRecord], label: &str) -> Option<(String, bool)
             with_interval(best.ops_per_sec, best, 1.0),
             with_interval(unlimited.ops_per_sec, unlimited, 1.0),
             times(best, unlimited, ""),
-            if helps {
+            if !(has_interval(best) && has_interval(unlimited)) {
+                "cannot be judged from single runs"
+            } else if helps {
                 "helps, as in the seed (about 1.5k against 800 txn/s, 1.9x)"
             } else if hurts {
                 "only costs throughput, unlike the seed"
@@ -377,7 +427,7 @@ fn semaphore_sentence(rows: &[&RunRecord], label: &str) -> Option<(String, bool)
                 "makes no measurable difference, unlike the seed's 1.9x"
             }
         ),
-        helps,
+        (has_interval(best) && has_interval(unlimited)).then_some(helps),
     ))
 }
 
@@ -465,14 +515,16 @@ fn sqlmix(cells: &[RunRecord]) -> Finding {
         {
             // The seed ran on dqlite; the local backend is the control.
             if backend == "dqlite" {
-                reproduced = Some(helps);
+                reproduced = helps;
             }
             sentences.push(text);
         }
     }
     let slots = of_file(cells, "sqlmix-slots");
     if let Some((text, helps)) = semaphore_sentence(&slots, "sqlmix-slots on local SQLite") {
-        reproduced.get_or_insert(helps);
+        if reproduced.is_none() {
+            reproduced = helps;
+        }
         sentences.push(text);
     }
     sentences.extend(sweep_sentence(
@@ -589,27 +641,42 @@ fn pool(cells: &[RunRecord]) -> Finding {
     }
     let gains = batch_gains(cells);
     if !gains.is_empty() {
-        let matches = gains.iter().filter(|g| g.agrees_with_seed()).count();
-        reproduced.get_or_insert(matches * 2 > gains.len());
+        let matches = gains
+            .iter()
+            .filter(|g| g.agrees_with_seed() == Some(true))
+            .count();
+        if gains.iter().all(|g| g.agrees_with_seed().is_some()) {
+            reproduced.get_or_insert(matches * 2 > gains.len());
+        }
         let parts: Vec<String> = gains
             .iter()
             .map(|g| {
+                let noise = if g.noise.is_empty() {
+                    String::new()
+                } else {
+                    format!("; {}", g.noise)
+                };
                 format!(
-                    "batch {}: {} (seed {}; bound by {})",
+                    "batch {}: {:+.0}% (seed: {}; bound by {}{noise})",
                     g.batch,
-                    g.gain_text(),
+                    g.gain() * 100.0,
                     g.seed,
                     g.bound_by
                 )
             })
             .collect();
+        let agreement = if gains.iter().all(|g| g.judged) {
+            format!(
+                "; {matches} of {} batch sizes agree with the seed's row in direction",
+                gains.len()
+            )
+        } else {
+            String::new()
+        };
         sentences.push(format!(
-            "Gain of the fix per datapoints per request at {} clients: {}; {} of {} batch \
-             sizes agree with the seed's row in direction.",
+            "Gain of the fix per datapoints per request at {} clients: {}{agreement}.",
             gains[0].clients,
             parts.join(", "),
-            matches,
-            gains.len()
         ));
     }
     let designs = of_file(cells, "pool");
@@ -666,6 +733,10 @@ pub struct BatchGain {
     pub fix: (f64, f64, f64),
     /// Whether the two intervals are apart.
     pub apart: bool,
+    /// Why the gain may not be real ("" when the intervals are apart or missing).
+    pub noise: &'static str,
+    /// Whether both cells have an interval, so the gain can be judged.
+    pub judged: bool,
     /// The seed's gain, as it wrote it.
     pub seed: String,
     /// The seed's gain as a fraction.
@@ -687,10 +758,10 @@ impl BatchGain {
         format!(
             "{:+.0}%{}",
             self.gain() * 100.0,
-            if self.apart {
-                ""
+            if self.noise.is_empty() {
+                String::new()
             } else {
-                " (within the noise)"
+                format!(" ({})", self.noise)
             }
         )
     }
@@ -698,9 +769,13 @@ impl BatchGain {
     /// The seed saw no change at batch 1 and a gain elsewhere; this batch agrees when the
     /// measured gain has the same shape (a clear gain where the seed gained, none where it
     /// did not).
-    pub fn agrees_with_seed(&self) -> bool {
+    /// `None` when the cells have no interval to judge by.
+    pub fn agrees_with_seed(&self) -> Option<bool> {
+        if !self.judged {
+            return None;
+        }
         let gained = self.apart && self.gain() > 0.1;
-        gained == (self.seed_gain > 0.0)
+        Some(gained == (self.seed_gain > 0.0))
     }
 }
 
@@ -736,6 +811,8 @@ pub fn batch_gains(cells: &[RunRecord]) -> Vec<BatchGain> {
                 default: triple(default),
                 fix: triple(fix),
                 apart: apart(default, fix),
+                noise: noise(default, fix),
+                judged: has_interval(default) && has_interval(fix),
                 seed: if seed_gain == 0.0 {
                     "no change".to_owned()
                 } else {
@@ -769,7 +846,7 @@ fn lease(cells: &[RunRecord]) -> Finding {
             let fewer = writes(update) < writes(txn);
             let faster = update.ops_per_sec > txn.ops_per_sec && apart(update, txn);
             if file == "lease" || reproduced.is_none() {
-                reproduced = Some(fewer && faster);
+                reproduced = (has_interval(update) && has_interval(txn)).then_some(fewer && faster);
             }
             sentences.push(format!(
                 "{label} ({file}), {max_t} threads on {cores} cores: `sql-update` writes {:.1} \
@@ -820,5 +897,52 @@ pub fn verdict(f: &Finding) -> &'static str {
         Some(true) => "seed's effect reproduced",
         Some(false) => "seed's effect not reproduced",
         None => "this run cannot tell",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use harness::schema::{CellKey, CellStatus};
+
+    /// A usable lookup cell at `ops` ops/s whose interval is `ops` ± `spread` (0: one run).
+    fn cell(variant: &str, threads: usize, ops: f64, spread: f64) -> RunRecord {
+        let key = CellKey {
+            scenario: "lookup".into(),
+            variant: variant.into(),
+            params: Default::default(),
+            threads,
+            cores: 2,
+        };
+        let mut r = RunRecord::failed(&key, "0-1", "x");
+        r.status = CellStatus::Ok;
+        r.failure = None;
+        r.verified = true;
+        r.scenario_file = "lookup".into();
+        r.ops_per_sec = ops;
+        r.ops_per_sec_min = ops - spread;
+        r.ops_per_sec_max = ops + spread;
+        r.ops_per_sec_ci = [ops - spread, ops + spread];
+        r
+    }
+
+    #[test]
+    fn single_runs_cannot_tell_and_say_so() {
+        let ran_once: Vec<RunRecord> = [(1, 1e6), (2, 1e6), (4, 0.5e6)]
+            .iter()
+            .map(|&(t, ops)| cell("entry-cache", t, ops, 0.0))
+            .collect();
+        let f = &findings(&ran_once)[0];
+        assert_eq!(f.reproduced, None);
+        assert_eq!(verdict(f), "this run cannot tell");
+        assert!(f
+            .sentences
+            .iter()
+            .any(|s| s.contains("ran once and have no interval")));
+        let repeated: Vec<RunRecord> = [(1, 1e6), (2, 1e6), (4, 0.5e6)]
+            .iter()
+            .map(|&(t, ops)| cell("entry-cache", t, ops, 1e4))
+            .collect();
+        assert_eq!(findings(&repeated)[0].reproduced, Some(true));
     }
 }
