@@ -170,20 +170,21 @@ fn machine(out: &mut String, a: &Analysed<'_>, prefix: &str) {
         }
         out.push_str("</ul>\n");
     }
-    out.push_str("<nav><b>Contents:</b> ");
+    out.push_str("<nav><b>Contents:</b> <a href=\"#findings\">Findings</a> · ");
     let mut links: Vec<String> = a
-        .sweeps
+        .hot_paths()
         .iter()
-        .map(|sw| {
-            format!(
-                "<a href=\"#sweep-{}-{}\">{} against {}</a>",
-                esc(&sw.file),
-                esc(&sw.param),
-                esc(&sw.file),
-                esc(&sw.param)
-            )
-        })
+        .map(|h| format!("<a href=\"#hot-path-{}\"><b>{}</b></a>", esc(h), esc(h)))
         .collect();
+    links.extend(a.sweeps.iter().map(|sw| {
+        format!(
+            "<a href=\"#sweep-{}-{}\">{} against {}</a>",
+            esc(&sw.file),
+            esc(&sw.param),
+            esc(&sw.file),
+            esc(&sw.param)
+        )
+    }));
     links.extend(a.groups.iter().filter(|g| !g.charts.is_empty()).map(|g| {
         let name = if g.label.is_empty() {
             g.title_name().to_owned()
