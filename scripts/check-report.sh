@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Opens a report in headless Chromium as a reader would, saves a screenshot, and fails if
-# the page logs a console message, or a table, chart or flamegraph link is missing or
-# does not resolve.
+# the page logs a console message, a table, chart or flamegraph link is missing or does
+# not resolve, the first section is not "Findings", or a section has a heading and nothing
+# under it.
 #
 #   scripts/check-report.sh                 # renders the fixture run in a scratch folder
 #   scripts/check-report.sh reports/index.html
@@ -51,7 +52,7 @@ if grep -E 'CONSOLE' "$scratch/chromium.log"; then
   echo "check-report: the page logged console messages (above)" >&2
   fail=1
 fi
-count() { grep -o "$1" "$scratch/dom.html" | wc -l; }
+count() { { grep -o "$1" "$scratch/dom.html" || true; } | wc -l; }
 for check in "table class=\"matrix\":$min_tables" "<img :$min_charts" "class=\"flamegraph\":$min_flamegraphs"; do
   pattern=${check%:*} want=${check##*:}
   got=$(count "$pattern")
@@ -60,6 +61,43 @@ for check in "table class=\"matrix\":$min_tables" "<img :$min_charts" "class=\"f
     fail=1
   fi
 done
+# The first section heading of the page and of summary.md is "Findings".
+first_h2=$(grep -o '<h2>[^<]*</h2>' "$scratch/dom.html" | head -1)
+if [ "$first_h2" != "<h2>Findings</h2>" ]; then
+  echo "check-report: the first section is '$first_h2', not Findings" >&2
+  fail=1
+fi
+summary="$(dirname "$page")/summary.md"
+if [ -f "$summary" ] && [ "$(grep -m1 '^#' "$summary")" != "# Findings" ]; then
+  echo "check-report: summary.md does not begin with '# Findings'" >&2
+  fail=1
+fi
+# No empty section: a heading followed directly by a heading of the same or a higher
+# level, or by the end of its section (a deeper heading opens its first subsection).
+flat=$(tr -d '\n' <"$scratch/dom.html")
+empty=$(for pair in '2:2' '3:23' '4:234'; do
+  grep -oE "<h${pair%%:*}[^>]*>[^<]*</h${pair%%:*}>[[:space:]]*(<h[${pair##*:}][ >]|</section>|</body>)" <<<"$flat" || true
+done)
+if [ -n "$empty" ]; then
+  echo "check-report: sections with a heading and nothing under it:" >&2
+  echo "$empty" >&2
+  fail=1
+fi
+if [ -f "$summary" ]; then
+  # Markdown: a heading (or a "...:" label line) followed, past blank lines, by a heading
+  # of the same or a higher level (a deeper one is its first subsection) or the end.
+  if awk '
+    function level(line) { match(line, /^#+/); return RSTART ? RLENGTH : 99 }
+    /^#/ { if (h != "" && level($0) <= hl) { print h; bad=1 } h=$0; hl=level($0); next }
+    /:$/ { if (h != "") { print h; bad=1 } h=$0; hl=99; next }
+    /^[[:space:]]*$/ { next }
+    { h="" }
+    END { if (h != "") { print h; bad=1 } exit bad ? 1 : 0 }' "$summary" >"$scratch/empty-md"; then :; else
+    echo "check-report: summary.md headings with nothing under them:" >&2
+    cat "$scratch/empty-md" >&2
+    fail=1
+  fi
+fi
 dir=$(dirname "$page")
 while IFS= read -r link; do
   [ -z "$link" ] && continue

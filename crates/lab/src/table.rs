@@ -1,5 +1,7 @@
 //! Terminal tables: per scenario and variant, rows = cores, columns = threads, each cell
-//! `ops/s / per-thread ops/s`, with oversubscribed cells (threads > cores) marked `*`.
+//! `ops/s ±interval / per-thread ops/s`, with oversubscribed cells (threads > cores)
+//! marked `*`. The interval is the widest distance from the median to an end of the
+//! record's interval (95% CI, or min-max below 6 repetitions), as a percentage.
 
 use std::fmt::Write;
 
@@ -29,12 +31,23 @@ pub fn cell_text(record: Option<&RunRecord>) -> String {
         Some(r) if r.status == CellStatus::Failed => "FAILED".to_owned(),
         Some(r) if !r.verified => "UNVERIFIED".to_owned(),
         Some(r) => format!(
-            "{}/{}{}",
+            "{}{}/{}{}",
             si(r.ops_per_sec),
+            spread(r),
             si(r.per_thread_ops_per_sec),
             if r.oversubscribed() { "*" } else { "" }
         ),
     }
+}
+
+/// `±3%`: how far the record's interval reaches from its median; empty when it has none.
+fn spread(r: &RunRecord) -> String {
+    let (low, high) = r.ops_ci();
+    if r.ops_per_sec <= 0.0 || !(low.is_finite() && high.is_finite()) || high <= low {
+        return String::new();
+    }
+    let half = (r.ops_per_sec - low).max(high - r.ops_per_sec) / r.ops_per_sec;
+    format!("±{:.0}%", half * 100.0)
 }
 
 /// The table for one group of cells (same scenario, variant and params).
@@ -45,7 +58,7 @@ pub fn render(title: &str, cells: &[&RunRecord]) -> String {
     let mut cores: Vec<usize> = cells.iter().map(|c| c.cores).collect();
     cores.sort_unstable();
     cores.dedup();
-    let width = 18;
+    let width = 22;
     let mut out = String::new();
     let _ = writeln!(out, "{title}");
     let _ = write!(out, "{:>13}", "cores\\threads");
@@ -119,6 +132,13 @@ mod tests {
         assert!(table.contains("3.00M/750k*"), "{table}");
         assert!(table.contains("FAILED"), "{table}");
         assert!(table.contains("t=4 c=2: timed out"), "{table}");
+        let mut d = record(2, 2, 1_000_000.0);
+        d.ops_per_sec_ci = [970_000.0, 1_050_000.0];
+        assert!(
+            cell_text(Some(&d)).starts_with("1.00M±5%/500k"),
+            "{}",
+            cell_text(Some(&d))
+        );
         // Row for cores=2 has no threads=1 cell.
         assert!(
             table

@@ -487,3 +487,142 @@ fn usl_advice_only_where_the_fit_earns_it() {
     assert!(html.contains("95% CI "), "cells show 95% intervals");
     assert!(!html.contains("coverage, not 95%"));
 }
+
+/// A results file `name.json` built from the fixture's first cell: lookup on 2 cores where
+/// `entry-cache` does `entry_cache[i]` ops/s at threads 1, 2, 4 and `arc-swap-snapshot`
+/// scales, and pool-seed-batch where the fix gains `fix_gain[i]` at batches 1, 10, 100;
+/// 6 repetitions per cell within ±1%.
+fn findings_results(root: &Path, name: &str, entry_cache: [f64; 3], fix_gain: [f64; 3]) {
+    let text = std::fs::read_to_string(root.join("reports/data/fixture.json")).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let template = v["cells"][0].clone();
+    let cell = |hot_path: &str, file: &str, variant: &str, threads: usize, ops: f64| {
+        let reps: Vec<f64> = [-1.0, -0.6, -0.2, 0.2, 0.6, 1.0]
+            .iter()
+            .map(|d| ops * (1.0 + d / 100.0))
+            .collect();
+        let mut c = template.clone();
+        c["scenario"] = hot_path.into();
+        c["scenario_file"] = file.into();
+        c["variant"] = variant.into();
+        c["threads"] = threads.into();
+        c["cores"] = 2.into();
+        c["ops_per_sec"] = harness::stats::median(&reps).into();
+        c["ops_per_sec_min"] = reps[0].into();
+        c["ops_per_sec_max"] = reps[5].into();
+        c["per_thread_ops_per_sec"] = (ops / threads as f64).into();
+        let ci = harness::stats::median_ci(&reps);
+        c["ops_per_sec_ci"] = serde_json::json!([ci.low, ci.high]);
+        c["ops_per_sec_reps"] = reps.into();
+        c["repeats"] = 6.into();
+        c["profile"] = serde_json::Value::Null;
+        c["params"] = serde_json::json!({});
+        c["extra"] = serde_json::json!({});
+        c
+    };
+    let mut cells = Vec::new();
+    for (i, threads) in [1usize, 2, 4].into_iter().enumerate() {
+        cells.push(cell(
+            "lookup",
+            "lookup",
+            "entry-cache",
+            threads,
+            entry_cache[i],
+        ));
+        let scaled = 1e6 * threads.min(2) as f64;
+        cells.push(cell(
+            "lookup",
+            "lookup",
+            "arc-swap-snapshot",
+            threads,
+            scaled,
+        ));
+    }
+    for (i, batch) in [1u64, 10, 100].into_iter().enumerate() {
+        for (connections, max_requests, ops) in
+            [(1, 1024, 1000.0), (10, 5000, 1000.0 * (1.0 + fix_gain[i]))]
+        {
+            let mut c = cell("pool", "pool-seed-batch", "driver-v3", 3000, ops);
+            c["params"] = serde_json::json!({
+                "batch": batch, "connections": connections, "max_requests": max_requests
+            });
+            c["extra"] = serde_json::json!({ "bound_by": "server" });
+            cells.push(c);
+        }
+    }
+    v["cells"] = cells.into();
+    v["run_id"] = name.into();
+    v["env"]["nproc"] = 2.into();
+    std::fs::write(
+        root.join(format!("{name}.json")),
+        serde_json::to_string(&v).unwrap(),
+    )
+    .unwrap();
+}
+
+#[test]
+fn findings_come_first_and_follow_what_was_measured() {
+    let root = fixture_root();
+    let r = root.path();
+    // The seed's effect: entry-cache does not scale and loses past the cores; the fix
+    // gains nothing at batch 1 and doubles throughput at 10 and 100.
+    findings_results(r, "shows", [1e6, 1.0e6, 0.6e6], [0.0, 1.0, 2.0]);
+    // No effect: entry-cache scales like the others; the fix changes nothing.
+    findings_results(r, "absent", [1e6, 1.95e6, 1.95e6], [0.0, 0.0, 0.0]);
+    let mut summaries = Vec::new();
+    for name in ["shows", "absent"] {
+        let out = lab(r, &["report", &format!("{name}.json")]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let summary =
+            std::fs::read_to_string(r.join(format!("reports/{name}/summary.md"))).unwrap();
+        assert!(summary.starts_with("# Findings\n"), "{summary}");
+        let html = std::fs::read_to_string(r.join(format!("reports/{name}/index.html"))).unwrap();
+        let first_h2 = html.find("<h2>").unwrap();
+        assert!(html[first_h2..].starts_with("<h2>Findings</h2>"));
+        // Hot paths in order: lookup before pool.
+        assert!(
+            html.find("id=\"hot-path-lookup\"").unwrap()
+                < html.find("id=\"hot-path-pool\"").unwrap()
+        );
+        summaries.push(summary);
+    }
+    let (shows, absent) = (&summaries[0], &summaries[1]);
+    let findings = |s: &str| s.split("\n# ").next().unwrap().to_owned();
+    let (shows, absent) = (findings(shows), findings(absent));
+    assert!(
+        shows.contains("**lookup**") && shows.contains("[seed's effect reproduced]"),
+        "{shows}"
+    );
+    assert!(
+        shows.contains("The seed's decline is reproduced"),
+        "{shows}"
+    );
+    assert!(
+        absent.contains("The seed's decline is not reproduced here"),
+        "{absent}"
+    );
+    assert!(!absent.contains("[seed's effect reproduced]"), "{absent}");
+    // Figures with intervals in brackets, and the best design's margin over the seed's.
+    assert!(
+        shows.contains("Best at 4 threads: `arc-swap-snapshot`"),
+        "{shows}"
+    );
+    assert!(shows.contains("M ["), "{shows}");
+    // The pool fix's gain per batch: +100% where the seed gained, within the noise where not.
+    assert!(
+        shows.contains("batch 10: +100% (seed: +100%; bound by server)"),
+        "{shows}"
+    );
+    assert!(shows.contains("3 of 3 batch sizes agree"), "{shows}");
+    assert!(
+        absent.contains(
+            "batch 10: +0% (seed: +100%; bound by server; intervals overlap: within the noise)"
+        ),
+        "{absent}"
+    );
+    assert!(absent.contains("1 of 3 batch sizes agree"), "{absent}");
+}

@@ -33,10 +33,50 @@ fn register_font() {
     });
 }
 
+/// Okabe and Ito's colour-blind-safe palette without its yellow (too light on white),
+/// most contrasting first.
+const PALETTE: [RGBColor; 7] = [
+    RGBColor(0x00, 0x72, 0xB2),
+    RGBColor(0xD5, 0x5E, 0x00),
+    RGBColor(0x00, 0x9E, 0x73),
+    RGBColor(0xCC, 0x79, 0xA7),
+    RGBColor(0x00, 0x00, 0x00),
+    RGBColor(0xE6, 0x9F, 0x00),
+    RGBColor(0x56, 0xB4, 0xE9),
+];
+
+/// The colour of series `i`.
+fn colour(i: usize) -> RGBAColor {
+    PALETTE[i % PALETTE.len()].to_rgba()
+}
+
+/// Whether positive values spanning `ys` cover more than two decades, so a linear axis
+/// would flatten the small ones onto zero.
+fn wants_log(ys: impl Iterator<Item = f64>) -> bool {
+    let (lo, hi) = ys
+        .filter(|y| y.is_finite() && *y > 0.0)
+        .fold((f64::INFINITY, 0.0_f64), |(lo, hi), y| {
+            (lo.min(y), hi.max(y))
+        });
+    hi > 0.0 && hi / lo > 100.0
+}
+
+/// A log axis label: SI from 1 up, and below 1 enough decimals for one significant digit
+/// (`si` would print 0.003 as `0.00`).
+fn tick(v: f64) -> String {
+    if v >= 1.0 || v <= 0.0 {
+        si(v)
+    } else {
+        let decimals = (-v.log10().floor()).max(0.0) as usize;
+        format!("{v:.decimals$}")
+    }
+}
+
 /// Error bars of one series: (x, low, high) for each point that has an interval.
 pub type Bars = Vec<(f64, f64, f64)>;
 
 /// Draws `series` as an SVG document. `marker_x` draws a vertical line (the core count).
+#[cfg(test)]
 pub fn line_chart(
     title: &str,
     x_label: &str,
@@ -70,13 +110,15 @@ pub fn line_chart_with_bars(
 }
 
 /// Draws `series` against the values of a swept parameter: point `i` of a series is at
-/// `labels[i]`, the values spaced evenly whatever they are (`unlimited` included).
-pub fn sweep_chart(
+/// `labels[i]`, the values spaced evenly whatever they are (`unlimited` included), with
+/// error bars, `bars[i]` belonging to `series[i]`.
+pub fn sweep_chart_with_bars(
     title: &str,
     x_label: &str,
     labels: &[String],
     y_label: &str,
     series: &[Series],
+    bars: &[Bars],
 ) -> Result<String, String> {
     let label = |v: &f64| {
         let i = v.round();
@@ -89,7 +131,7 @@ pub fn sweep_chart(
     let range = -0.5..labels.len() as f64 - 0.5;
     render(title, |root| {
         let axis: XAxis<'_> = (x_label, range, &label, Some(labels.len()));
-        draw(root, title, axis, y_label, series, &[], None)
+        draw(root, title, axis, y_label, series, bars, None)
     })
 }
 
@@ -126,35 +168,85 @@ fn draw(
     marker_x: Option<f64>,
 ) -> Drawn {
     root.fill(&WHITE)?;
-    let y_max = series
+    let log = wants_log(series.iter().flat_map(|s| s.points.iter().map(|p| p.1)));
+    // A log axis is drawn as log10 of the values on a linear one (labels turned back into
+    // values), so both axes share one coordinate type and one drawing path.
+    let scale = |y: f64| {
+        if log {
+            y.max(f64::MIN_POSITIVE).log10()
+        } else {
+            y
+        }
+    };
+    let series: Vec<Series> = series
         .iter()
-        .flat_map(|s| s.points.iter())
-        .map(|p| p.1)
-        .chain(bars.iter().flatten().map(|b| b.2).filter(|h| h.is_finite()))
-        .fold(0.0, f64::max)
-        .max(1e-9)
-        * 1.12;
+        .map(|s| Series {
+            name: s.name.clone(),
+            points: s
+                .points
+                .iter()
+                .filter(|p| !log || p.1 > 0.0)
+                .map(|&(x, y)| (x, scale(y)))
+                .collect(),
+        })
+        .collect();
+    let bars: Vec<Bars> = bars
+        .iter()
+        .map(|b| {
+            b.iter()
+                .filter(|b| !log || b.1 > 0.0)
+                .map(|&(x, lo, hi)| (x, scale(lo), scale(hi)))
+                .collect()
+        })
+        .collect();
+    let ys = || {
+        series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.1))
+            .chain(bars.iter().flatten().flat_map(|b| [b.1, b.2]))
+            .filter(|y| y.is_finite())
+    };
+    let y_range = if log {
+        let lo = ys().fold(f64::INFINITY, f64::min);
+        let hi = ys().fold(f64::NEG_INFINITY, f64::max);
+        (lo - 0.1).floor()..hi + 0.15
+    } else {
+        0.0..ys().fold(0.0, f64::max).max(1e-9) * 1.12
+    };
+    let (y_min, y_max) = (y_range.start, y_range.end);
+    let y_desc = if log {
+        format!("{y_label} (log scale)")
+    } else {
+        y_label.to_owned()
+    };
+    let y_format = |v: &f64| {
+        if log {
+            tick(10f64.powf(*v))
+        } else {
+            si(*v)
+        }
+    };
     let mut chart = ChartBuilder::on(root)
         .caption(title, ("sans-serif", 18))
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(64)
-        .build_cartesian_2d(x_range, 0.0..y_max)?;
+        .build_cartesian_2d(x_range, y_range)?;
     let mut mesh = chart.configure_mesh();
     if let Some(n) = x_count {
         // Two ticks per category, so every label sits on its point.
         mesh.x_labels(n * 2 + 1);
     }
     mesh.x_desc(x_label)
-        .y_desc(y_label)
+        .y_desc(y_desc)
         .x_label_formatter(x_format)
-        .y_label_formatter(&|v| si(*v))
+        .y_label_formatter(&y_format)
         .label_style(("sans-serif", 13))
         .draw()?;
     if let Some(x) = marker_x {
         chart
             .draw_series(DashedLineSeries::new(
-                vec![(x, 0.0), (x, y_max)],
+                vec![(x, y_min), (x, y_max)],
                 6,
                 4,
                 BLACK.mix(0.4).stroke_width(1),
@@ -163,7 +255,7 @@ fn draw(
             .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], BLACK.mix(0.4)));
     }
     for (i, s) in series.iter().enumerate() {
-        let color = Palette99::pick(i).to_rgba();
+        let color = colour(i);
         chart
             .draw_series(LineSeries::new(s.points.clone(), color.stroke_width(2)))?
             .label(s.name.clone())
@@ -172,6 +264,7 @@ fn draw(
             });
         chart.draw_series(s.points.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
         if let Some(bars) = bars.get(i) {
+            let bars = bars.as_slice();
             draw_bars(&mut chart, bars, color)?;
         }
     }
@@ -252,7 +345,7 @@ mod tests {
         let bars = vec![vec![(1.0, 90.0, 110.0), (2.0, 150.0, 400.0)]];
         let with = line_chart_with_bars("t", "threads", "ops/s", &series, &bars, None).unwrap();
         // Three thin lines (stem and two caps) per bar, in the series' colour.
-        let bar_lines = |svg: &str| svg.matches("opacity=\"0.8\" stroke=\"#E6194B\"").count();
+        let bar_lines = |svg: &str| svg.matches("opacity=\"0.8\" stroke=\"#0072B2\"").count();
         assert_eq!(bar_lines(&plain), 0);
         assert_eq!(bar_lines(&with), 6, "{with}");
         // The axis reaches the top of the highest bar (400 > 190 x 1.12).
@@ -272,9 +365,41 @@ mod tests {
             name: "semaphore".into(),
             points: vec![(0.0, 5.0), (1.0, 9.0), (2.0, 8.0), (3.0, 4.0)],
         }];
-        let svg = sweep_chart("K sweep", "slots", &labels, "ops/s", &series).unwrap();
+        let svg =
+            sweep_chart_with_bars("K sweep", "slots", &labels, "ops/s", &series, &[]).unwrap();
         for text in ["unlimited", "nproc", "semaphore", "K sweep"] {
             assert!(svg.contains(text), "{text} missing");
+        }
+    }
+
+    #[test]
+    fn a_series_over_two_decades_gets_a_log_axis() {
+        let wide = vec![Series {
+            name: "driver-v3".into(),
+            points: vec![(0.0, 10.0), (1.0, 1e3), (2.0, 1e5)],
+        }];
+        let labels: Vec<String> = ["1", "100", "5000"].iter().map(|s| s.to_string()).collect();
+        let svg =
+            sweep_chart_with_bars("batch", "batch", &labels, "datapoints/s", &wide, &[]).unwrap();
+        assert!(svg.contains("datapoints/s (log scale)"), "{svg}");
+        let narrow = vec![Series {
+            name: "driver-v3".into(),
+            points: vec![(0.0, 10.0), (1.0, 500.0)],
+        }];
+        let svg =
+            sweep_chart_with_bars("batch", "batch", &labels[..2], "ops/s", &narrow, &[]).unwrap();
+        assert!(!svg.contains("log scale"), "{svg}");
+        assert_eq!(tick(0.0031), "0.003");
+        assert_eq!(tick(0.32), "0.3");
+        assert_eq!(tick(1000.0), "1.00k");
+    }
+
+    #[test]
+    fn palette_has_no_light_colour() {
+        // Luma below 0.65 of white: readable lines on white (Okabe-Ito yellow, F0E442, is 0.86).
+        for c in PALETTE {
+            let lum = 0.2126 * c.0 as f64 + 0.7152 * c.1 as f64 + 0.0722 * c.2 as f64;
+            assert!(lum / 255.0 < 0.65, "{c:?} is too light");
         }
     }
 }

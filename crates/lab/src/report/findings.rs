@@ -42,9 +42,26 @@ pub fn findings(cells: &[RunRecord]) -> Vec<Finding> {
             "pool" => pool(cells),
             _ => lease(cells),
         };
-        out.push(finding);
+        out.push(with_interval_note(finding, cells));
     }
     out
+}
+
+/// Adds, once per finding, that some of its cells ran once and so have no interval: no
+/// difference involving them is judged.
+fn with_interval_note(mut finding: Finding, cells: &[RunRecord]) -> Finding {
+    let single = cells
+        .iter()
+        .filter(|c| c.scenario == finding.hot_path && c.usable())
+        .filter(|c| !has_interval(c))
+        .count();
+    if single > 0 {
+        finding.sentences.push(format!(
+            "{single} of these cells ran once and have no interval, so no difference involving \
+             them is judged: rerun with repeats=3 or more."
+        ));
+    }
+    finding
 }
 
 /// Usable cells of one scenario file.
@@ -67,24 +84,46 @@ fn file_of(r: &RunRecord) -> &str {
 /// The interval a record carries for its median: the confidence interval where the
 /// record has one, else the min-max of its repetitions.
 fn interval(r: &RunRecord) -> (f64, f64) {
-    match r.ops_per_sec_ci {
-        Some([low, high]) => (low, high),
-        None => (r.ops_per_sec_min, r.ops_per_sec_max),
-    }
+    r.ops_ci()
 }
 
 fn with_interval(value: f64, r: &RunRecord, scale: f64) -> String {
     let (low, high) = interval(r);
+    if !has_interval(r) {
+        // The finding's closing note says these cells have no interval.
+        return si(value * scale);
+    }
     format!(
-        "{} ({}–{})",
+        "{} [{}–{}]",
         si(value * scale),
         si(low * scale),
         si(high * scale)
     )
 }
 
+/// Whether `r` has an interval at all: one repetition gives none (its ends coincide), and a
+/// comparison with it cannot be judged.
+fn has_interval(r: &RunRecord) -> bool {
+    let (low, high) = interval(r);
+    high > low
+}
+
+/// Why a difference between `a` and `b` may not be real: "" when their intervals are
+/// apart or cannot be judged (the finding's closing note says so once), else that they
+/// overlap.
+fn noise(a: &RunRecord, b: &RunRecord) -> &'static str {
+    if !(has_interval(a) && has_interval(b)) || apart(a, b) {
+        ""
+    } else {
+        "intervals overlap: within the noise"
+    }
+}
+
 /// Whether two cells' intervals are apart, so a difference between them is not noise.
 fn apart(a: &RunRecord, b: &RunRecord) -> bool {
+    if !(has_interval(a) && has_interval(b)) {
+        return false;
+    }
     let (al, ah) = interval(a);
     let (bl, bh) = interval(b);
     ah < bl || bh < al
@@ -135,6 +174,35 @@ fn find<'a>(
         .find(|c| c.variant == variant && c.threads == threads && c.cores == cores)
 }
 
+/// The highest-throughput cell of `rows`.
+fn best_of<'a>(rows: impl Iterator<Item = &'a RunRecord>) -> Option<&'a RunRecord> {
+    rows.max_by(|a, b| a.ops_per_sec.total_cmp(&b.ops_per_sec))
+}
+
+/// "1.23x `of`", with "; " and the [`noise`] note when `a` and `b` are not apart.
+fn times(a: &RunRecord, b: &RunRecord, of: &str) -> String {
+    format!(
+        "{:.2}x{}{of}{}",
+        ratio(a.ops_per_sec, b.ops_per_sec),
+        if of.is_empty() { "" } else { " " },
+        match noise(a, b) {
+            "" => String::new(),
+            note => format!("; {note}"),
+        }
+    )
+}
+
+/// Variants of `rows` in the order first seen.
+fn variants_of<'a>(rows: &[&'a RunRecord]) -> Vec<&'a str> {
+    let mut out: Vec<&str> = Vec::new();
+    for r in rows {
+        if !out.contains(&r.variant.as_str()) {
+            out.push(&r.variant);
+        }
+    }
+    out
+}
+
 fn lookup(cells: &[RunRecord]) -> Finding {
     let question = "Does per-thread throughput fall as worker threads rise (389 DS), and which \
                     design keeps it?";
@@ -164,9 +232,11 @@ fn lookup(cells: &[RunRecord]) -> Finding {
                 // scaling up to the cores, and a loss (not a plateau) beyond them.
                 let efficiency = ratio(full.ops_per_sec, in_core as f64 * one.ops_per_sec);
                 let beyond = ratio(top.ops_per_sec, full.ops_per_sec);
-                let declines = (efficiency < 0.8 && apart(one, full) && in_core > 1)
-                    || (beyond < 0.9 && apart(full, top));
-                reproduced = Some(declines);
+                let poor_scaling = efficiency < 0.8 && in_core > 1 && apart(one, full);
+                let loss_beyond = beyond < 0.9 && apart(full, top);
+                let declines = poor_scaling || loss_beyond;
+                let judged = [one, full, top].iter().all(|r| has_interval(r));
+                reproduced = judged.then_some(declines);
                 sentences.push(format!(
                     "`{base}` on {cores} cores: {} ops/s at 1 thread, {} at {in_core} \
                      (per-thread efficiency {efficiency:.2}), {} at {max_t} ({beyond:.2}x of \
@@ -182,36 +252,62 @@ fn lookup(cells: &[RunRecord]) -> Finding {
                         None => String::new(),
                     }
                 ));
-                sentences.push(if declines {
-                    "The seed's decline is reproduced: threads added up to the cores buy less \
-                     than their share, and threads past the cores lose throughput."
-                        .to_owned()
-                } else {
-                    format!(
-                        "The seed's decline is not reproduced here: efficiency {efficiency:.2} \
-                         at {in_core} threads and {beyond:.2}x past the cores (the seed saw the \
-                         fall on 6 and 12 CPUs; this machine has {cores})."
-                    )
+                sentences.push(match (poor_scaling, loss_beyond) {
+                    _ if !judged => "This run cannot tell whether the seed's decline shows: \
+                                     its cells ran once and have no interval; rerun with \
+                                     repeats=3 or more."
+                        .to_owned(),
+                    (true, true) => "The seed's decline is reproduced: threads up to the cores \
+                                     buy less than their share, and threads past the cores lose \
+                                     throughput (intervals apart)."
+                        .to_owned(),
+                    (true, false) => "The seed's decline is reproduced up to the cores (threads \
+                                      buy less than their share, intervals apart); past the \
+                                      cores throughput holds."
+                        .to_owned(),
+                    (false, true) => "The seed's decline is reproduced past the cores only: \
+                                      oversubscribed threads lose throughput (intervals apart)."
+                        .to_owned(),
+                    (false, false) => format!(
+                        "The seed's decline is not reproduced here: {}; {} (the seed saw the \
+                         fall on 6 and 12 CPUs; this run has {cores}).",
+                        if efficiency >= 0.8 || in_core == 1 {
+                            format!("efficiency {efficiency:.2} at {in_core} threads is near linear")
+                        } else {
+                            format!(
+                                "efficiency {efficiency:.2} at {in_core} threads, but its \
+                                 interval overlaps 1 thread's"
+                            )
+                        },
+                        if beyond >= 0.9 {
+                            format!("past the cores throughput holds ({beyond:.2}x)")
+                        } else {
+                            format!(
+                                "past the cores {beyond:.2}x, but the intervals overlap"
+                            )
+                        }
+                    ),
                 });
             }
-            let best = file
-                .iter()
-                .filter(|c| c.threads == max_t && c.cores == cores)
-                .max_by(|a, b| a.ops_per_sec.total_cmp(&b.ops_per_sec));
+            let best = best_of(
+                file.iter()
+                    .copied()
+                    .filter(|c| c.threads == max_t && c.cores == cores),
+            );
             if let (Some(best), Some(base_top)) = (best, find(&file, base, max_t, cores)) {
                 if best.variant != base {
                     sentences.push(format!(
-                        "Best at {max_t} threads: `{}` at {} ops/s, {:.2}x `{base}`{}.",
+                        "Best at {max_t} threads: `{}` at {} ops/s, {}.",
                         best.variant,
                         with_interval(best.ops_per_sec, best, 1.0),
-                        ratio(best.ops_per_sec, base_top.ops_per_sec),
-                        if apart(best, base_top) {
-                            ""
-                        } else {
-                            " (intervals overlap: not a clear win)"
-                        }
+                        times(best, base_top, &format!("`{base}`"))
                     ));
                 }
+            }
+        }
+        for variant in variants_of(&file) {
+            if let Some(a) = super::advice::thread_advice(&file, variant, cores) {
+                sentences.push(format!("Threads: {}", super::advice::thread_sentence(&a)));
             }
         }
     } else {
@@ -226,18 +322,18 @@ fn lookup(cells: &[RunRecord]) -> Finding {
     }
 }
 
-/// How much throughput the hand-off to worker threads costs, per directory.
+/// What each hand-off in front of the search threads costs against calling the directory
+/// directly, per directory, at threads = cores and at the most threads.
 fn dispatch_sentences(cells: &[RunRecord]) -> Vec<String> {
     let file = of_file(cells, "lookup-dispatch");
     let Some((cores, threads)) = widest(&file) else {
         return Vec::new();
     };
     let max_t = *threads.last().unwrap_or(&1);
-    let mut variants: Vec<&str> = file.iter().map(|c| c.variant.as_str()).collect();
-    variants.sort_unstable();
-    variants.dedup();
-    let mut parts = Vec::new();
-    for variant in variants {
+    let mut levels = vec![cores, max_t];
+    levels.dedup();
+    let mut out = Vec::new();
+    for variant in variants_of(&file) {
         let at = |dispatch: &str, t: usize| {
             file.iter().copied().find(|c| {
                 c.variant == variant
@@ -246,95 +342,235 @@ fn dispatch_sentences(cells: &[RunRecord]) -> Vec<String> {
                     && param_text(c, "dispatch") == dispatch
             })
         };
-        let mut losses = Vec::new();
-        for t in [cores, max_t] {
-            if let (Some(direct), Some(queue)) = (at("direct", t), at("queue", t)) {
-                losses.push(format!(
-                    "{:.0}% at {t} threads",
-                    (1.0 - ratio(queue.ops_per_sec, direct.ops_per_sec)) * 100.0
-                ));
-            }
-        }
-        if !losses.is_empty() {
-            parts.push(format!("`{variant}` {}", losses.join(", ")));
-        }
-    }
-    if parts.is_empty() {
-        return Vec::new();
-    }
-    vec![format!(
-        "Throughput lost to a shared work queue in front of the workers (queue vs direct): {}.",
-        parts.join("; ")
-    )]
-}
-
-fn sqlmix(cells: &[RunRecord]) -> Finding {
-    let question = "Does the transaction semaphore help or hurt, and what beats it (Juju on dqlite)?";
-    let mut sentences = Vec::new();
-    let mut reproduced = None;
-    for (file, label) in [("sqlmix-slots", "local SQLite"), ("sqlmix-dqlite", "dqlite-like")] {
-        let rows = of_file(cells, file);
-        let unlimited = rows
-            .iter()
-            .copied()
-            .filter(|c| param_text(c, "slots") == "unlimited" && c.variant == "semaphore")
-            .max_by(|a, b| a.ops_per_sec.total_cmp(&b.ops_per_sec));
-        let best = rows
-            .iter()
-            .copied()
-            .filter(|c| c.variant == "semaphore" && param_text(c, "slots") != "unlimited")
-            .max_by(|a, b| a.ops_per_sec.total_cmp(&b.ops_per_sec));
-        if let (Some(best), Some(unlimited)) = (best, unlimited) {
-            let gain = ratio(best.ops_per_sec, unlimited.ops_per_sec);
-            let helps = gain >= 1.5 && apart(best, unlimited);
-            if file == "sqlmix-dqlite" {
-                reproduced = Some(helps);
-            }
-            sentences.push(format!(
-                "{label} ({file}): the best semaphore, K = {}, gives {} txn/s against {} \
-                 without one ({gain:.2}x): the semaphore {}.",
-                param_text(best, "slots"),
-                with_interval(best.ops_per_sec, best, 1.0),
-                with_interval(unlimited.ops_per_sec, unlimited, 1.0),
-                if helps {
-                    "helps, as in the seed"
-                } else if gain > 1.0 {
-                    "helps a little, less than the seed's 1.5x or more"
-                } else {
-                    "only costs throughput"
-                }
-            ));
-        }
-    }
-    let main = of_file(cells, "sqlmix");
-    if let Some((cores, threads)) = widest(&main) {
-        let max_t = *threads.last().unwrap_or(&1);
-        if let Some(base) = find(&main, "semaphore", max_t, cores) {
-            if let Some(best) = main
-                .iter()
-                .copied()
-                .filter(|c| c.threads == max_t && c.cores == cores)
-                .max_by(|a, b| a.ops_per_sec.total_cmp(&b.ops_per_sec))
-            {
-                sentences.push(format!(
-                    "At {max_t} threads on {cores} cores the best design is `{}` with {} txn/s, \
-                     {:.2}x the seed's runner (`semaphore`){}.",
-                    best.variant,
-                    with_interval(best.ops_per_sec, best, 1.0),
-                    ratio(best.ops_per_sec, base.ops_per_sec),
-                    if apart(best, base) || best.variant == "semaphore" {
-                        ""
+        let mut per_level = Vec::new();
+        for &t in &levels {
+            let Some(direct) = at("direct", t) else {
+                continue;
+            };
+            let mut parts = Vec::new();
+            for dispatch in ["queue", "rayon", "batched"] {
+                let Some(other) = at(dispatch, t) else {
+                    continue;
+                };
+                let loss = 1.0 - ratio(other.ops_per_sec, direct.ops_per_sec);
+                let mut notes: Vec<String> = extra(other, "queue_wait_share")
+                    .map(|w| format!("{:.0}% of thread time waiting on the queue", w * 100.0))
+                    .into_iter()
+                    .collect();
+                notes.extend(
+                    Some(noise(other, direct))
+                        .filter(|n| !n.is_empty())
+                        .map(str::to_owned),
+                );
+                parts.push(format!(
+                    "{dispatch} {:+.0}%{}",
+                    -loss * 100.0,
+                    if notes.is_empty() {
+                        String::new()
                     } else {
-                        " (intervals overlap)"
+                        format!(" ({})", notes.join("; "))
                     }
                 ));
             }
+            if !parts.is_empty() {
+                per_level.push(format!(
+                    "at {t} threads, against direct calls ({} ops/s): {}",
+                    with_interval(direct.ops_per_sec, direct, 1.0),
+                    parts.join(", ")
+                ));
+            }
+        }
+        if !per_level.is_empty() {
+            out.push(format!(
+                "Dispatch cost for `{variant}` on {cores} cores: {}.",
+                per_level.join("; ")
+            ));
+        }
+    }
+    out
+}
+
+/// The best semaphore K against none, for the rows of one backend of a K sweep.
+fn semaphore_sentence(rows: &[&RunRecord], label: &str) -> Option<(String, Option<bool>)> {
+    let sem = |c: &&RunRecord| c.variant == "semaphore";
+    let unlimited = best_of(
+        rows.iter()
+            .copied()
+            .filter(sem)
+            .filter(|c| param_text(c, "slots") == "unlimited"),
+    )?;
+    let best = best_of(
+        rows.iter()
+            .copied()
+            .filter(sem)
+            .filter(|c| param_text(c, "slots") != "unlimited"),
+    )?;
+    let gain = ratio(best.ops_per_sec, unlimited.ops_per_sec);
+    let helps = gain > 1.0 && apart(best, unlimited);
+    let hurts = gain < 1.0 && apart(best, unlimited);
+    Some((
+        format!(
+            "{label}, {} threads: the best semaphore, K = {}, gives {} txn/s against {} \
+             without one ({}): the semaphore {}.",
+            best.threads,
+            param_text(best, "slots"),
+            with_interval(best.ops_per_sec, best, 1.0),
+            with_interval(unlimited.ops_per_sec, unlimited, 1.0),
+            times(best, unlimited, ""),
+            if !(has_interval(best) && has_interval(unlimited)) {
+                "cannot be judged from single runs"
+            } else if helps {
+                "helps, as in the seed (about 1.5k against 800 txn/s, 1.9x)"
+            } else if hurts {
+                "only costs throughput, unlike the seed"
+            } else {
+                "makes no measurable difference, unlike the seed's 1.9x"
+            }
+        ),
+        (has_interval(best) && has_interval(unlimited)).then_some(helps),
+    ))
+}
+
+/// The distinct values of `param` among `rows`, in the order first seen.
+fn values_of(rows: &[&RunRecord], param: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for r in rows {
+        let v = param_text(r, param);
+        if !out.contains(&v) {
+            out.push(v);
+        }
+    }
+    out
+}
+
+/// Throughput per value of `param`, per backend, with the best value's margin over the
+/// first value.
+fn sweep_sentence(rows: &[&RunRecord], file: &str, param: &str, what: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for backend in values_of(rows, "backend") {
+        let of_backend: Vec<&RunRecord> = rows
+            .iter()
+            .copied()
+            .filter(|c| param_text(c, "backend") == backend)
+            .collect();
+        let points: Vec<(String, &RunRecord)> = values_of(&of_backend, param)
+            .into_iter()
+            .filter_map(|v| {
+                let cell = best_of(
+                    of_backend
+                        .iter()
+                        .copied()
+                        .filter(|c| param_text(c, param) == v),
+                )?;
+                Some((v, cell))
+            })
+            .collect();
+        let (Some((first_v, first)), Some((best_v, best))) = (
+            points.first(),
+            points
+                .iter()
+                .max_by(|a, b| a.1.ops_per_sec.total_cmp(&b.1.ops_per_sec)),
+        ) else {
+            continue;
+        };
+        let list: Vec<String> = points
+            .iter()
+            .map(|(v, c)| format!("{v}: {}", with_interval(c.ops_per_sec, c, 1.0)))
+            .collect();
+        let verdict = if best_v == first_v {
+            format!("{what} {first_v} is best")
+        } else {
+            format!(
+                "{what} {best_v} does {}",
+                times(best, first, &format!("{what} {first_v}"))
+            )
+        };
+        let backend_text = if backend == "-" {
+            String::new()
+        } else {
+            format!(" on {backend}")
+        };
+        out.push(format!(
+            "{file}{backend_text}, txn/s by {param}: {}; {verdict}.",
+            list.join(", ")
+        ));
+    }
+    out
+}
+
+fn sqlmix(cells: &[RunRecord]) -> Finding {
+    let question =
+        "Does the transaction semaphore help or hurt, and what beats it (Juju on dqlite)?";
+    let mut sentences = Vec::new();
+    let mut reproduced = None;
+    let dqlite = of_file(cells, "sqlmix-dqlite");
+    for backend in values_of(&dqlite, "backend") {
+        let rows: Vec<&RunRecord> = dqlite
+            .iter()
+            .copied()
+            .filter(|c| param_text(c, "backend") == backend)
+            .collect();
+        if let Some((text, helps)) =
+            semaphore_sentence(&rows, &format!("sqlmix-dqlite on {backend}"))
+        {
+            // The seed ran on dqlite; the local backend is the control.
+            if backend == "dqlite" {
+                reproduced = helps;
+            }
+            sentences.push(text);
+        }
+    }
+    let slots = of_file(cells, "sqlmix-slots");
+    if let Some((text, helps)) = semaphore_sentence(&slots, "sqlmix-slots on local SQLite") {
+        if reproduced.is_none() {
+            reproduced = helps;
+        }
+        sentences.push(text);
+    }
+    sentences.extend(sweep_sentence(
+        &of_file(cells, "sqlmix-dqlite-pool"),
+        "sqlmix-dqlite-pool",
+        "pool_size",
+        "pool",
+    ));
+    sentences.extend(sweep_sentence(
+        &of_file(cells, "sqlmix-dqlite-apps"),
+        "sqlmix-dqlite-apps",
+        "shards",
+        "apps",
+    ));
+    let main = of_file(cells, "sqlmix");
+    if let Some((cores, threads)) = widest(&main) {
+        let max_t = *threads.last().unwrap_or(&1);
+        if let (Some(base), Some(best)) = (
+            find(&main, "semaphore", max_t, cores),
+            best_of(
+                main.iter()
+                    .copied()
+                    .filter(|c| c.threads == max_t && c.cores == cores),
+            ),
+        ) {
+            sentences.push(if best.variant == "semaphore" {
+                format!(
+                    "At {max_t} threads on {cores} cores the seed's runner (`semaphore`) is the \
+                     best design, {} txn/s.",
+                    with_interval(best.ops_per_sec, best, 1.0)
+                )
+            } else {
+                format!(
+                    "At {max_t} threads on {cores} cores the best design is `{}` with {} txn/s, \
+                     {}.",
+                    best.variant,
+                    with_interval(best.ops_per_sec, best, 1.0),
+                    times(best, base, "the seed's runner (`semaphore`)")
+                )
+            });
         }
     }
     if sentences.is_empty() {
         sentences.push(
-            "No sqlmix cells that answer it: run benches/sqlmix-slots.toml and \
-             benches/sqlmix-dqlite.toml."
+            "No sqlmix cells that answer it: run benches/sqlmix-dqlite.toml and \
+             benches/sqlmix-slots.toml."
                 .to_owned(),
         );
     }
@@ -360,11 +596,7 @@ fn pool(cells: &[RunRecord]) -> Finding {
         )
     };
     let series = |name: &str| {
-        let mut s: Vec<&RunRecord> = rows
-            .iter()
-            .copied()
-            .filter(|c| shape(c) == name)
-            .collect();
+        let mut s: Vec<&RunRecord> = rows.iter().copied().filter(|c| shape(c) == name).collect();
         s.sort_by_key(|c| c.threads);
         s
     };
@@ -374,39 +606,108 @@ fn pool(cells: &[RunRecord]) -> Finding {
         if first.threads != last.threads {
             let clients = ratio(last.threads as f64, first.threads as f64);
             let gain = ratio(last.ops_per_sec, first.ops_per_sec);
-            let ceiling = extra(last, "ceiling_ratio");
             let plateau = gain < clients * 0.6;
             reproduced = Some(plateau);
             sentences.push(format!(
-                "Default pool (1 x 1024): {:.1}x the clients ({} to {}) gave {:.2}x the \
-                 requests/s{}{}.",
-                clients,
+                "Default pool (1 x 1024): {clients:.1}x the clients ({} to {}) gave {gain:.2}x \
+                 the requests/s ({} to {}){}{}: {}.",
                 first.threads,
                 last.threads,
-                gain,
-                ceiling.map_or(String::new(), |c| format!(
+                with_interval(first.ops_per_sec, first, 1.0),
+                with_interval(last.ops_per_sec, last, 1.0),
+                extra(last, "ceiling_ratio").map_or(String::new(), |c| format!(
                     ", at {:.0}% of its Little's-law ceiling",
                     c * 100.0
                 )),
+                last.extra
+                    .get("bound_by")
+                    .and_then(|v| v.as_str())
+                    .map_or(String::new(), |b| format!(", bound by {b}")),
                 if plateau {
-                    ": the seed's plateau"
+                    "the seed's plateau is reproduced"
                 } else {
-                    ": no plateau in this range"
+                    "the seed's plateau is not reproduced in this range"
                 }
             ));
             if let Some(fix_last) = fix.iter().find(|c| c.threads == last.threads) {
                 sentences.push(format!(
-                    "With 10 x 5000 at {} clients: {} requests/s, {:.2}x the default.",
+                    "With 10 x 5000 at {} clients: {} requests/s, {}.",
                     last.threads,
                     with_interval(fix_last.ops_per_sec, fix_last, 1.0),
-                    ratio(fix_last.ops_per_sec, last.ops_per_sec)
+                    times(fix_last, last, "the default")
                 ));
             }
         }
     }
-    sentences.extend(batch_gain_sentence(cells));
+    let gains = batch_gains(cells);
+    if !gains.is_empty() {
+        let matches = gains
+            .iter()
+            .filter(|g| g.agrees_with_seed() == Some(true))
+            .count();
+        if gains.iter().all(|g| g.agrees_with_seed().is_some()) {
+            reproduced.get_or_insert(matches * 2 > gains.len());
+        }
+        let parts: Vec<String> = gains
+            .iter()
+            .map(|g| {
+                let noise = if g.noise.is_empty() {
+                    String::new()
+                } else {
+                    format!("; {}", g.noise)
+                };
+                format!(
+                    "batch {}: {:+.0}% (seed: {}; bound by {}{noise})",
+                    g.batch,
+                    g.gain() * 100.0,
+                    g.seed,
+                    g.bound_by
+                )
+            })
+            .collect();
+        let agreement = if gains.iter().all(|g| g.judged) {
+            format!(
+                "; {matches} of {} batch sizes agree with the seed's row in direction",
+                gains.len()
+            )
+        } else {
+            String::new()
+        };
+        sentences.push(format!(
+            "Gain of the fix per datapoints per request at {} clients: {}{agreement}.",
+            gains[0].clients,
+            parts.join(", "),
+        ));
+    }
+    let designs = of_file(cells, "pool");
+    if let Some((cores, threads)) = widest(&designs) {
+        let max_t = *threads.last().unwrap_or(&1);
+        if let (Some(base), Some(best)) = (
+            find(&designs, "driver-v3", max_t, cores),
+            best_of(
+                designs
+                    .iter()
+                    .copied()
+                    .filter(|c| c.threads == max_t && c.cores == cores),
+            ),
+        ) {
+            if best.variant != "driver-v3" {
+                sentences.push(format!(
+                    "Pool designs at {max_t} threads on {cores} cores: `{}` does {} acquire + \
+                     release/s, {}.",
+                    best.variant,
+                    with_interval(best.ops_per_sec, best, 1.0),
+                    times(best, base, "the seed's `driver-v3`")
+                ));
+            }
+        }
+    }
     if sentences.is_empty() {
-        sentences.push("No pool-clients cells in this run: run benches/pool-clients.toml.".into());
+        sentences.push(
+            "No pool cells that answer it: run benches/pool-clients.toml and \
+             benches/pool-seed-batch.toml."
+                .into(),
+        );
     }
     Finding {
         hot_path: "pool",
@@ -416,49 +717,113 @@ fn pool(cells: &[RunRecord]) -> Finding {
     }
 }
 
-/// The seed's message-size table: the fix's gain per batch size, next to the seed's row.
-fn batch_gain_sentence(cells: &[RunRecord]) -> Vec<String> {
-    const SEED: &[(u64, &str)] = &[
-        (1, "none"),
-        (10, "+100%"),
-        (100, "+200%"),
-        (500, "+180%"),
-        (5000, "+130%"),
-    ];
-    let rows = of_file(cells, "pool-seed-batch");
-    if rows.is_empty() {
-        return Vec::new();
+/// The seed's message-size table: the fix's throughput gain per datapoints per request.
+const SEED_GAINS: &[(u64, f64)] = &[(1, 0.0), (10, 1.0), (100, 2.0), (500, 1.8), (5000, 1.3)];
+
+/// The fix's gain at one batch size of `pool-seed-batch`, next to the seed's.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BatchGain {
+    /// Datapoints per request.
+    pub batch: u64,
+    /// Clients of the two cells compared.
+    pub clients: usize,
+    /// Requests/s of the default pool (1 x 1024), with its interval.
+    pub default: (f64, f64, f64),
+    /// Requests/s of the fix (10 x 5000), with its interval.
+    pub fix: (f64, f64, f64),
+    /// Whether the two intervals are apart.
+    pub apart: bool,
+    /// Why the gain may not be real ("" when the intervals are apart or missing).
+    pub noise: &'static str,
+    /// Whether both cells have an interval, so the gain can be judged.
+    pub judged: bool,
+    /// The seed's gain, as it wrote it.
+    pub seed: String,
+    /// The seed's gain as a fraction.
+    pub seed_gain: f64,
+    /// What limited the fix's cell (`bound_by`), `?` when not recorded.
+    pub bound_by: String,
+    /// What limited the default's cell.
+    pub default_bound_by: String,
+}
+
+impl BatchGain {
+    /// fix / default - 1.
+    pub fn gain(&self) -> f64 {
+        ratio(self.fix.0, self.default.0) - 1.0
     }
-    let max_clients = rows.iter().map(|c| c.threads).max().unwrap_or(0);
-    let mut parts = Vec::new();
-    for (batch, seed) in SEED {
-        let at = |connections: &str| {
-            rows.iter().copied().find(|c| {
-                c.threads == max_clients
-                    && param_text(c, "batch") == batch.to_string()
-                    && param_text(c, "connections") == connections
-            })
-        };
-        if let (Some(default), Some(fix)) = (at("1"), at("10")) {
-            let gain = ratio(fix.ops_per_sec, default.ops_per_sec) - 1.0;
-            let bound = fix
-                .extra
-                .get("bound_by")
-                .and_then(|v| v.as_str())
-                .unwrap_or("?");
-            parts.push(format!(
-                "batch {batch}: {:+.0}% (seed {seed}; fix bound by {bound})",
-                gain * 100.0
-            ));
+
+    /// "+120%", or "+3% (within the noise)".
+    pub fn gain_text(&self) -> String {
+        format!(
+            "{:+.0}%{}",
+            self.gain() * 100.0,
+            if self.noise.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", self.noise)
+            }
+        )
+    }
+
+    /// The seed saw no change at batch 1 and a gain elsewhere; this batch agrees when the
+    /// measured gain has the same shape (a clear gain where the seed gained, none where it
+    /// did not).
+    /// `None` when the cells have no interval to judge by.
+    pub fn agrees_with_seed(&self) -> Option<bool> {
+        if !self.judged {
+            return None;
         }
+        let gained = self.apart && self.gain() > 0.1;
+        Some(gained == (self.seed_gain > 0.0))
     }
-    if parts.is_empty() {
-        return Vec::new();
-    }
-    vec![format!(
-        "Gain of the fix by datapoints per request at {max_clients} clients: {}.",
-        parts.join(", ")
-    )]
+}
+
+/// The fix's gain per batch size of `pool-seed-batch`, at its most clients.
+pub fn batch_gains(cells: &[RunRecord]) -> Vec<BatchGain> {
+    let rows = of_file(cells, "pool-seed-batch");
+    let max_clients = rows.iter().map(|c| c.threads).max().unwrap_or(0);
+    let bound = |c: &RunRecord| {
+        c.extra
+            .get("bound_by")
+            .and_then(|v| v.as_str())
+            .unwrap_or("?")
+            .to_owned()
+    };
+    let triple = |c: &RunRecord| {
+        let (lo, hi) = interval(c);
+        (c.ops_per_sec, lo, hi)
+    };
+    SEED_GAINS
+        .iter()
+        .filter_map(|&(batch, seed_gain)| {
+            let at = |connections: &str| {
+                rows.iter().copied().find(|c| {
+                    c.threads == max_clients
+                        && param_text(c, "batch") == batch.to_string()
+                        && param_text(c, "connections") == connections
+                })
+            };
+            let (default, fix) = (at("1")?, at("10")?);
+            Some(BatchGain {
+                batch,
+                clients: max_clients,
+                default: triple(default),
+                fix: triple(fix),
+                apart: apart(default, fix),
+                noise: noise(default, fix),
+                judged: has_interval(default) && has_interval(fix),
+                seed: if seed_gain == 0.0 {
+                    "no change".to_owned()
+                } else {
+                    format!("+{:.0}%", seed_gain * 100.0)
+                },
+                seed_gain,
+                bound_by: bound(fix),
+                default_bound_by: bound(default),
+            })
+        })
+        .collect()
 }
 
 fn lease(cells: &[RunRecord]) -> Finding {
@@ -466,7 +831,10 @@ fn lease(cells: &[RunRecord]) -> Finding {
                     cut the writes and raise extends/s, and does group commit pay?";
     let mut sentences = Vec::new();
     let mut reproduced = None;
-    for (file, label) in [("lease", "as configured"), ("lease-durable", "durable commits")] {
+    for (file, label) in [
+        ("lease", "as configured"),
+        ("lease-durable", "durable commits"),
+    ] {
         let rows = of_file(cells, file);
         let Some((cores, threads)) = widest(&rows) else {
             continue;
@@ -475,31 +843,40 @@ fn lease(cells: &[RunRecord]) -> Finding {
         let at = |v: &str, t: usize| find(&rows, v, t, cores);
         if let (Some(txn), Some(update)) = (at("txn-log", max_t), at("sql-update", max_t)) {
             let writes = |r: &RunRecord| extra(r, "writes_per_extend").unwrap_or(f64::NAN);
-            let speed = ratio(update.ops_per_sec, txn.ops_per_sec);
-            if file == "lease" {
-                reproduced = Some(writes(update) < writes(txn) && speed > 1.0);
+            let fewer = writes(update) < writes(txn);
+            let faster = update.ops_per_sec > txn.ops_per_sec && apart(update, txn);
+            if file == "lease" || reproduced.is_none() {
+                reproduced = (has_interval(update) && has_interval(txn)).then_some(fewer && faster);
             }
             sentences.push(format!(
-                "{label} ({file}), {max_t} threads: `sql-update` writes {:.1} rows per extend \
-                 against {:.1} for `txn-log` and does {speed:.2}x its extends/s.",
+                "{label} ({file}), {max_t} threads on {cores} cores: `sql-update` writes {:.1} \
+                 rows per extend against {:.1} for `txn-log`, and does {} extends/s against \
+                 {} ({}){}.",
                 writes(update),
-                writes(txn)
+                writes(txn),
+                with_interval(update.ops_per_sec, update, 1.0),
+                with_interval(txn.ops_per_sec, txn, 1.0),
+                times(update, txn, ""),
+                match (fewer, faster) {
+                    (true, true) => ": fewer writes and faster, as the seed's patch intended",
+                    (true, false) => ": fewer writes but not measurably faster",
+                    (false, _) => ": not fewer writes, so the seed's saving is not reproduced",
+                }
             ));
         }
         if let (Some(txn), Some(batched)) = (at("txn-log", max_t), at("batched", max_t)) {
-            let one = (at("txn-log", 1), at("batched", 1));
+            let alone = match (at("txn-log", 1), at("batched", 1)) {
+                (Some(t1), Some(b1)) if max_t > 1 => {
+                    format!("; alone (1 thread) {}", times(b1, t1, ""))
+                }
+                _ => String::new(),
+            };
             sentences.push(format!(
-                "Group commit (`batched`) at {max_t} threads: {:.2}x `txn-log`{}{}.",
-                ratio(batched.ops_per_sec, txn.ops_per_sec),
-                match one {
-                    (Some(t1), Some(b1)) => format!(
-                        "; alone (1 thread) {:.2}x",
-                        ratio(b1.ops_per_sec, t1.ops_per_sec)
-                    ),
-                    _ => String::new(),
-                },
+                "Group commit (`batched`) at {max_t} threads: {} extends/s, {}{alone}{}.",
+                with_interval(batched.ops_per_sec, batched, 1.0),
+                times(batched, txn, "`txn-log`"),
                 extra(batched, "batch_size_mean")
-                    .map_or(String::new(), |m| format!(", mean group {m:.1}"))
+                    .map_or(String::new(), |m| format!(", mean group {m:.1} extends"))
             ));
         }
     }
@@ -514,11 +891,58 @@ fn lease(cells: &[RunRecord]) -> Finding {
     }
 }
 
-/// "reproduced", "not reproduced" or "cannot tell from this run".
+/// "seed's effect reproduced", "... not reproduced" or "this run cannot tell".
 pub fn verdict(f: &Finding) -> &'static str {
     match f.reproduced {
         Some(true) => "seed's effect reproduced",
         Some(false) => "seed's effect not reproduced",
         None => "this run cannot tell",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use harness::schema::{CellKey, CellStatus};
+
+    /// A usable lookup cell at `ops` ops/s whose interval is `ops` ± `spread` (0: one run).
+    fn cell(variant: &str, threads: usize, ops: f64, spread: f64) -> RunRecord {
+        let key = CellKey {
+            scenario: "lookup".into(),
+            variant: variant.into(),
+            params: Default::default(),
+            threads,
+            cores: 2,
+        };
+        let mut r = RunRecord::failed(&key, "0-1", "x");
+        r.status = CellStatus::Ok;
+        r.failure = None;
+        r.verified = true;
+        r.scenario_file = "lookup".into();
+        r.ops_per_sec = ops;
+        r.ops_per_sec_min = ops - spread;
+        r.ops_per_sec_max = ops + spread;
+        r.ops_per_sec_ci = [ops - spread, ops + spread];
+        r
+    }
+
+    #[test]
+    fn single_runs_cannot_tell_and_say_so() {
+        let ran_once: Vec<RunRecord> = [(1, 1e6), (2, 1e6), (4, 0.5e6)]
+            .iter()
+            .map(|&(t, ops)| cell("entry-cache", t, ops, 0.0))
+            .collect();
+        let f = &findings(&ran_once)[0];
+        assert_eq!(f.reproduced, None);
+        assert_eq!(verdict(f), "this run cannot tell");
+        assert!(f
+            .sentences
+            .iter()
+            .any(|s| s.contains("ran once and have no interval")));
+        let repeated: Vec<RunRecord> = [(1, 1e6), (2, 1e6), (4, 0.5e6)]
+            .iter()
+            .map(|&(t, ops)| cell("entry-cache", t, ops, 1e4))
+            .collect();
+        assert_eq!(findings(&repeated)[0].reproduced, Some(true));
     }
 }

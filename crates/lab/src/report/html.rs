@@ -15,7 +15,9 @@ const STYLE: &str = "body{font-family:sans-serif;margin:1.5em;color:#222;max-wid
 table{border-collapse:collapse;margin:.5em 0 1.2em}td,th{border:1px solid #ccc;padding:4px 7px;vertical-align:top;font-size:13px}\
 th{background:#f3f3f3}td.over{background:#fff6e0}td.failed{background:#fde2e2;color:#900}\
 .banner{background:#fde2e2;border:1px solid #c00;padding:.6em;margin:1em 0}\
-figure{display:inline-block;margin:0 1em 1em 0}img{max-width:740px;border:1px solid #ddd}\
+.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,460px),1fr));gap:1em;margin:.5em 0 1em}\
+figure{margin:0}figure img{width:100%;height:auto;border:1px solid #ddd}\
+.findings li{margin:.3em 0}.verdict{font-weight:bold}\
 code{background:#f6f6f6;padding:1px 4px}small{color:#666}.thin{color:#b60}";
 
 fn esc(text: &str) -> String {
@@ -38,6 +40,7 @@ pub fn page(analysed: &[Analysed<'_>], prefix: &str, runs: Option<&[String]>) ->
         esc(&ids.join(", ")),
         esc(&ids.join(", "))
     );
+    findings(&mut out, analysed);
     out.push_str("<p>Figures are medians over interleaved repetitions with their 95% confidence interval in brackets (order statistics; with fewer than 6 repetitions no such interval reaches 95%, so min-max is shown and labelled with n); charts draw it as error bars. Efficiency = ops / (min(threads, cores) x ops at 1 thread). Highlighted cells ran more threads than cores. Compare ratios within one run; this machine is noisy.</p>\n");
     if analysed.len() > 1 {
         side_by_side(&mut out, analysed);
@@ -160,20 +163,28 @@ fn machine(out: &mut String, a: &Analysed<'_>, prefix: &str) {
         let _ = write!(out, "<tr><th>{k}</th><td>{}</td></tr>", esc(&v));
     }
     out.push_str("</table>\n");
-    out.push_str("<nav><b>Contents:</b> ");
+    if !r.settings_by_file.is_empty() {
+        out.push_str("<p>Settings per scenario file:</p><ul class=\"settings\">\n");
+        for line in &r.settings_by_file {
+            let _ = writeln!(out, "<li><code>{}</code></li>", esc(line));
+        }
+        out.push_str("</ul>\n");
+    }
+    out.push_str("<nav><b>Contents:</b> <a href=\"#findings\">Findings</a> · ");
     let mut links: Vec<String> = a
-        .sweeps
+        .hot_paths()
         .iter()
-        .map(|sw| {
-            format!(
-                "<a href=\"#sweep-{}-{}\">{} against {}</a>",
-                esc(&sw.file),
-                esc(&sw.param),
-                esc(&sw.file),
-                esc(&sw.param)
-            )
-        })
+        .map(|h| format!("<a href=\"#hot-path-{}\"><b>{}</b></a>", esc(h), esc(h)))
         .collect();
+    links.extend(a.sweeps.iter().map(|sw| {
+        format!(
+            "<a href=\"#sweep-{}-{}\">{} against {}</a>",
+            esc(&sw.file),
+            esc(&sw.param),
+            esc(&sw.file),
+            esc(&sw.param)
+        )
+    }));
     links.extend(a.groups.iter().filter(|g| !g.charts.is_empty()).map(|g| {
         let name = if g.label.is_empty() {
             g.title_name().to_owned()
@@ -184,50 +195,140 @@ fn machine(out: &mut String, a: &Analysed<'_>, prefix: &str) {
     }));
     out.push_str(&links.join(" · "));
     out.push_str("</nav>\n");
-    for sweep in &a.sweeps {
+    for hot_path in a.hot_paths() {
         let _ = writeln!(
             out,
-            "<section class=\"sweep\" id=\"sweep-{}-{}\"><h3>{}: throughput against {}</h3><p><small>{} threads, {} core(s); other parameters fixed</small></p><figure class=\"chart\"><img src=\"{prefix}{}\" alt=\"throughput against {}\"></figure>",
-            esc(&sweep.file),
-            esc(&sweep.param),
-            esc(&sweep.file),
-            esc(&sweep.param),
-            sweep.threads,
-            sweep.cores,
-            esc(&sweep.svg),
-            esc(&sweep.param)
+            "<section class=\"hot-path\" id=\"hot-path-{}\"><h2>{}</h2>",
+            esc(&hot_path),
+            esc(&hot_path)
         );
-        for (label, path) in &sweep.extras {
-            let _ = writeln!(
-                out,
-                "<figure class=\"chart\"><img src=\"{prefix}{}\" alt=\"{} against {}\"></figure>",
-                esc(path),
-                esc(label),
-                esc(&sweep.param)
-            );
+        if hot_path == "pool" {
+            batch_gain_table(out, &a.batch_gains);
         }
-        let _ = write!(
-            out,
-            "<table class=\"sweep\"><tr><th>variant \\ {}</th>",
-            esc(&sweep.param)
-        );
-        for v in &sweep.values {
-            let _ = write!(out, "<th>{}</th>", esc(v));
+        for sweep in a.sweeps.iter().filter(|s| s.hot_path == hot_path) {
+            sweep_section(out, sweep, prefix);
         }
-        out.push_str("</tr>\n");
-        for (variant, ops) in &sweep.rows {
-            let _ = write!(out, "<tr><th>{}</th>", esc(variant));
-            for o in ops {
-                let _ = write!(out, "<td>{}</td>", o.map_or("failed".to_owned(), si));
-            }
-            out.push_str("</tr>\n");
+        for g in a.groups.iter().filter(|g| g.scenario == hot_path) {
+            group(out, g, prefix);
         }
-        out.push_str("</table></section>\n");
-    }
-    for g in &a.groups {
-        group(out, g, prefix);
+        out.push_str("</section>\n");
     }
     out.push_str("</section>\n");
+}
+
+/// The Findings section: per hot path, its seed's question and this run's answer.
+fn findings(out: &mut String, analysed: &[Analysed<'_>]) {
+    out.push_str("<section class=\"findings\" id=\"findings\"><h2>Findings</h2>\n");
+    for a in analysed {
+        if analysed.len() > 1 {
+            let _ = writeln!(out, "<h3>Run {}</h3>", esc(&a.source.results.run_id));
+        }
+        if a.findings.is_empty() {
+            out.push_str("<p>No hot path with a seed question ran.</p>\n");
+        }
+        out.push_str("<ul class=\"findings\">\n");
+        for f in &a.findings {
+            let _ = writeln!(
+                out,
+                "<li><b>{}</b> — <i>{}</i> <span class=\"verdict\">[{}]</span><ul>",
+                esc(f.hot_path),
+                esc(f.question),
+                super::findings::verdict(f)
+            );
+            for sentence in &f.sentences {
+                let _ = writeln!(out, "<li>{}</li>", code_spans(&esc(sentence)));
+            }
+            out.push_str("</ul></li>\n");
+        }
+        out.push_str("</ul>\n");
+    }
+    out.push_str("</section>\n");
+}
+
+/// Backquoted names in a finding as `<code>`.
+fn code_spans(text: &str) -> String {
+    let mut out = String::new();
+    for (i, part) in text.split('`').enumerate() {
+        if i % 2 == 1 {
+            let _ = write!(out, "<code>{part}</code>");
+        } else {
+            out.push_str(part);
+        }
+    }
+    out
+}
+
+/// The pool fix's gain per batch size next to the seed's, with what bound each cell.
+fn batch_gain_table(out: &mut String, gains: &[super::findings::BatchGain]) {
+    let Some(first) = gains.first() else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "<h3>pool-seed-batch: gain of the fix per datapoints per request</h3><p><small>{} clients; requests/s with their interval; bound by: what limited each cell</small></p>",
+        first.clients
+    );
+    out.push_str("<table class=\"gains\"><tr><th>batch</th><th>default 1 x 1024</th><th>fix 10 x 5000</th><th>gain</th><th>seed's gain</th><th>default bound by</th><th>fix bound by</th></tr>\n");
+    for g in gains {
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td>{} [{}–{}]</td><td>{} [{}–{}]</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            g.batch,
+            si(g.default.0),
+            si(g.default.1),
+            si(g.default.2),
+            si(g.fix.0),
+            si(g.fix.1),
+            si(g.fix.2),
+            esc(&g.gain_text()),
+            esc(&g.seed),
+            esc(&g.default_bound_by),
+            esc(&g.bound_by)
+        );
+    }
+    out.push_str("</table>\n");
+}
+
+fn sweep_section(out: &mut String, sweep: &super::Sweep, prefix: &str) {
+    let _ = writeln!(
+        out,
+        "<section class=\"sweep\" id=\"sweep-{}-{}\"><h3>{}: throughput against {}</h3><p><small>{} threads, {} core(s); other parameters fixed</small></p><div class=\"charts\"><figure class=\"chart\"><img src=\"{prefix}{}\" alt=\"throughput against {}\"></figure>",
+        esc(&sweep.file),
+        esc(&sweep.param),
+        esc(&sweep.file),
+        esc(&sweep.param),
+        sweep.threads,
+        sweep.cores,
+        esc(&sweep.svg),
+        esc(&sweep.param)
+    );
+    for (label, path) in &sweep.extras {
+        let _ = writeln!(
+            out,
+            "<figure class=\"chart\"><img src=\"{prefix}{}\" alt=\"{} against {}\"></figure>",
+            esc(path),
+            esc(label),
+            esc(&sweep.param)
+        );
+    }
+    out.push_str("</div>\n");
+    let _ = write!(
+        out,
+        "<table class=\"sweep\"><tr><th>variant \\ {}</th>",
+        esc(&sweep.param)
+    );
+    for v in &sweep.values {
+        let _ = write!(out, "<th>{}</th>", esc(v));
+    }
+    out.push_str("</tr>\n");
+    for (variant, ops) in &sweep.rows {
+        let _ = write!(out, "<tr><th>{}</th>", esc(variant));
+        for o in ops {
+            let _ = write!(out, "<td>{}</td>", o.map_or("failed".to_owned(), si));
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</table></section>\n");
 }
 
 fn group(out: &mut String, g: &Group<'_>, prefix: &str) {

@@ -8,7 +8,28 @@ use crate::table::si;
 
 /// The Markdown summary.
 pub fn markdown(analysed: &[Analysed<'_>]) -> String {
-    let mut out = String::new();
+    let mut out = String::from("# Findings\n\n");
+    for a in analysed {
+        if analysed.len() > 1 {
+            let _ = writeln!(out, "## Run {}\n", a.source.results.run_id);
+        }
+        if a.findings.is_empty() {
+            out.push_str("No hot path with a seed question ran.\n\n");
+        }
+        for f in &a.findings {
+            let _ = writeln!(
+                out,
+                "**{}**: *{}* [{}]\n",
+                f.hot_path,
+                f.question,
+                super::findings::verdict(f)
+            );
+            for sentence in &f.sentences {
+                let _ = writeln!(out, "- {sentence}");
+            }
+            out.push('\n');
+        }
+    }
     for a in analysed {
         let r = &a.source.results;
         let _ = writeln!(
@@ -25,10 +46,52 @@ pub fn markdown(analysed: &[Analysed<'_>]) -> String {
             "Reproduce: `{}` (commit {}, {})\n",
             r.command, r.env.git_commit, r.env.rustc
         );
-        for sweep in &a.sweeps {
+        for line in &r.settings_by_file {
+            let _ = writeln!(out, "- `{line}`");
+        }
+        if !r.settings_by_file.is_empty() {
+            out.push('\n');
+        }
+        for hot_path in a.hot_paths() {
+            hot_path_section(&mut out, a, &hot_path);
+        }
+    }
+    out
+}
+
+/// One hot path: its gain table (pool), its sweeps, then its groups.
+fn hot_path_section(out: &mut String, a: &Analysed<'_>, hot_path: &str) {
+    let _ = writeln!(out, "## {hot_path}\n");
+    if hot_path == "pool" && !a.batch_gains.is_empty() {
+        let _ = writeln!(
+            out,
+            "### pool-seed-batch: gain of the fix per datapoints per request ({} clients)\n\n| batch | default 1 x 1024 | fix 10 x 5000 | gain | seed's gain | default bound by | fix bound by |\n|---|---|---|---|---|---|---|",
+            a.batch_gains[0].clients
+        );
+        for g in &a.batch_gains {
             let _ = writeln!(
                 out,
-                "## {}: ops/s against {} ({} threads, {} cores)\n",
+                "| {} | {} [{}–{}] | {} [{}–{}] | {} | {} | {} | {} |",
+                g.batch,
+                si(g.default.0),
+                si(g.default.1),
+                si(g.default.2),
+                si(g.fix.0),
+                si(g.fix.1),
+                si(g.fix.2),
+                g.gain_text(),
+                g.seed,
+                g.default_bound_by,
+                g.bound_by
+            );
+        }
+        out.push('\n');
+    }
+    {
+        for sweep in a.sweeps.iter().filter(|s| s.hot_path == hot_path) {
+            let _ = writeln!(
+                out,
+                "### {}: ops/s against {} ({} threads, {} cores)\n",
                 sweep.file, sweep.param, sweep.threads, sweep.cores
             );
             let _ = write!(out, "| variant \\ {} |", sweep.param);
@@ -47,7 +110,7 @@ pub fn markdown(analysed: &[Analysed<'_>]) -> String {
             }
             out.push('\n');
         }
-        for g in &a.groups {
+        for g in a.groups.iter().filter(|g| g.scenario == hot_path) {
             let title = if g.label.is_empty() {
                 g.title_name().to_owned()
             } else {
@@ -55,7 +118,7 @@ pub fn markdown(analysed: &[Analysed<'_>]) -> String {
             };
             let _ = writeln!(
                 out,
-                "## {title}\n\nops/s [95% interval, or min-max below 6 repetitions] / per-thread ops/s; `*` = more threads than cores.\n"
+                "### {title}\n\nops/s [95% interval, or min-max below 6 repetitions] / per-thread ops/s; `*` = more threads than cores.\n"
             );
             for variant in &g.variants {
                 let _ = write!(out, "**{variant}**\n\n| cores \\ threads |");
@@ -81,5 +144,4 @@ pub fn markdown(analysed: &[Analysed<'_>]) -> String {
             out.push_str(&super::advice::markdown_section(g));
         }
     }
-    out
 }
