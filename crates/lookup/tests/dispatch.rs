@@ -43,14 +43,31 @@ fn a_bad_dispatch_is_refused_in_one_line_naming_the_accepted_ones() {
     }
 }
 
+/// Measures, and again with longer windows when a loaded machine let the short window
+/// pass with no operation or no write done: the checks below are about what was done.
+fn measure_with_work(variant: &str, params: &Params, what: &str) -> harness::Measurement {
+    let mut settings = settings(3);
+    for _ in 0..3 {
+        let m = LookupHotPath
+            .measure(variant, params, settings)
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        let wrote = m.extra["modifications"].as_u64().unwrap_or(0) > 0;
+        if (m.ops > 0 && wrote) || m.verified.is_err() {
+            return m;
+        }
+        settings.duration *= 4;
+    }
+    LookupHotPath
+        .measure(variant, params, settings)
+        .unwrap_or_else(|e| panic!("{what}: {e}"))
+}
+
 #[test]
 fn every_variant_verifies_under_every_dispatch() {
     for variant in LookupHotPath.variants() {
         for dispatch in Dispatch::NAMES {
             let what = format!("{} with dispatch={dispatch}", variant.name);
-            let m = LookupHotPath
-                .measure(variant.name, &params(dispatch, "10"), settings(3))
-                .unwrap_or_else(|e| panic!("{what}: {e}"));
+            let m = measure_with_work(variant.name, &params(dispatch, "10"), &what);
             assert_eq!(m.verified, Ok(()), "{what}");
             assert_eq!(m.threads, 3, "{what}: threads are the search threads");
             assert!(m.ops > 0, "{what} did no work");
