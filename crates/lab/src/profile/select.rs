@@ -19,6 +19,10 @@ pub enum Which {
     None,
     /// The cells the differentials compare (the default).
     Default,
+    /// Quick mode: the largest thread count only, one flamegraph per variant and no
+    /// differentials, so that `just quick` stays within two minutes (a profile costs about
+    /// 1.2 s of perf start-up and shut-down beyond its window).
+    Largest,
     /// Every cell (`profile=all`).
     All,
 }
@@ -27,6 +31,7 @@ pub enum Which {
 pub fn which(plan: &MatrixPlan) -> Which {
     match (plan.profile, plan.profile_all) {
         (false, _) => Which::None,
+        (true, false) if plan.quick => Which::Largest,
         (true, false) => Which::Default,
         (true, true) => Which::All,
     }
@@ -39,7 +44,12 @@ pub fn profiled(cells: &[CellSpec<'_>], which: Which) -> Vec<bool> {
         .map(|c| match which {
             Which::None => false,
             Which::All => true,
-            Which::Default if c.scenario.threads.len() < 2 => false,
+            Which::Default | Which::Largest if c.scenario.threads.len() < 2 => false,
+            Which::Largest => {
+                let cores = c.scenario.cores.iter().copied().max().unwrap_or(0);
+                let most = c.scenario.threads.iter().copied().max().unwrap_or(0);
+                c.cores == cores && c.threads == most
+            }
             Which::Default => {
                 let cores = c.scenario.cores.iter().copied().max().unwrap_or(0);
                 let most = c.scenario.threads.iter().copied().max().unwrap_or(0);
@@ -91,6 +101,21 @@ mod tests {
         assert!(profiled(&all.cells(), which(&all)).iter().all(|&c| c));
         let none = plan(&["profile=false"]);
         assert!(profiled(&none.cells(), which(&none)).iter().all(|&c| !c));
+        // Quick mode: only the largest thread count of each variant.
+        let quick = plan(&["quick=true"]);
+        assert_eq!(which(&quick), Which::Largest);
+        let quick_cells = quick.cells();
+        let picked: Vec<_> = quick_cells
+            .iter()
+            .zip(profiled(&quick_cells, Which::Largest))
+            .filter(|(_, p)| *p)
+            .map(|(c, _)| c.threads)
+            .collect();
+        let most = quick_cells.iter().map(|c| c.threads).max().unwrap();
+        assert!(
+            !picked.is_empty() && picked.iter().all(|&t| t == most),
+            "{picked:?}"
+        );
         assert!(Settings::parse(&["profile=some".to_owned()]).is_err());
     }
 
