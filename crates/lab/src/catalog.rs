@@ -3,9 +3,11 @@
 //!
 //! # Adding a hot path
 //!
-//! 1. A crate `crates/<name>` implementing [`harness::HotPath`]; `crates/harness/src/noop.rs`
-//!    is the smallest template. List it in the root `Cargo.toml` (`[workspace] members`
-//!    and `[workspace.dependencies]`) and in `crates/lab/Cargo.toml`'s `[dependencies]`.
+//! 1. A crate `crates/<name>` implementing [`harness::HotPath`] (a `Description` constant
+//!    and `measure`; `crates/harness/src/noop.rs` is the smallest template), with one test
+//!    calling `harness::testing::conformance`. List it in the root `Cargo.toml`
+//!    (`[workspace] members` and `[workspace.dependencies]`) and in `crates/lab/Cargo.toml`'s
+//!    `[dependencies]`; ARCHITECTURE.md has the details.
 //! 2. One line in [`hot_paths`] below.
 //! 3. A scenario file `benches/<name>.toml`: `hot_path`, `axis` (`"threads"`, `"clients"`
 //!    or `"fixed"`), its sizes, a `[quick]` table and a `[smoke]` table (tiny sizes: threads

@@ -701,6 +701,38 @@ fn pool(cells: &[RunRecord]) -> Finding {
                 ));
             }
         }
+        // More client threads than slots: a design should hold its throughput (the
+        // waiters park); one that loses more than a fifth is named with its profile.
+        let slots = designs.first().and_then(|c| {
+            let n = |k: &str| c.params.get(k).and_then(|v| v.as_u64());
+            Some((n("connections")? * n("max_requests")?) as usize)
+        });
+        if let Some(slots) = slots.filter(|s| threads.contains(s) && *s < max_t) {
+            let mut variants: Vec<&str> = designs.iter().map(|c| c.variant.as_str()).collect();
+            variants.dedup();
+            for variant in variants {
+                let (Some(full), Some(over)) = (
+                    find(&designs, variant, slots, cores),
+                    find(&designs, variant, max_t, cores),
+                ) else {
+                    continue;
+                };
+                let kept = ratio(over.ops_per_sec, full.ops_per_sec);
+                if kept < 0.8 && apart(full, over) {
+                    sentences.push(format!(
+                        "`{variant}` loses {:.0}% of its throughput from {slots} threads (as \
+                         many as the slots) to {max_t}: {} against {} acquire + release/s{}.",
+                        (1.0 - kept) * 100.0,
+                        with_interval(over.ops_per_sec, over, 1.0),
+                        with_interval(full.ops_per_sec, full, 1.0),
+                        over.profile.as_ref().map_or(String::new(), |p| format!(
+                            "; where its time goes at {max_t} threads: {}",
+                            p.svg
+                        ))
+                    ));
+                }
+            }
+        }
     }
     if sentences.is_empty() {
         sentences.push(
