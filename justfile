@@ -13,21 +13,21 @@ default:
 # progress (the first build on a fresh clone takes minutes).
 matrix *settings:
     @echo "building the workspace (cargo build --release -p lab)" >&2
-    cargo build --release -p lab
-    "${CARGO_TARGET_DIR:-target}/release/lab" matrix "$@"
+    @cargo build --release -p lab
+    @"${CARGO_TARGET_DIR:-target}/release/lab" matrix "$@"
 
 # The quick matrix: fewer threads, one short repetition per cell.
 quick *settings:
     @echo "building the workspace (cargo build --release -p lab)" >&2
-    cargo build --release -p lab
-    "${CARGO_TARGET_DIR:-target}/release/lab" matrix quick=true "$@"
+    @cargo build --release -p lab
+    @"${CARGO_TARGET_DIR:-target}/release/lab" matrix quick=true "$@"
 
 # A tiny matrix over every hot path that checks the pipeline end to end (used by CI): the
 # [smoke] table of every scenario file that has one.
 smoke *settings:
     cargo run --release --quiet -p lab -- matrix smoke=true "$@"
 
-# One cell in this process: just run --scenario lookup --variant dashmap --threads 4
+# One cell in this process: just run --hot-path lookup --variant dashmap --threads 4
 run *args:
     cargo run --release --quiet -p lab -- run "$@"
 
