@@ -224,8 +224,16 @@ impl<S: LeaseStore> Worker for LeaseWorker<S> {
         crate::store::take_waits();
         if self.index == 0 {
             self.store.window_opened();
-            self.wchar_at_open.store(bytes_written(), Ordering::Relaxed);
         }
+        // The first worker to see the window open marks the byte count: worker 0 alone
+        // may sit in a durable commit or a busy wait until the window has closed, and
+        // would then mark its end (durable runs read 0 bytes per extend that way).
+        let _ = self.wchar_at_open.compare_exchange(
+            0,
+            bytes_written().max(1),
+            Ordering::AcqRel,
+            Ordering::Relaxed,
+        );
     }
 }
 
