@@ -128,6 +128,17 @@ fn stores_say_whether_they_ran_durably_count_what_they_checked_and_measure_waits
                 variant.name
             );
             assert!(m.waits_measured, "{}", variant.name);
+            // A store that extended and keeps its data in files wrote bytes in the window,
+            // durable or not (a byte count marked at the wrong edge read 0).
+            let extends = m.extra["extends_per_sec"].as_f64().unwrap();
+            if variant.name != "memory" && extends > 0.0 {
+                let bytes = m.extra["bytes_per_extend"].as_f64().unwrap();
+                assert!(
+                    bytes > 0.0,
+                    "{} {sync}: {bytes} bytes per extend",
+                    variant.name
+                );
+            }
         }
     }
 }
