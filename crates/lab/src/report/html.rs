@@ -477,8 +477,12 @@ fn cell(out: &mut String, record: Option<&RunRecord>, prefix: &str) {
     let extras: Vec<String> = r
         .extra
         .iter()
-        .filter_map(|(k, v)| {
-            v.as_f64().map(|n| {
+        .filter_map(|(k, v)| match v {
+            // Words a reader needs beside the figures: whether the store ran durably,
+            // which limit bound the cell, the dispatch or backend it ran with.
+            serde_json::Value::Bool(b) => Some(format!("{k} {}", if *b { "yes" } else { "no" })),
+            serde_json::Value::String(s) => Some(format!("{k} {s}")),
+            _ => v.as_f64().map(|n| {
                 format!(
                     "{k} {}",
                     if n.fract() == 0.0 {
@@ -487,7 +491,7 @@ fn cell(out: &mut String, record: Option<&RunRecord>, prefix: &str) {
                         format!("{n:.3}")
                     }
                 )
-            })
+            }),
         })
         .collect();
     if !extras.is_empty() {
