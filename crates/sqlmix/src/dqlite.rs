@@ -441,19 +441,13 @@ impl DqliteApp {
         status: &str,
     ) -> rusqlite::Result<i64> {
         self.exec(ctx, conn, |c| c.execute_batch("BEGIN").map(|_| Row::None))?;
-        match self.write_statements(ctx, conn, model, unit, status) {
-            Ok(version) => match self.commit(ctx, conn, true) {
-                Ok(()) => Ok(version),
-                Err(e) => {
-                    self.rollback(ctx, conn);
-                    Err(e)
-                }
-            },
-            Err(e) => {
-                self.rollback(ctx, conn);
-                Err(e)
-            }
+        let written = self
+            .write_statements(ctx, conn, model, unit, status)
+            .and_then(|version| self.commit(ctx, conn, true).map(|()| version));
+        if written.is_err() {
+            self.rollback(ctx, conn);
         }
+        written
     }
 
     fn write_statements(

@@ -14,6 +14,7 @@
 //! likes; [`html_section`] and [`markdown_section`] are the group-level renderings. Not
 //! here: the matrix tables and charts (see `html`, `summary` and `charts`).
 
+use super::markup::esc;
 use std::fmt::Write;
 
 use harness::usl::{self, Level, UslFit, UslIntervals};
@@ -521,13 +522,6 @@ pub fn markdown_cell(record: Option<&RunRecord>) -> String {
         }
         other => crate::table::cell_text(other),
     }
-}
-
-fn esc(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }
 
 fn interval(

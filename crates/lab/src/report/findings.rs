@@ -785,6 +785,34 @@ impl BatchGain {
         ratio(self.fix.0, self.default.0) - 1.0
     }
 
+    /// The gain table's column headings.
+    pub const COLUMNS: [&'static str; 7] = [
+        "batch",
+        "default 1 x 1024",
+        "fix 10 x 5000",
+        "gain",
+        "seed's gain",
+        "default bound by",
+        "fix bound by",
+    ];
+
+    /// The row of the gain table as text, in the columns of [`BatchGain::COLUMNS`]; the
+    /// HTML and Markdown reports lay out the same row.
+    pub fn row(&self) -> [String; 7] {
+        let with = |(median, low, high): (f64, f64, f64)| {
+            format!("{} [{}–{}]", si(median), si(low), si(high))
+        };
+        [
+            self.batch.to_string(),
+            with(self.default),
+            with(self.fix),
+            self.gain_text(),
+            self.seed.to_string(),
+            self.default_bound_by.to_string(),
+            self.bound_by.to_string(),
+        ]
+    }
+
     /// "+120%", or "+3% (within the noise)".
     pub fn gain_text(&self) -> String {
         format!(

@@ -2,6 +2,7 @@
 //! `file://`. `prefix` leads from the page's folder to the project root, because the
 //! same page is written to `reports/<id>/` and to `reports/`.
 
+use super::markup::esc;
 use std::fmt::Write;
 
 use crate::profile::THIN_SAMPLES;
@@ -19,13 +20,6 @@ th{background:#f3f3f3}td.over{background:#fff6e0}td.failed{background:#fde2e2;co
 figure{margin:0}figure img{width:100%;height:auto;border:1px solid #ddd}\
 .findings li{margin:.3em 0}.verdict{font-weight:bold}\
 code{background:#f6f6f6;padding:1px 4px}small{color:#666}.thin{color:#b60}";
-
-fn esc(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
 
 /// The whole page. `runs` lists earlier reports (for `reports/index.html`).
 pub fn page(analysed: &[Analysed<'_>], prefix: &str, runs: Option<&[String]>) -> String {
@@ -268,23 +262,14 @@ fn batch_gain_table(out: &mut String, gains: &[super::findings::BatchGain]) {
         "<h3>pool-seed-batch: gain of the fix per datapoints per request</h3><p><small>{} clients; requests/s with their interval; bound by: what limited each cell</small></p>",
         first.clients
     );
-    out.push_str("<table class=\"gains\"><tr><th>batch</th><th>default 1 x 1024</th><th>fix 10 x 5000</th><th>gain</th><th>seed's gain</th><th>default bound by</th><th>fix bound by</th></tr>\n");
+    let _ = writeln!(
+        out,
+        "<table class=\"gains\"><tr><th>{}</th></tr>",
+        super::findings::BatchGain::COLUMNS.join("</th><th>")
+    );
     for g in gains {
-        let _ = writeln!(
-            out,
-            "<tr><td>{}</td><td>{} [{}–{}]</td><td>{} [{}–{}]</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            g.batch,
-            si(g.default.0),
-            si(g.default.1),
-            si(g.default.2),
-            si(g.fix.0),
-            si(g.fix.1),
-            si(g.fix.2),
-            esc(&g.gain_text()),
-            esc(&g.seed),
-            esc(&g.default_bound_by),
-            esc(&g.bound_by)
-        );
+        let row: Vec<String> = g.row().iter().map(|c| esc(c)).collect();
+        let _ = writeln!(out, "<tr><td>{}</td></tr>", row.join("</td><td>"));
     }
     out.push_str("</table>\n");
 }
@@ -373,26 +358,7 @@ fn group(out: &mut String, g: &Group<'_>, prefix: &str) {
         out.push_str(&super::advice::html_section(g));
     }
     out.push_str("<h4>Matrix per variant</h4>\n");
-    for variant in &g.variants {
-        let _ = write!(
-            out,
-            "<table class=\"matrix\" data-variant=\"{}\"><tr><th>{} — cores \\ threads</th>",
-            esc(variant),
-            esc(variant)
-        );
-        for t in &g.threads {
-            let _ = write!(out, "<th>{t}</th>");
-        }
-        out.push_str("</tr>\n");
-        for &c in &g.cores {
-            let _ = write!(out, "<tr><th>{c}</th>");
-            for &t in &g.threads {
-                cell(out, g.cell(variant, t, c), prefix);
-            }
-            out.push_str("</tr>\n");
-        }
-        out.push_str("</table>\n");
-    }
+    super::markup::variant_tables(out, g, "matrix", |out, record| cell(out, record, prefix));
     super::time_chart::section(out, g);
     if !g.diffs.is_empty() {
         out.push_str(

@@ -20,6 +20,7 @@ pub mod findings;
 mod group;
 mod html;
 mod load;
+mod markup;
 mod output;
 mod summary;
 mod sweep;

@@ -63,27 +63,16 @@ pub fn markdown(analysed: &[Analysed<'_>]) -> String {
 fn hot_path_section(out: &mut String, a: &Analysed<'_>, hot_path: &str) {
     let _ = writeln!(out, "## {hot_path}\n");
     if hot_path == "pool" && !a.batch_gains.is_empty() {
+        let columns = super::findings::BatchGain::COLUMNS;
         let _ = writeln!(
             out,
-            "### pool-seed-batch: gain of the fix per datapoints per request ({} clients)\n\n| batch | default 1 x 1024 | fix 10 x 5000 | gain | seed's gain | default bound by | fix bound by |\n|---|---|---|---|---|---|---|",
-            a.batch_gains[0].clients
+            "### pool-seed-batch: gain of the fix per datapoints per request ({} clients)\n\n| {} |\n|{}",
+            a.batch_gains[0].clients,
+            columns.join(" | "),
+            "---|".repeat(columns.len())
         );
         for g in &a.batch_gains {
-            let _ = writeln!(
-                out,
-                "| {} | {} [{}–{}] | {} [{}–{}] | {} | {} | {} | {} |",
-                g.batch,
-                si(g.default.0),
-                si(g.default.1),
-                si(g.default.2),
-                si(g.fix.0),
-                si(g.fix.1),
-                si(g.fix.2),
-                g.gain_text(),
-                g.seed,
-                g.default_bound_by,
-                g.bound_by
-            );
+            let _ = writeln!(out, "| {} |", g.row().join(" | "));
         }
         out.push('\n');
     }

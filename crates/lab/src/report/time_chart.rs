@@ -75,35 +75,16 @@ pub fn section(out: &mut String, g: &Group<'_>) {
     out.push_str(
         "(numbers: on CPU / run queue / blocked / other, in %; n/m: not measured).</small></p>\n",
     );
-    for variant in &g.variants {
-        let _ = write!(
-            out,
-            "<table class=\"time-account\" data-variant=\"{}\"><tr><th>{} — cores \\ threads</th>",
-            esc(variant),
-            esc(variant)
-        );
-        for t in &g.threads {
-            let _ = write!(out, "<th>{t}</th>");
-        }
-        out.push_str("</tr>\n");
-        for &c in &g.cores {
-            let _ = write!(out, "<tr><th>{c}</th>");
-            for &t in &g.threads {
-                match g.cell(variant, t, c) {
-                    Some(r) if r.usable() => match &r.time_share {
-                        Some(s) => {
-                            let _ = write!(out, "<td>{}</td>", bar(s));
-                        }
-                        None => out.push_str("<td><small>not recorded</small></td>"),
-                    },
-                    Some(_) => out.push_str("<td><small>failed</small></td>"),
-                    None => out.push_str("<td>-</td>"),
-                }
+    super::markup::variant_tables(out, g, "time-account", |out, record| match record {
+        Some(r) if r.usable() => match &r.time_share {
+            Some(s) => {
+                let _ = write!(out, "<td>{}</td>", bar(s));
             }
-            out.push_str("</tr>\n");
-        }
-        out.push_str("</table>\n");
-    }
+            None => out.push_str("<td><small>not recorded</small></td>"),
+        },
+        Some(_) => out.push_str("<td><small>failed</small></td>"),
+        None => out.push_str("<td>-</td>"),
+    });
 }
 
 /// Errors and timeouts as shares of attempts (successes + errors + timeouts).
@@ -153,13 +134,6 @@ pub fn clock_text(ns: f64) -> String {
     } else {
         "not measured".to_owned()
     }
-}
-
-fn esc(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }
 
 #[cfg(test)]
