@@ -60,6 +60,11 @@ pub trait HotPath: Sync {
     fn check(&self, _params: &Params) -> Result<(), String> {
         Ok(())
     }
+    /// Rules that also involve the number of threads (clients, for a client axis); `lab`
+    /// checks every count of a plan before anything runs.
+    fn check_threads(&self, _params: &Params, _threads: usize) -> Result<(), String> {
+        Ok(())
+    }
     /// Builds the variant, runs one repetition and verifies it.
     fn measure(
         &self,

@@ -17,8 +17,8 @@
 
 use std::any::Any;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::Barrier;
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::{Arc, Barrier, OnceLock};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
@@ -181,6 +181,8 @@ fn run_inner<W: Workload>(workload: &W, settings: RunSettings) -> Result<Measure
     let sample_every = workload.latency_sample_every().max(1);
     let workers = crate::workload::workers(workload, threads);
     let phase = AtomicU8::new(WARMUP);
+    let window_ends = OnceLock::new();
+    let closed = Arc::new(AtomicBool::new(false));
     let barrier = Barrier::new(threads + 1);
     // Measured on the calling thread, which runs under the cell's affinity like the workers.
     let clock_read_ns = sampler::clock_read_ns();
@@ -192,11 +194,13 @@ fn run_inner<W: Workload>(workload: &W, settings: RunSettings) -> Result<Measure
             .map(|(index, worker)| {
                 let phase = &phase;
                 let barrier = &barrier;
+                let window_ends = &window_ends;
+                let closed = &closed;
                 std::thread::Builder::new()
                     .name(format!("worker-{index}"))
                     .spawn_scoped(scope, move || {
                         let sampler = LatencySampler::new(sample_every, index as u64);
-                        worker_loop(worker, phase, barrier, sampler)
+                        worker_loop(worker, phase, (window_ends, closed), barrier, sampler)
                     })
                     .expect("spawning a worker thread")
             })
@@ -211,10 +215,12 @@ fn run_inner<W: Workload>(workload: &W, settings: RunSettings) -> Result<Measure
         // Clock and CPU time first, then the flag: nothing counted precedes the window.
         let cpu_start = process_cpu_time();
         let start = Instant::now();
+        let _ = window_ends.set(start + settings.duration);
         phase.store(MEASURE, Ordering::Release);
         std::thread::sleep(settings.duration);
         // And the flag first at the close: every counted operation starts inside the window.
         phase.store(STOP, Ordering::Release);
+        closed.store(true, Ordering::Release);
         let end = Instant::now();
         let cpu_time = process_cpu_time().saturating_sub(cpu_start);
         // After the figures are read: a profiler may take a while to stop.
@@ -272,11 +278,15 @@ fn run_inner<W: Workload>(workload: &W, settings: RunSettings) -> Result<Measure
 fn worker_loop<K: Worker>(
     mut worker: K,
     phase: &AtomicU8,
+    (window_ends, closed): (&OnceLock<Instant>, &Arc<AtomicBool>),
     barrier: &Barrier,
     mut sampler: LatencySampler,
 ) -> (K, Tally, ThreadAccount) {
     let mut tally = Tally::new();
-    let mut ctx = OpCtx::default();
+    let mut ctx = OpCtx {
+        closed: Some(Arc::clone(closed)),
+        ..OpCtx::default()
+    };
     let mut seen = WARMUP;
     let clock = ThreadClock::open();
     let mut opened = None;
@@ -300,7 +310,11 @@ fn worker_loop<K: Worker>(
             }
             // The window opens: forget the warm-up.
             tally = Tally::new();
-            ctx = OpCtx::default();
+            ctx = OpCtx {
+                window_ends_at: window_ends.get().copied(),
+                closed: Some(Arc::clone(closed)),
+                ..OpCtx::default()
+            };
             crate::probe::thread_reset();
             worker.window_opened();
             opened = Some(reading);
@@ -335,6 +349,7 @@ fn worker_loop<K: Worker>(
             Status::Idle => tally.idle += 1,
         }
     };
+    worker.finish();
     (worker, tally, account)
 }
 

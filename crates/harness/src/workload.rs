@@ -4,6 +4,8 @@
 //! per thread, owning everything the thread needs). This module only defines the shapes;
 //! the timing lives in [`crate::runner`].
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How one step of a worker ended. Only [`Status::Ok`] counts as an operation: a reader
@@ -81,6 +83,8 @@ impl Outcome {
 #[derive(Debug, Default)]
 pub struct OpCtx {
     pub(crate) waited_ns: u64,
+    pub(crate) window_ends_at: Option<Instant>,
+    pub(crate) closed: Option<Arc<AtomicBool>>,
 }
 
 impl OpCtx {
@@ -110,6 +114,23 @@ impl OpCtx {
         guard
     }
 
+    /// When the measured window is due to close, once it has opened; `None` in the
+    /// warm-up and outside the runner (criterion benchmarks). The window really closes
+    /// when [`OpCtx::window_closed`] says so, a timer slip later.
+    pub fn window_ends_at(&self) -> Option<Instant> {
+        self.window_ends_at
+    }
+
+    /// Whether the measured window has closed. The operation under way then still counts
+    /// (it started inside the window) and is the thread's last: a worker whose operation
+    /// would wait seconds more for an answer already determined (a simulated server's
+    /// queue) may complete it at once instead.
+    pub fn window_closed(&self) -> bool {
+        self.closed
+            .as_ref()
+            .is_some_and(|c| c.load(Ordering::Acquire))
+    }
+
     /// Time waited so far in the current measured window.
     pub fn waited(&self) -> Duration {
         Duration::from_nanos(self.waited_ns)
@@ -125,6 +146,12 @@ pub trait Worker: Send {
     /// warm-up), so a worker that keeps figures of its own for `extra` can count only the
     /// window. Tallies used by `verify` must not be reset here.
     fn window_opened(&mut self) {}
+
+    /// Called on the worker's own thread after the window has closed and the thread's
+    /// time account is read, before [`Workload::verify`]: a worker whose operations leave
+    /// work under way past their return (requests still in flight) settles it here, so
+    /// that verify sees a state at rest. Nothing done here is measured.
+    fn finish(&mut self) {}
 
     /// When the next operation is due, for a worker paced to a fixed rate; `None` (the
     /// default) runs operations back to back.

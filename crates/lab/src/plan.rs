@@ -247,6 +247,7 @@ impl MatrixPlan {
             }
             let param_sets = combinations(file.hot_path, &sweeps, &file.paired)
                 .with_context(|| format!("{}.toml", file.name))?;
+            check_counts(file, &param_sets, &threads)?;
             let mut pick = |typed: Option<Duration>, own: Duration, name: &str| match typed {
                 Some(d) => {
                     how.applied.push(format!("{name}={}", text(d)));
@@ -603,6 +604,32 @@ fn combinations(
             })?;
     }
     Ok(sets)
+}
+
+/// Rules of the hot path that involve the thread (or client) count, for every count and
+/// parameter set of a file, before anything runs.
+fn check_counts(file: &ScenarioFile, sets: &[Params], counts: &[usize]) -> anyhow::Result<()> {
+    for set in sets {
+        for &count in counts {
+            file.hot_path
+                .check_threads(set, count)
+                .map_err(anyhow::Error::msg)
+                .with_context(|| {
+                    format!(
+                        "{}.toml: {} parameters {} at {count} {}",
+                        file.name,
+                        file.hot_path.name(),
+                        set.to_args().join(" "),
+                        if file.axis == Axis::Clients {
+                            "clients"
+                        } else {
+                            "threads"
+                        }
+                    )
+                })?;
+        }
+    }
+    Ok(())
 }
 
 /// The value a sweep gives a parameter, as text.

@@ -30,6 +30,9 @@ pub fn run(request: &CellRequest) -> anyhow::Result<ExitCode> {
         params.set(specs, name, value).map_err(anyhow::Error::msg)?;
     }
     hot_path.check(&params).map_err(anyhow::Error::msg)?;
+    hot_path
+        .check_threads(&params, threads)
+        .map_err(anyhow::Error::msg)?;
 
     // perf starts before the CPU mask narrows, so that with fewer cores than the machine
     // has it samples from a CPU the workers do not use.

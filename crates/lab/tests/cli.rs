@@ -163,6 +163,14 @@ fn bad_matrix_settings_are_refused_before_anything_runs() {
             "write_pct=\"150\": expected an integer in 0..=100",
         ),
         (&["matrix", "cores=0"], &cores_zero),
+        (
+            &["matrix", "scenarios=pool-seed-batch", "heap_points=1000000"],
+            "pool-seed-batch.toml: pool parameters ",
+        ),
+        (
+            &["matrix", "scenarios=pool-seed-batch", "heap_points=1000000"],
+            "heap_points=1000000: 1000 clients x batch 5000 = 5000000 datapoints held would fill it",
+        ),
         (&["matrix", &too_many_cores], "this machine has"),
         (&["matrix", "quick"], "expected key=value"),
         (
@@ -355,40 +363,38 @@ fn small_matrix_writes_verified_results_with_spread_and_efficiency() {
 }
 
 #[test]
-fn a_cell_that_cannot_finish_is_recorded_as_failed_and_the_matrix_goes_on() {
+fn a_cell_whose_requests_outlast_its_window_ends_with_the_window() {
+    // One 5 s request cannot end inside a 50 ms window: the pool client completes the
+    // request under way in simulated time at the close (a cell that truly hangs is killed
+    // at its timeout: tests/faults.rs), so the cell ends well before its 3 s timeout.
     let root = scratch_root();
-    // One 5 s request cannot end before a 1.5 s timeout kills the child.
     let out = lab(
         root.path(),
         &[
             "matrix",
             "scenarios=pool",
             "variants=driver-v3",
-            "threads=1",
+            "threads=2",
             "cores=1",
             "duration=50ms",
             "warmup=10ms",
             "base_us=5000000",
-            "timeout=1500ms",
+            "timeout=3s",
+            "repeats=2",
             "profile=false",
         ],
     );
     assert_eq!(
         out.status.code(),
-        Some(1),
+        Some(0),
         "{}",
         String::from_utf8_lossy(&out.stderr)
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        stdout.contains("FAILED") && stdout.contains("timed out"),
-        "{stdout}"
     );
     let files = results_files(root.path());
     let results = ResultsFile::from_json(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
     assert_eq!(results.cells.len(), 1);
-    assert_eq!(results.cells[0].status, CellStatus::Failed);
-    assert!(!results.cells[0].verified);
+    assert_eq!(results.cells[0].status, CellStatus::Ok);
+    assert!(results.cells[0].verified);
 }
 
 #[test]

@@ -7,12 +7,16 @@
 //! out. [`pools`] holds four real pool designs, [`workload`] the closed-loop clients (one
 //! OS thread each, so `threads` is the number of clients) and the simulated host, whose
 //! CPU ([`server`]: `server_cores` virtual cores, `cpu_us` per request and
-//! `cpu_per_point_ns` per datapoint) is a limit of its own next to the pool's.
+//! `cpu_per_point_ns` per datapoint, stretched by garbage collection as `heap_points`
+//! fills) is a limit of its own next to the pool's. With `statement_points` a request
+//! goes out as several statements at once, each on its own lease, as the seed's server
+//! wrote each metric of a request as a statement of its own.
 //!
 //! Figures in `extra`: `datapoints_per_sec` (served requests only), `wait_p50_ns`,
 //! `wait_p99_ns`, `timeouts`; with a service time `pool_load`, `littles_law_ceiling`,
-//! `ceiling_ratio`, `client_ceiling`, `server_util`, `server_ceiling` and `bound_by`
-//! (`server`, `pool` or `clients`); acquisition-only cells `ns_per_cycle` (each client's
+//! `ceiling_ratio`, `client_ceiling`, `server_util`, `server_ceiling`, `gc_share` (with a
+//! heap limit) and `bound_by` (`server`, `pool` or `clients`); with statements
+//! `statements_per_request`, `requests_per_sec` and `most_in_flight_per_client`; acquisition-only cells `ns_per_cycle` (each client's
 //! time per acquire + release, harness work included: see `noop`).
 
 pub mod pools;
@@ -66,13 +70,31 @@ const PARAMS: &[ParamSpec] = &[
         help: "datapoints per request",
     },
     ParamSpec {
+        name: "statement_points",
+        kind: ParamKind::Int {
+            min: 0,
+            max: 1_000_000,
+        },
+        default: "0",
+        help: "datapoints per statement: a request becomes ceil(batch / statement_points) statements sent at once, each on a lease of its own, after the server spends cpu_us parsing it; 0: a request is one statement, cpu_us spent holding its lease (the seed's server wrote a statement per metric: 1)",
+    },
+    ParamSpec {
+        name: "heap_points",
+        kind: ParamKind::Int {
+            min: 0,
+            max: 1_000_000_000_000,
+        },
+        default: "0",
+        help: "the server's heap, in datapoints: requests held there (from arrival to answer) make garbage collection stretch its CPU work by heap / (heap - held); 0: no limit",
+    },
+    ParamSpec {
         name: "base_us",
         kind: ParamKind::Int {
             min: 0,
             max: 10_000_000,
         },
         default: "20000",
-        help: "host latency per request that uses no server CPU (network, storage), microseconds (0 with every other cost 0: acquisition only)",
+        help: "host latency per statement that uses no server CPU (network, storage), microseconds (0 with every other cost 0: acquisition only)",
     },
     ParamSpec {
         name: "per_point_ns",
@@ -125,6 +147,7 @@ struct Setup {
     connections: usize,
     max_requests: usize,
     server_cores: usize,
+    heap_points: u64,
     shape: RequestShape,
 }
 
@@ -134,8 +157,10 @@ fn setup(params: &Params) -> Setup {
         connections: params.count("connections"),
         max_requests: params.count("max_requests"),
         server_cores: params.count("server_cores"),
+        heap_points: params.int("heap_points") as u64,
         shape: RequestShape {
             batch: params.int("batch") as u64,
+            statement_points: params.int("statement_points") as u64,
             base: Duration::from_micros(params.int("base_us") as u64),
             per_point: ns("per_point_ns"),
             cpu: Duration::from_micros(params.int("cpu_us") as u64),
@@ -147,7 +172,7 @@ fn setup(params: &Params) -> Setup {
 
 fn run<P: Pool>(pool: P, s: &Setup, settings: RunSettings) -> Result<Measurement, CellFailure> {
     let workload = PoolWorkload::new(Arc::new(pool), s.connections, s.max_requests, s.shape)
-        .with_server(s.server_cores);
+        .with_server(s.server_cores, s.heap_points);
     harness::runner::run(&workload, settings)
 }
 
@@ -179,9 +204,20 @@ impl HotPath for PoolHotPath {
         let s = setup(params);
         if s.shape.service_time() > Duration::from_secs(10) {
             return Err(
-                "cpu_us + cpu_per_point_ns x batch + base_us + per_point_ns x batch: a request may take at most 10 s"
+                "cpu_us + cpu_per_point_ns x batch + base_us + per_point_ns x batch (per statement with statement_points): a request may take at most 10 s"
                     .into(),
             );
+        }
+        Ok(())
+    }
+    fn check_threads(&self, params: &Params, threads: usize) -> Result<(), String> {
+        let s = setup(params);
+        let held = threads as u64 * s.shape.batch;
+        if s.heap_points > 0 && !s.shape.cpu_time().is_zero() && held >= s.heap_points {
+            return Err(format!(
+                "heap_points={}: {threads} clients x batch {} = {held} datapoints held would fill it (the server runs out of memory); accepted: more than clients x batch, or 0 for no limit",
+                s.heap_points, s.shape.batch
+            ));
         }
         Ok(())
     }
@@ -192,6 +228,8 @@ impl HotPath for PoolHotPath {
         settings: RunSettings,
     ) -> Result<Measurement, CellFailure> {
         self.check(params).map_err(CellFailure::new)?;
+        self.check_threads(params, settings.threads)
+            .map_err(CellFailure::new)?;
         let s = setup(params);
         match variant {
             "driver-v3" => run(DriverV3::new(s.connections, s.max_requests), &s, settings),

@@ -191,7 +191,7 @@ pub fn analyse<'a>(
             groups,
             sweeps,
             findings: findings::findings(&source.results.cells),
-            batch_gains: findings::batch_gains(&source.results.cells),
+            batch_gains: super::batch_gain::batch_gains(&source.results.cells),
         });
     }
     out

@@ -11,7 +11,8 @@
 
 use harness::RunRecord;
 
-use crate::table::si;
+use super::batch_gain::{batch_gains, percent, seed_shape, BatchGain, SeedShape};
+use super::cells::{apart, extra, has_interval, noise, of_file, param_text, ratio, with_interval};
 
 /// One hot path's answer.
 #[derive(Debug, Clone, PartialEq)]
@@ -62,91 +63,6 @@ fn with_interval_note(mut finding: Finding, cells: &[RunRecord]) -> Finding {
         ));
     }
     finding
-}
-
-/// Usable cells of one scenario file.
-fn of_file<'a>(cells: &'a [RunRecord], file: &str) -> Vec<&'a RunRecord> {
-    cells
-        .iter()
-        .filter(|c| c.usable() && file_of(c) == file)
-        .collect()
-}
-
-/// The scenario file a record came from (older results carry none: the hot path's name).
-fn file_of(r: &RunRecord) -> &str {
-    if r.scenario_file.is_empty() {
-        &r.scenario
-    } else {
-        &r.scenario_file
-    }
-}
-
-/// The interval a record carries for its median: the confidence interval where the
-/// record has one, else the min-max of its repetitions.
-fn interval(r: &RunRecord) -> (f64, f64) {
-    r.ops_ci()
-}
-
-fn with_interval(value: f64, r: &RunRecord, scale: f64) -> String {
-    let (low, high) = interval(r);
-    if !has_interval(r) {
-        // The finding's closing note says these cells have no interval.
-        return si(value * scale);
-    }
-    format!(
-        "{} [{}–{}]",
-        si(value * scale),
-        si(low * scale),
-        si(high * scale)
-    )
-}
-
-/// Whether `r` has an interval at all: one repetition gives none (its ends coincide), and a
-/// comparison with it cannot be judged.
-fn has_interval(r: &RunRecord) -> bool {
-    let (low, high) = interval(r);
-    high > low
-}
-
-/// Why a difference between `a` and `b` may not be real: "" when their intervals are
-/// apart or cannot be judged (the finding's closing note says so once), else that they
-/// overlap.
-fn noise(a: &RunRecord, b: &RunRecord) -> &'static str {
-    if !(has_interval(a) && has_interval(b)) || apart(a, b) {
-        ""
-    } else {
-        "intervals overlap: within the noise"
-    }
-}
-
-/// Whether two cells' intervals are apart, so a difference between them is not noise.
-fn apart(a: &RunRecord, b: &RunRecord) -> bool {
-    if !(has_interval(a) && has_interval(b)) {
-        return false;
-    }
-    let (al, ah) = interval(a);
-    let (bl, bh) = interval(b);
-    ah < bl || bh < al
-}
-
-fn ratio(a: f64, b: f64) -> f64 {
-    if b > 0.0 {
-        a / b
-    } else {
-        f64::NAN
-    }
-}
-
-fn extra(r: &RunRecord, key: &str) -> Option<f64> {
-    r.extra.get(key).and_then(|v| v.as_f64())
-}
-
-fn param_text(r: &RunRecord, key: &str) -> String {
-    match r.params.get(key) {
-        Some(serde_json::Value::String(s)) => s.clone(),
-        Some(v) => v.to_string(),
-        None => "-".to_owned(),
-    }
 }
 
 /// The largest core count of `cells`, and the thread counts run at it.
@@ -641,13 +557,6 @@ fn pool(cells: &[RunRecord]) -> Finding {
     }
     let gains = batch_gains(cells);
     if !gains.is_empty() {
-        let matches = gains
-            .iter()
-            .filter(|g| g.agrees_with_seed() == Some(true))
-            .count();
-        if gains.iter().all(|g| g.agrees_with_seed().is_some()) {
-            reproduced.get_or_insert(matches * 2 > gains.len());
-        }
         let parts: Vec<String> = gains
             .iter()
             .map(|g| {
@@ -657,27 +566,31 @@ fn pool(cells: &[RunRecord]) -> Finding {
                     format!("; {}", g.noise)
                 };
                 format!(
-                    "batch {}: {:+.0}% (seed: {}; bound by {}{noise})",
+                    "batch {}: {} (seed: {}; bound by {} → {}{noise})",
                     g.batch,
-                    g.gain() * 100.0,
+                    percent(g.gain()),
                     g.seed,
+                    g.default_bound_by,
                     g.bound_by
                 )
             })
             .collect();
-        let agreement = if gains.iter().all(|g| g.judged) {
-            format!(
-                "; {matches} of {} batch sizes agree with the seed's row in direction",
-                gains.len()
-            )
-        } else {
-            String::new()
-        };
         sentences.push(format!(
-            "Gain of the fix per datapoints per request at {} clients: {}{agreement}.",
+            "Gain of the fix per datapoints per request at {} clients, default → fix: {}.",
             gains[0].clients,
             parts.join(", "),
         ));
+        match seed_shape(&gains) {
+            Some(shape) => {
+                reproduced = Some(reproduced.unwrap_or(true) && shape.reproduced());
+                sentences.push(shape_sentence(&shape, &gains));
+            }
+            None => sentences.push(
+                "Whether the gains have the seed's shape cannot be judged: it needs every \
+                 batch size of the seed's row, each with an interval (repeats=3 or more)."
+                    .to_owned(),
+            ),
+        }
     }
     let designs = of_file(cells, "pool");
     if let Some((cores, threads)) = widest(&designs) {
@@ -749,141 +662,66 @@ fn pool(cells: &[RunRecord]) -> Finding {
     }
 }
 
-/// The seed's message-size table: the fix's throughput gain per datapoints per request.
-const SEED_GAINS: &[(u64, f64)] = &[(1, 0.0), (10, 1.0), (100, 2.0), (500, 1.8), (5000, 1.3)];
-
-/// The fix's gain at one batch size of `pool-seed-batch`, next to the seed's.
-#[derive(Debug, Clone, PartialEq)]
-pub struct BatchGain {
-    /// Datapoints per request.
-    pub batch: u64,
-    /// Clients of the two cells compared.
-    pub clients: usize,
-    /// Requests/s of the default pool (1 x 1024), with its interval.
-    pub default: (f64, f64, f64),
-    /// Requests/s of the fix (10 x 5000), with its interval.
-    pub fix: (f64, f64, f64),
-    /// Whether the two intervals are apart.
-    pub apart: bool,
-    /// Why the gain may not be real ("" when the intervals are apart or missing).
-    pub noise: &'static str,
-    /// Whether both cells have an interval, so the gain can be judged.
-    pub judged: bool,
-    /// The seed's gain, as it wrote it.
-    pub seed: String,
-    /// The seed's gain as a fraction.
-    pub seed_gain: f64,
-    /// What limited the fix's cell (`bound_by`), `?` when not recorded.
-    pub bound_by: String,
-    /// What limited the default's cell.
-    pub default_bound_by: String,
-}
-
-impl BatchGain {
-    /// fix / default - 1.
-    pub fn gain(&self) -> f64 {
-        ratio(self.fix.0, self.default.0) - 1.0
+/// The seed's shape (no change at one datapoint, the largest gain in the middle, less at
+/// the largest) as this run has it, or which parts it lacks.
+fn shape_sentence(shape: &SeedShape, gains: &[BatchGain]) -> String {
+    let at = |batch: u64| gains.iter().find(|g| g.batch == batch);
+    let gain = |g: Option<&BatchGain>| g.map_or("?".to_owned(), |g| percent(g.gain()));
+    let (first, peak, last) = (gains.first(), at(shape.peak), gains.last());
+    let last_batch = last.map_or(0, |g| g.batch);
+    let busy = peak
+        .and_then(|p| p.default_server_use.zip(p.fix_server_use))
+        .map_or(String::new(), |(d, f)| {
+            format!(
+                "; at batch {} the server's CPU is busy {:.0}% of the time with the default \
+                 and {:.0}% with the fix (the seed's went from 70% idle to 12% idle)",
+                shape.peak,
+                d * 100.0,
+                f * 100.0
+            )
+        });
+    if shape.reproduced() {
+        return format!(
+            "The seed's shape is reproduced: no change at batch 1 ({}), the largest gain \
+             at batch {} ({}), less at batch {last_batch} ({}, beyond the \
+             noise){busy}.",
+            gain(first),
+            shape.peak,
+            gain(peak),
+            gain(last)
+        );
     }
-
-    /// The gain table's column headings.
-    pub const COLUMNS: [&'static str; 7] = [
-        "batch",
-        "default 1 x 1024",
-        "fix 10 x 5000",
-        "gain",
-        "seed's gain",
-        "default bound by",
-        "fix bound by",
-    ];
-
-    /// The row of the gain table as text, in the columns of [`BatchGain::COLUMNS`]; the
-    /// HTML and Markdown reports lay out the same row.
-    pub fn row(&self) -> [String; 7] {
-        let with = |(median, low, high): (f64, f64, f64)| {
-            format!("{} [{}–{}]", si(median), si(low), si(high))
-        };
-        [
-            self.batch.to_string(),
-            with(self.default),
-            with(self.fix),
-            self.gain_text(),
-            self.seed.to_string(),
-            self.default_bound_by.to_string(),
-            self.bound_by.to_string(),
-        ]
+    let mut missing = Vec::new();
+    if !shape.flat_at_one {
+        missing.push(format!(
+            "batch 1 gains {} (the seed: no change)",
+            gain(first)
+        ));
     }
-
-    /// "+120%", or "+3% (within the noise)".
-    pub fn gain_text(&self) -> String {
-        format!(
-            "{:+.0}%{}",
-            self.gain() * 100.0,
-            if self.noise.is_empty() {
-                String::new()
-            } else {
-                format!(" ({})", self.noise)
-            }
-        )
+    if !shape.peak_in_middle {
+        missing.push(format!(
+            "the largest gain is at batch {} ({}), not a middle size",
+            shape.peak,
+            gain(peak)
+        ));
+    } else if !shape.falls_at_largest {
+        missing.push(format!(
+            "batch {last_batch} ({}) is not below batch {} ({}) beyond the noise",
+            gain(last),
+            shape.peak,
+            gain(peak)
+        ));
     }
-
-    /// The seed saw no change at batch 1 and a gain elsewhere; this batch agrees when the
-    /// measured gain has the same shape (a clear gain where the seed gained, none where it
-    /// did not).
-    /// `None` when the cells have no interval to judge by.
-    pub fn agrees_with_seed(&self) -> Option<bool> {
-        if !self.judged {
-            return None;
-        }
-        let gained = self.apart && self.gain() > 0.1;
-        Some(gained == (self.seed_gain > 0.0))
+    if shape.busier_with_fix == Some(false) {
+        missing.push(format!(
+            "the server's CPU is not busier with the fix at batch {}",
+            shape.peak
+        ));
     }
-}
-
-/// The fix's gain per batch size of `pool-seed-batch`, at its most clients.
-pub fn batch_gains(cells: &[RunRecord]) -> Vec<BatchGain> {
-    let rows = of_file(cells, "pool-seed-batch");
-    let max_clients = rows.iter().map(|c| c.threads).max().unwrap_or(0);
-    let bound = |c: &RunRecord| {
-        c.extra
-            .get("bound_by")
-            .and_then(|v| v.as_str())
-            .unwrap_or("?")
-            .to_owned()
-    };
-    let triple = |c: &RunRecord| {
-        let (lo, hi) = interval(c);
-        (c.ops_per_sec, lo, hi)
-    };
-    SEED_GAINS
-        .iter()
-        .filter_map(|&(batch, seed_gain)| {
-            let at = |connections: &str| {
-                rows.iter().copied().find(|c| {
-                    c.threads == max_clients
-                        && param_text(c, "batch") == batch.to_string()
-                        && param_text(c, "connections") == connections
-                })
-            };
-            let (default, fix) = (at("1")?, at("10")?);
-            Some(BatchGain {
-                batch,
-                clients: max_clients,
-                default: triple(default),
-                fix: triple(fix),
-                apart: apart(default, fix),
-                noise: noise(default, fix),
-                judged: has_interval(default) && has_interval(fix),
-                seed: if seed_gain == 0.0 {
-                    "no change".to_owned()
-                } else {
-                    format!("+{:.0}%", seed_gain * 100.0)
-                },
-                seed_gain,
-                bound_by: bound(fix),
-                default_bound_by: bound(default),
-            })
-        })
-        .collect()
+    format!(
+        "The seed's shape is not reproduced: {}{busy}.",
+        missing.join("; ")
+    )
 }
 
 fn lease(cells: &[RunRecord]) -> Finding {

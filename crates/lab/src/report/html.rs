@@ -253,19 +253,19 @@ fn code_spans(text: &str) -> String {
 }
 
 /// The pool fix's gain per batch size next to the seed's, with what bound each cell.
-fn batch_gain_table(out: &mut String, gains: &[super::findings::BatchGain]) {
+fn batch_gain_table(out: &mut String, gains: &[super::batch_gain::BatchGain]) {
     let Some(first) = gains.first() else {
         return;
     };
     let _ = writeln!(
         out,
-        "<h3>pool-seed-batch: gain of the fix per datapoints per request</h3><p><small>{} clients; requests/s with their interval; bound by: what limited each cell</small></p>",
+        "<h3>pool-seed-batch: gain of the fix per datapoints per request</h3><p><small>{} clients; datapoints/s with their interval; server CPU busy: the share of the simulated server's cores busy in the window; bound by: what limited each cell</small></p>",
         first.clients
     );
     let _ = writeln!(
         out,
         "<table class=\"gains\"><tr><th>{}</th></tr>",
-        super::findings::BatchGain::COLUMNS.join("</th><th>")
+        super::batch_gain::BatchGain::COLUMNS.join("</th><th>")
     );
     for g in gains {
         let row: Vec<String> = g.row().iter().map(|c| esc(c)).collect();

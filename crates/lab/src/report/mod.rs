@@ -13,6 +13,8 @@
 //! written. This module ties them together and writes the pages.
 
 mod advice;
+mod batch_gain;
+mod cells;
 mod charts;
 mod diff;
 mod figures;
@@ -48,7 +50,7 @@ pub struct Analysed<'a> {
     /// What the run answered, per hot path, in [`findings::ORDER`].
     pub findings: Vec<findings::Finding>,
     /// The pool fix's gain per batch size (`pool-seed-batch`), empty without those cells.
-    pub batch_gains: Vec<findings::BatchGain>,
+    pub batch_gains: Vec<batch_gain::BatchGain>,
 }
 
 impl Analysed<'_> {

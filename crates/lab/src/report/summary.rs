@@ -63,7 +63,7 @@ pub fn markdown(analysed: &[Analysed<'_>]) -> String {
 fn hot_path_section(out: &mut String, a: &Analysed<'_>, hot_path: &str) {
     let _ = writeln!(out, "## {hot_path}\n");
     if hot_path == "pool" && !a.batch_gains.is_empty() {
-        let columns = super::findings::BatchGain::COLUMNS;
+        let columns = super::batch_gain::BatchGain::COLUMNS;
         let _ = writeln!(
             out,
             "### pool-seed-batch: gain of the fix per datapoints per request ({} clients)\n\n| {} |\n|{}",
