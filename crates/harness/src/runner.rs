@@ -181,6 +181,8 @@ fn run_inner<W: Workload>(workload: &W, settings: RunSettings) -> Result<Measure
     let sample_every = workload.latency_sample_every().max(1);
     let workers = crate::workload::workers(workload, threads);
     let phase = AtomicU8::new(WARMUP);
+    // What a worker's `OpCtx` may know of the window: its planned end, and a flag of its
+    // own for the close (not `phase`, which lives on this stack; a context owns a handle).
     let window_ends = OnceLock::new();
     let closed = Arc::new(AtomicBool::new(false));
     let barrier = Barrier::new(threads + 1);
