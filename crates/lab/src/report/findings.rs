@@ -526,31 +526,40 @@ fn pool(cells: &[RunRecord]) -> Finding {
             reproduced = Some(plateau);
             sentences.push(format!(
                 "Default pool (1 x 1024): {clients:.1}x the clients ({} to {}) gave {gain:.2}x \
-                 the requests/s ({} to {}){}{}: {}.",
+                 the requests/s ({} to {}){}: {}.",
                 first.threads,
                 last.threads,
                 with_interval(first.ops_per_sec, first, 1.0),
                 with_interval(last.ops_per_sec, last, 1.0),
-                extra(last, "ceiling_ratio").map_or(String::new(), |c| format!(
-                    ", at {:.0}% of its Little's-law ceiling",
-                    c * 100.0
-                )),
-                last.extra
-                    .get("bound_by")
-                    .and_then(|v| v.as_str())
-                    .map_or(String::new(), |b| format!(", bound by {b}")),
+                limit_text(last),
                 if plateau {
                     "the seed's plateau is reproduced"
                 } else {
                     "the seed's plateau is not reproduced in this range"
                 }
             ));
-            if let Some(fix_last) = fix.iter().find(|c| c.threads == last.threads) {
+            if let Some(i) = fix.iter().position(|c| c.threads == last.threads) {
+                let fix_last = fix[i];
+                // Whether the fix itself flattens, and which limit does it (the seed blamed
+                // both machines' CPU at 3000 clients, not the pool).
+                let growth = i
+                    .checked_sub(1)
+                    .map(|j| fix[j])
+                    .map_or(String::new(), |prev| {
+                        format!(
+                            "; from {} to {} clients it grew {:.2}x for {:.1}x the clients",
+                            prev.threads,
+                            fix_last.threads,
+                            ratio(fix_last.ops_per_sec, prev.ops_per_sec),
+                            ratio(fix_last.threads as f64, prev.threads as f64)
+                        )
+                    });
                 sentences.push(format!(
-                    "With 10 x 5000 at {} clients: {} requests/s, {}.",
+                    "With 10 x 5000 at {} clients: {} requests/s, {}{growth}{}.",
                     last.threads,
                     with_interval(fix_last.ops_per_sec, fix_last, 1.0),
-                    times(fix_last, last, "the default")
+                    times(fix_last, last, "the default"),
+                    limit_text(fix_last)
                 ));
             }
         }
@@ -659,6 +668,30 @@ fn pool(cells: &[RunRecord]) -> Finding {
         question,
         reproduced,
         sentences,
+    }
+}
+
+/// ", bound by server (88% of the server's cores busy; the pool at 41% of its Little's-law
+/// ceiling)": which limit bound a pool cell and how near each limit it ran; "" without
+/// `bound_by`.
+fn limit_text(c: &RunRecord) -> String {
+    let Some(bound) = c.extra.get("bound_by").and_then(|v| v.as_str()) else {
+        return String::new();
+    };
+    let mut near = Vec::new();
+    if let Some(u) = extra(c, "server_util") {
+        near.push(format!("{:.0}% of the server's cores busy", u * 100.0));
+    }
+    if let Some(r) = extra(c, "ceiling_ratio") {
+        near.push(format!(
+            "the pool at {:.0}% of its Little's-law ceiling",
+            r * 100.0
+        ));
+    }
+    if near.is_empty() {
+        format!(", bound by {bound}")
+    } else {
+        format!(", bound by {bound} ({})", near.join("; "))
     }
 }
 
