@@ -554,8 +554,17 @@ fn pool(cells: &[RunRecord]) -> Finding {
                             ratio(fix_last.threads as f64, prev.threads as f64)
                         )
                     });
+                let flattened = i.checked_sub(1).map(|j| fix[j]).is_some_and(|prev| {
+                    ratio(fix_last.ops_per_sec, prev.ops_per_sec)
+                        < 0.85 * ratio(fix_last.threads as f64, prev.threads as f64)
+                });
+                let cause = if flattened {
+                    flattening_cause(fix_last)
+                } else {
+                    String::new()
+                };
                 sentences.push(format!(
-                    "With 10 x 5000 at {} clients: {} requests/s, {}{growth}{}.",
+                    "With 10 x 5000 at {} clients: {} requests/s, {}{growth}{}{cause}.",
                     last.threads,
                     with_interval(fix_last.ops_per_sec, fix_last, 1.0),
                     times(fix_last, last, "the default"),
@@ -672,8 +681,8 @@ fn pool(cells: &[RunRecord]) -> Finding {
 }
 
 /// ", bound by server (88% of the server's cores busy; the pool at 41% of its Little's-law
-/// ceiling)": which limit bound a pool cell and how near each limit it ran; "" without
-/// `bound_by`.
+/// ceiling; the clients' machine 80% busy, ...)": which limit bound a pool cell and how
+/// near each limit it ran; "" without `bound_by`.
 fn limit_text(c: &RunRecord) -> String {
     let Some(bound) = c.extra.get("bound_by").and_then(|v| v.as_str()) else {
         return String::new();
@@ -688,10 +697,45 @@ fn limit_text(c: &RunRecord) -> String {
             r * 100.0
         ));
     }
+    // The clients run here, one thread each: this machine is the seed's load generator.
+    if c.cpu_util > 0.0 {
+        let waiting = c
+            .time_share
+            .and_then(|t| t.run_queue)
+            .map_or(String::new(), |q| {
+                format!(
+                    ", its threads waiting for a core {:.0}% of the time",
+                    q * 100.0
+                )
+            });
+        near.push(format!(
+            "the clients' machine {:.0}% busy{waiting}",
+            c.cpu_util * 100.0
+        ));
+    }
     if near.is_empty() {
         format!(", bound by {bound}")
     } else {
         format!(", bound by {bound} ({})", near.join("; "))
+    }
+}
+
+/// Where the fix's flattening came from, as the seed asked (its answer: "both machines now
+/// using more than 80% cpu"): ": not the pool; ..." or "" where no limit was near.
+fn flattening_cause(c: &RunRecord) -> String {
+    let pool_free = extra(c, "ceiling_ratio").is_some_and(|r| r < 0.5);
+    let server_busy = extra(c, "server_util").is_some_and(|u| u >= 0.8);
+    let clients_busy = c.cpu_util >= 0.8;
+    let cpu = match (server_busy, clients_busy) {
+        (true, true) => "CPU on both machines, each above 80% as in the seed",
+        (true, false) => "the server's CPU",
+        (false, true) => "the clients' machine's CPU",
+        (false, false) => return String::new(),
+    };
+    if pool_free {
+        format!(": the flattening comes from {cpu}, not from the pool")
+    } else {
+        format!(": the flattening comes from {cpu}, with the pool near its ceiling too")
     }
 }
 
