@@ -12,6 +12,9 @@ use std::time::Duration;
 
 use crate::plan::{CellSpec, MatrixPlan};
 
+/// The most threads a quick-mode profile follows (see [`profiled`]).
+pub const QUICK_MOST_THREADS: usize = 256;
+
 /// Which cells to profile.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Which {
@@ -20,8 +23,8 @@ pub enum Which {
     /// The cells the differentials compare (the default).
     Default,
     /// Quick mode: the largest thread count only, one flamegraph per variant and no
-    /// differentials, so that `just quick` stays within two minutes (a profile costs about
-    /// 1.2 s of perf start-up and shut-down beyond its window).
+    /// differentials, and none past [`QUICK_MOST_THREADS`], so that `just quick` stays
+    /// within two minutes (a profile costs about a second beyond its window).
     Largest,
     /// Every cell (`profile=all`).
     All,
@@ -45,6 +48,10 @@ pub fn profiled(cells: &[CellSpec<'_>], which: Which) -> Vec<bool> {
             Which::None => false,
             Which::All => true,
             Which::Default | Which::Largest if c.scenario.threads.len() < 2 => false,
+            // perf copies its events into every thread the process starts: at 2000 client
+            // threads a profile took 4-6 s here, a tenth of quick mode's budget for two
+            // flamegraphs; the full matrix still draws them.
+            Which::Largest if c.threads > QUICK_MOST_THREADS => false,
             Which::Largest => {
                 let cores = c.scenario.cores.iter().copied().max().unwrap_or(0);
                 let most = c.scenario.threads.iter().copied().max().unwrap_or(0);
@@ -117,6 +124,25 @@ mod tests {
             "{picked:?}"
         );
         assert!(Settings::parse(&["profile=some".to_owned()]).is_err());
+    }
+
+    #[test]
+    fn quick_mode_leaves_thousand_thread_cells_to_the_full_matrix() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let cells_of = |args: &[&str]| {
+            let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+            let plan = MatrixPlan::build(&Settings::parse(&args).unwrap(), &root).unwrap();
+            let cells: Vec<(usize, bool)> = {
+                let cells = plan.cells();
+                let picked = profiled(&cells, which(&plan));
+                cells.iter().map(|c| c.threads).zip(picked).collect()
+            };
+            cells
+        };
+        let quick = cells_of(&["scenarios=pool-clients", "clients=100,2000", "quick=true"]);
+        assert!(quick.iter().all(|(_, p)| !p), "{quick:?}");
+        let full = cells_of(&["scenarios=pool-clients", "clients=100,2000"]);
+        assert!(full.iter().any(|(t, p)| *p && *t == 2000), "{full:?}");
     }
 
     #[test]
