@@ -1,6 +1,6 @@
 //! Fault injection: a small matrix in a scratch root meets a hanging cell, an aborting
-//! cell, a child killed from outside, SIGINT, SIGTERM and SIGHUP mid-round, and SIGKILL of
-//! lab followed by `resume`. Each test checks that finished cells are kept with their
+//! cell, a child killed from outside (also while perf profiles it), SIGINT, SIGTERM and
+//! SIGHUP mid-round, and SIGKILL of lab followed by `resume`. Each test checks that finished cells are kept with their
 //! figures, the results file parses, no process of the run and no scratch folder is left,
 //! and the exit status.
 //!
@@ -452,4 +452,76 @@ fn a_child_killed_mid_measurement_leaves_no_folder_in_the_data_dir() {
     assert!(failure.contains("killed by SIGKILL"), "{failure}");
     assert_eq!(std::fs::read_dir(&data).unwrap().count(), 0);
     root.assert_clean();
+}
+
+/// Whether `perf record` can sample here (installed and allowed): without it the profiled
+/// run falls back to pprof and keeps no folder for perf.
+fn perf_records(dir: &Path) -> bool {
+    Command::new("perf")
+        .args(["record", "-q", "-e", "cpu-clock", "-o"])
+        .arg(dir.join("probe.data"))
+        .args(["--", "true"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+#[test]
+fn a_child_killed_while_perf_profiles_it_leaves_no_folder_behind() {
+    let probe = tempfile::tempdir().unwrap();
+    if !perf_records(probe.path()) {
+        eprintln!("skipped: perf cannot record here");
+        return;
+    }
+    let root = Root::new();
+    // The profiling run comes after the counted one; both last `duration`.
+    let lab = root.spawn(
+        &[
+            "matrix",
+            "scenarios=noop",
+            "threads=1",
+            "cores=1",
+            "duration=3s",
+            "warmup=10ms",
+            "repeats=1",
+            "profile=all",
+            "timeout=60s",
+        ],
+        None,
+    );
+    let mut profiled = None;
+    wait_until("the profiling run", Duration::from_secs(30), || {
+        profiled = root.processes().into_iter().find(|p| {
+            p.args.get(1).is_some_and(|a| a == "run") && p.args.contains(&"--profile".to_owned())
+        });
+        profiled.is_some()
+    });
+    let child = profiled.unwrap();
+    let perf_folder = || {
+        std::fs::read_dir(root.tmp()).unwrap().flatten().any(|run| {
+            std::fs::read_dir(run.path()).is_ok_and(|mut inner| {
+                inner.any(|e| {
+                    e.is_ok_and(|e| {
+                        e.file_name()
+                            .to_string_lossy()
+                            .starts_with("contention-lab-perf-")
+                    })
+                })
+            })
+        })
+    };
+    wait_until("perf's folder", Duration::from_secs(10), perf_folder);
+    signal(child.pid, libc::SIGKILL);
+    let out = lab.wait_with_output().unwrap();
+    assert_measured(&root.results().cells[0]);
+    drop(out);
+    root.assert_clean();
+    // Not only the lab's own folders: nothing at all is left in the temporary folder.
+    let left: Vec<_> = std::fs::read_dir(root.tmp())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
 }

@@ -54,15 +54,10 @@ impl PerfRecorder {
     }
 
     fn start_once(perf: &str) -> Result<PerfRecorder, String> {
-        let dir = std::env::temp_dir().join(format!(
-            "lab-perf-{}-{}",
-            std::process::id(),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_nanos())
-        ));
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        // A scratch folder of the harness's: inside the one `lab matrix` removes after the
+        // child ends (a child killed for hanging never reaches `Drop`), and named with this
+        // process's id so that a later run sweeps it if it was not.
+        let dir = harness::scratch::private_folder(None, "contention-lab-perf-")?.keep();
         let recorder = Self::start_in(perf, &dir);
         if recorder.is_err() {
             let _ = std::fs::remove_dir_all(&dir);
