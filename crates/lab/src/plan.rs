@@ -52,6 +52,8 @@ pub struct ScenarioPlan {
     pub repeats: usize,
     /// Limit per child process.
     pub timeout: Duration,
+    /// Which thread counts the default profiling covers.
+    pub profile_at: crate::scenario_file::ProfileAt,
     /// One line: which settings applied to this file and which it kept.
     pub settings_line: String,
 }
@@ -305,6 +307,7 @@ impl MatrixPlan {
                 warmup,
                 repeats,
                 timeout,
+                profile_at: file.profile_at,
                 settings_line: how.line(file),
             });
         }

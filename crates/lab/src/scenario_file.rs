@@ -49,6 +49,7 @@ struct RawScenario {
     params: toml::Table,
     #[serde(default)]
     paired: Vec<String>,
+    profile_at: Option<String>,
     quick: Option<RawMode>,
     smoke: Option<RawMode>,
 }
@@ -107,6 +108,27 @@ impl Axis {
     }
 }
 
+/// Which thread counts of a thread sweep get a profiling repetition by default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProfileAt {
+    /// Threads = 1, = cores and the most: the ends the differential flamegraphs compare.
+    Sweep,
+    /// The most threads only: for a file whose comparison is between its parameters at the
+    /// same thread count (dispatches, say), where a differential across threads repeats
+    /// the one its sibling file draws.
+    Most,
+}
+
+impl ProfileAt {
+    fn parse(text: &str) -> Result<ProfileAt, String> {
+        match text {
+            "sweep" => Ok(ProfileAt::Sweep),
+            "most" => Ok(ProfileAt::Most),
+            _ => Err(format!("{text:?} is not accepted: expected sweep or most")),
+        }
+    }
+}
+
 /// The settings a scenario file gives, for the normal, quick or smoke mode.
 #[derive(Debug, Clone)]
 pub struct ModeSettings {
@@ -145,6 +167,8 @@ pub struct ScenarioFile {
     /// of being crossed: `paired = ["connections", "max_requests"]` runs 1 x 1024 and
     /// 10 x 5000, not also 1 x 5000 and 10 x 1024.
     pub paired: Vec<String>,
+    /// Which thread counts the default profiling covers (`profile_at`, default `sweep`).
+    pub profile_at: ProfileAt,
     /// Normal mode.
     pub normal: ModeSettings,
     /// `quick=true` mode.
@@ -251,6 +275,10 @@ pub fn load(path: &Path) -> Result<ScenarioFile, String> {
             Some(overridden(hot_path, &quick, t, "smoke").map_err(|m| format!("{shown}: {m}"))?)
         }
     };
+    let profile_at = match raw.profile_at.as_deref() {
+        Some(text) => ProfileAt::parse(text).map_err(|m| at("profile_at", m))?,
+        None => ProfileAt::Sweep,
+    };
     let timeout = match raw.timeout {
         Some(t) => Some(parse_duration(&t).map_err(|m| at("timeout", m))?),
         None => None,
@@ -266,6 +294,7 @@ pub fn load(path: &Path) -> Result<ScenarioFile, String> {
         in_default: raw.in_default,
         timeout,
         paired: raw.paired,
+        profile_at,
         normal,
         quick,
         smoke,
@@ -500,6 +529,10 @@ users = 2000
                 "axis: \"users\" is not accepted: expected threads, clients or fixed",
             ),
             ("hot_path = \"lookup\"\nthreads = [1]\n", "missing field `axis`"),
+            (
+                "hot_path = \"lookup\"\naxis = \"threads\"\nthreads = [1]\nprofile_at = \"all\"\n",
+                "profile_at: \"all\" is not accepted: expected sweep or most",
+            ),
             (
                 "hot_path = \"lookup\"\naxis = \"threads\"\nthreads = [1]\n[smoke]\ncores = [0]\n",
                 "smoke.cores: 0 is not accepted",

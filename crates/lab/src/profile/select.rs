@@ -2,15 +2,18 @@
 //!
 //! By default, for every variant (and parameter set) of every scenario file that sweeps
 //! threads, at the largest core count: threads = 1, threads = cores and the largest thread
-//! count, the cells the differential flamegraphs compare. A file run at one thread count
-//! (a parameter sweep such as sqlmix-slots) has no differential to draw and is profiled
-//! only with `profile=all`: a profile costs about 1.2 s of perf start-up and shut-down
-//! beyond its window, which over every sweep point would not fit the 15-minute matrix. `profile=all` profiles every cell and
-//! `profile=false` none. This module runs nothing.
+//! count, the cells the differential flamegraphs compare; a file that says
+//! `profile_at = "most"` (lookup-dispatch, which compares dispatches at one thread count)
+//! at its most threads only. A file run at one thread count (a parameter sweep such as
+//! sqlmix-slots) has no differential to draw and is profiled only with `profile=all`: a
+//! profile costs about a second beyond its window, which over every sweep point would not
+//! fit the 15-minute matrix. `profile=all` profiles every cell and `profile=false` none.
+//! This module runs nothing.
 
 use std::time::Duration;
 
 use crate::plan::{CellSpec, MatrixPlan};
+use crate::scenario_file::ProfileAt;
 
 /// The most threads a quick-mode profile follows (see [`profiled`]).
 pub const QUICK_MOST_THREADS: usize = 256;
@@ -60,7 +63,11 @@ pub fn profiled(cells: &[CellSpec<'_>], which: Which) -> Vec<bool> {
             Which::Default => {
                 let cores = c.scenario.cores.iter().copied().max().unwrap_or(0);
                 let most = c.scenario.threads.iter().copied().max().unwrap_or(0);
-                c.cores == cores && (c.threads == 1 || c.threads == cores || c.threads == most)
+                let ends = match c.scenario.profile_at {
+                    ProfileAt::Sweep => c.threads == 1 || c.threads == cores,
+                    ProfileAt::Most => false,
+                };
+                c.cores == cores && (ends || c.threads == most)
             }
         })
         .collect()
@@ -143,6 +150,26 @@ mod tests {
         assert!(quick.iter().all(|(_, p)| !p), "{quick:?}");
         let full = cells_of(&["scenarios=pool-clients", "clients=100,2000"]);
         assert!(full.iter().any(|(t, p)| *p && *t == 2000), "{full:?}");
+    }
+
+    #[test]
+    fn a_file_profiled_at_its_most_threads_draws_one_flamegraph_per_cell() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let args: Vec<String> = ["scenarios=lookup-dispatch", "variants=entry-cache"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let plan = MatrixPlan::build(&Settings::parse(&args).unwrap(), &root).unwrap();
+        let cells = plan.cells();
+        let most = plan.scenarios[0].threads.iter().copied().max().unwrap();
+        let picked: Vec<usize> = cells
+            .iter()
+            .zip(profiled(&cells, Which::Default))
+            .filter(|(_, p)| *p)
+            .map(|(c, _)| c.threads)
+            .collect();
+        // One per dispatch, all at the most threads.
+        assert_eq!(picked, vec![most; plan.scenarios[0].param_sets.len()]);
     }
 
     #[test]
