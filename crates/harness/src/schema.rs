@@ -379,8 +379,9 @@ impl RunRecord {
     }
 }
 
-/// Numbers in `extra` become their median over repetitions; anything else is taken from
-/// the first repetition that has it.
+/// Numbers in `extra` become their median over repetitions; anything else (a label such
+/// as the pool's `bound_by`) is the value most repetitions gave, the earliest on a tie, so
+/// that it agrees with the medians beside it rather than with one repetition.
 fn merge_extra(reps: &[RunRecord]) -> serde_json::Map<String, serde_json::Value> {
     let mut out = serde_json::Map::new();
     for rep in reps {
@@ -388,14 +389,19 @@ fn merge_extra(reps: &[RunRecord]) -> serde_json::Map<String, serde_json::Value>
             if out.contains_key(name) {
                 continue;
             }
-            let numbers: Vec<f64> = reps
-                .iter()
-                .filter_map(|r| r.extra.get(name).and_then(|v| v.as_f64()))
-                .collect();
+            let given: Vec<&serde_json::Value> =
+                reps.iter().filter_map(|r| r.extra.get(name)).collect();
+            let numbers: Vec<f64> = given.iter().filter_map(|v| v.as_f64()).collect();
             let merged = if value.is_number() && !numbers.is_empty() {
                 serde_json::json!(stats::median(&numbers))
             } else {
-                value.clone()
+                let count = |v: &serde_json::Value| given.iter().filter(|g| **g == v).count();
+                // `max_by_key` keeps the last of equals: scan from the end for the earliest.
+                given
+                    .iter()
+                    .rev()
+                    .max_by_key(|v| count(v))
+                    .map_or_else(|| value.clone(), |v| (*v).clone())
             };
             out.insert(name.clone(), merged);
         }
@@ -601,6 +607,26 @@ mod tests {
         assert_eq!(m.ops_ci_coverage(), 0.75);
         assert_eq!(m.extra["reads_per_sec"], serde_json::json!(100.0));
         assert!(m.verified);
+    }
+
+    #[test]
+    fn a_label_in_extra_is_what_most_repetitions_said() {
+        let labelled = |label: &str| {
+            let mut r = record(2, 2, 100.0);
+            r.extra
+                .insert("bound_by".into(), serde_json::json!(label.to_owned()));
+            r
+        };
+        let m = RunRecord::merge_repetitions(&[
+            labelled("clients"),
+            labelled("server"),
+            labelled("server"),
+        ])
+        .unwrap();
+        assert_eq!(m.extra["bound_by"], serde_json::json!("server"));
+        // On a tie, the earliest.
+        let m = RunRecord::merge_repetitions(&[labelled("pool"), labelled("server")]).unwrap();
+        assert_eq!(m.extra["bound_by"], serde_json::json!("pool"));
     }
 
     #[test]
