@@ -90,9 +90,21 @@ mod tests {
     fn plan(extra: &[&str]) -> MatrixPlan {
         let mut args = vec!["scenarios=lookup", "variants=dashmap", "threads=1,2,4,12"];
         args.extend_from_slice(extra);
+        plan_of(&args)
+    }
+
+    /// The plan of `lab matrix` with exactly `args`, over the repository's scenario files.
+    fn plan_of(args: &[&str]) -> MatrixPlan {
         let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
         MatrixPlan::build(&Settings::parse(&args).unwrap(), &root).unwrap()
+    }
+
+    /// Each cell's thread count and whether the plan's default choice profiles it.
+    fn picks(plan: &MatrixPlan) -> Vec<(usize, bool)> {
+        let cells = plan.cells();
+        let picked = profiled(&cells, which(plan));
+        cells.iter().map(|c| c.threads).zip(picked).collect()
     }
 
     #[test]
@@ -135,38 +147,24 @@ mod tests {
 
     #[test]
     fn quick_mode_leaves_thousand_thread_cells_to_the_full_matrix() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-        let cells_of = |args: &[&str]| {
-            let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-            let plan = MatrixPlan::build(&Settings::parse(&args).unwrap(), &root).unwrap();
-            let cells: Vec<(usize, bool)> = {
-                let cells = plan.cells();
-                let picked = profiled(&cells, which(&plan));
-                cells.iter().map(|c| c.threads).zip(picked).collect()
-            };
-            cells
-        };
-        let quick = cells_of(&["scenarios=pool-clients", "clients=100,2000", "quick=true"]);
+        let quick = picks(&plan_of(&[
+            "scenarios=pool-clients",
+            "clients=100,2000",
+            "quick=true",
+        ]));
         assert!(quick.iter().all(|(_, p)| !p), "{quick:?}");
-        let full = cells_of(&["scenarios=pool-clients", "clients=100,2000"]);
+        let full = picks(&plan_of(&["scenarios=pool-clients", "clients=100,2000"]));
         assert!(full.iter().any(|(t, p)| *p && *t == 2000), "{full:?}");
     }
 
     #[test]
     fn a_file_profiled_at_its_most_threads_draws_one_flamegraph_per_cell() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-        let args: Vec<String> = ["scenarios=lookup-dispatch", "variants=entry-cache"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        let plan = MatrixPlan::build(&Settings::parse(&args).unwrap(), &root).unwrap();
-        let cells = plan.cells();
+        let plan = plan_of(&["scenarios=lookup-dispatch", "variants=entry-cache"]);
         let most = plan.scenarios[0].threads.iter().copied().max().unwrap();
-        let picked: Vec<usize> = cells
-            .iter()
-            .zip(profiled(&cells, Which::Default))
+        let picked: Vec<usize> = picks(&plan)
+            .into_iter()
             .filter(|(_, p)| *p)
-            .map(|(c, _)| c.threads)
+            .map(|(t, _)| t)
             .collect();
         // One per dispatch, all at the most threads.
         assert_eq!(picked, vec![most; plan.scenarios[0].param_sets.len()]);
