@@ -88,20 +88,15 @@ pub fn analyse<'a>(
                         .filter_map(|&t| g.cell(variant, t, cores))
                         .filter(|c| c.usable())
                         .collect();
-                    ops.push(charts::Series {
+                    let series = |figure: fn(&RunRecord) -> f64| charts::Series {
                         name: variant.clone(),
                         points: usable
                             .iter()
-                            .map(|c| (c.threads as f64, c.ops_per_sec))
+                            .map(|c| (c.threads as f64, figure(c)))
                             .collect(),
-                    });
-                    per_thread.push(charts::Series {
-                        name: variant.clone(),
-                        points: usable
-                            .iter()
-                            .map(|c| (c.threads as f64, c.per_thread_ops_per_sec))
-                            .collect(),
-                    });
+                    };
+                    ops.push(series(|c| c.ops_per_sec));
+                    per_thread.push(series(|c| c.per_thread_ops_per_sec));
                     ops_bars.push(
                         usable
                             .iter()

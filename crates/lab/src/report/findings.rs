@@ -95,6 +95,23 @@ fn best_of<'a>(rows: impl Iterator<Item = &'a RunRecord>) -> Option<&'a RunRecor
     rows.max_by(|a, b| a.ops_per_sec.total_cmp(&b.ops_per_sec))
 }
 
+/// At `threads` on `cores`: the seed's `base` variant's cell and the best cell of `cells`
+/// (which may be the same).
+fn base_and_best<'a>(
+    cells: &[&'a RunRecord],
+    base: &str,
+    threads: usize,
+    cores: usize,
+) -> Option<(&'a RunRecord, &'a RunRecord)> {
+    let best = best_of(
+        cells
+            .iter()
+            .copied()
+            .filter(|c| c.threads == threads && c.cores == cores),
+    )?;
+    Some((find(cells, base, threads, cores)?, best))
+}
+
 /// "1.23x `of`", with "; " and the [`noise`] note when `a` and `b` are not apart.
 fn times(a: &RunRecord, b: &RunRecord, of: &str) -> String {
     format!(
@@ -205,12 +222,7 @@ fn lookup(cells: &[RunRecord]) -> Finding {
                     ),
                 });
             }
-            let best = best_of(
-                file.iter()
-                    .copied()
-                    .filter(|c| c.threads == max_t && c.cores == cores),
-            );
-            if let (Some(best), Some(base_top)) = (best, find(&file, base, max_t, cores)) {
+            if let Some((base_top, best)) = base_and_best(&file, base, max_t, cores) {
                 if best.variant != base {
                     sentences.push(format!(
                         "Best at {max_t} threads: `{}` at {} ops/s, {}.",
@@ -458,14 +470,7 @@ fn sqlmix(cells: &[RunRecord]) -> Finding {
     let main = of_file(cells, "sqlmix");
     if let Some((cores, threads)) = widest(&main) {
         let max_t = *threads.last().unwrap_or(&1);
-        if let (Some(base), Some(best)) = (
-            find(&main, "semaphore", max_t, cores),
-            best_of(
-                main.iter()
-                    .copied()
-                    .filter(|c| c.threads == max_t && c.cores == cores),
-            ),
-        ) {
+        if let Some((base, best)) = base_and_best(&main, "semaphore", max_t, cores) {
             sentences.push(if best.variant == "semaphore" {
                 format!(
                     "At {max_t} threads on {cores} cores the seed's runner (`semaphore`) is the \
@@ -613,15 +618,7 @@ fn pool(cells: &[RunRecord]) -> Finding {
     let designs = of_file(cells, "pool");
     if let Some((cores, threads)) = widest(&designs) {
         let max_t = *threads.last().unwrap_or(&1);
-        if let (Some(base), Some(best)) = (
-            find(&designs, "driver-v3", max_t, cores),
-            best_of(
-                designs
-                    .iter()
-                    .copied()
-                    .filter(|c| c.threads == max_t && c.cores == cores),
-            ),
-        ) {
+        if let Some((base, best)) = base_and_best(&designs, "driver-v3", max_t, cores) {
             if best.variant != "driver-v3" {
                 sentences.push(format!(
                     "Pool designs at {max_t} threads on {cores} cores: `{}` does {} acquire + \
