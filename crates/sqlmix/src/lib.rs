@@ -12,6 +12,7 @@
 
 pub mod db;
 pub mod dqlite;
+pub mod findings;
 pub mod gate;
 pub mod runner;
 pub mod workload;
@@ -249,6 +250,12 @@ const DESCRIPTION: Description = Description {
 impl HotPath for SqlmixHotPath {
     fn description(&self) -> &'static Description {
         &DESCRIPTION
+    }
+    fn question(&self) -> Option<&'static str> {
+        Some(findings::QUESTION)
+    }
+    fn answer(&self, run: &harness::findings::Run<'_>) -> Option<harness::findings::Answer> {
+        findings::answer(run)
     }
     fn check(&self, params: &Params) -> Result<(), String> {
         harness::scratch::check_data_dir(params.text("data_dir"))
