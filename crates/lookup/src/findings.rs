@@ -1,5 +1,5 @@
 //! Seed 002's question, asked of a run: does per-thread throughput fall as worker threads
-//! rise (389 DS), and which design keeps it?
+//! rise (389 DS), and which variant keeps it?
 //!
 //! The seed's claim has three parts, each judged apart with intervals at
 //! [`judge::MIN_REPS`] repetitions or more:
@@ -22,7 +22,7 @@ use harness::RunRecord;
 
 /// The question, in the user's words.
 pub const QUESTION: &str =
-    "Does per-thread throughput fall as worker threads rise (389 DS), and which design keeps it?";
+    "Does per-thread throughput fall as worker threads rise (389 DS), and which variant keeps it?";
 
 /// Efficiency at threads = cores that still counts as linear: a design within a tenth of
 /// `cores` x one thread scales (the seed's server did 2500 / 3800 = 0.66 per thread at 4).
@@ -55,7 +55,7 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
         return Some(Answer::cannot_tell(
             Basis::Measured,
             format!(
-                "No cell of the seed's design ({}) at 1 thread on {cores} cores.",
+                "No cell of the seed's variant ({}) at 1 thread on {cores} cores.",
                 baselines.join(" or ")
             ),
         ));

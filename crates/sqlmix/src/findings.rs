@@ -169,7 +169,7 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
             best_of(at.filter(|c| c.variant == "semaphore")),
         ) {
             details.push(format!(
-                "Runner designs on local SQLite at {max_t} threads on {cores} cores: best `{}` \
+                "Runner variants on local SQLite at {max_t} threads on {cores} cores: best `{}` \
                  with {} txn/s, {}.",
                 best.variant,
                 Est::of(best).text(),

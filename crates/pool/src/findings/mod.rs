@@ -293,7 +293,7 @@ fn design_details(designs: &[&RunRecord]) -> Vec<String> {
     ) {
         if best.variant != base.variant {
             out.push(format!(
-                "Pool designs at {max_t} threads on {cores} cores: `{}` does {} acquire + \
+                "Pool variants at {max_t} threads on {cores} cores: `{}` does {} acquire + \
                  release/s, {}.",
                 best.variant,
                 Est::of(best).text(),

@@ -23,7 +23,9 @@ use super::Group;
 use crate::table::si;
 
 pub use render::{ci_text, html_section, markdown_cell, markdown_section};
-pub use usl::{usl_row, usl_rows, UslRow, MIN_R_SQUARED};
+#[cfg(test)]
+use usl::{usl_row, MIN_R_SQUARED};
+pub use usl::{usl_rows, UslRow};
 
 /// A measured cell reduced to what advice needs.
 #[derive(Debug, Clone, Copy, PartialEq)]
