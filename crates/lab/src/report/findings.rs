@@ -121,7 +121,7 @@ pub fn attach_charts(findings: &mut [Finding], groups: &[Group<'_>], sweeps: &[S
         let widest = |file: &str| {
             groups
                 .iter()
-                .filter(|g| g.file == file)
+                .filter(|g| g.title_name() == file)
                 .flat_map(|g| g.charts.iter())
                 .max_by_key(|c| c.cores)
         };

@@ -19,6 +19,9 @@ th{background:#f3f3f3}td.over{background:#fff6e0}td.failed{background:#fde2e2;co
 .charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,460px),1fr));gap:1em;margin:.5em 0 1em}\
 figure{margin:0}figure img{width:100%;height:auto;border:1px solid #ddd}\
 .findings li{margin:.3em 0}.verdict{font-weight:bold}\
+.verdict.reproduced{color:#1a7f37}.verdict.partly{color:#9a6700}.verdict.not_reproduced{color:#b00}.verdict.cannot_tell{color:#666}\
+#verdicts td{font-size:14px}.finding-body{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,460px);gap:1em;align-items:start}\
+details{margin:.3em 0 1.2em}summary{cursor:pointer;color:#0366d6}\
 code{background:#f6f6f6;padding:1px 4px}small{color:#666}.thin{color:#b60}";
 
 /// The whole page. `runs` lists earlier reports (for `reports/index.html`).
