@@ -13,11 +13,15 @@
 //! in flight, whose repetition is discarded rather than counted as failed, and still
 //! write the cells that finished and their report, marked incomplete. Children and their
 //! scratch folders are handled by `children`.
+//!
+//! A repetition taken while other processes loaded the machine is retaken (`retake`), a
+//! reference loop is timed after every round (`reference`), and the cost of a child
+//! beyond its warm-up and window is measured; all three land in the results' `env`.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::Context;
 use harness::env::EnvInfo;
@@ -96,7 +100,17 @@ pub fn run(plan: &MatrixPlan, start: Start) -> anyhow::Result<ExitCode> {
                 rep + 1,
                 cell.scenario.repeats
             ));
-            match run_child(&exe, &plan.root, cell, None, rep, interrupted) {
+            let measured = cell.scenario.warmup + cell.scenario.duration;
+            let overheads = &mut run.overheads;
+            let kept = crate::retake::repetition(plan.interference, || {
+                let started = Instant::now();
+                let record = run_child(&exe, &plan.root, cell, None, rep, interrupted)?;
+                if record.usable() {
+                    overheads.push(started.elapsed().saturating_sub(measured).as_secs_f64());
+                }
+                Some(record)
+            });
+            match kept {
                 Some(mut record) => {
                     record.scenario_file = cell.scenario.file.clone();
                     run.reps[i].push(record)
@@ -107,6 +121,7 @@ pub fn run(plan: &MatrixPlan, start: Start) -> anyhow::Result<ExitCode> {
             ran = true;
         }
         if ran {
+            run.reference.push(crate::reference::measure());
             run.write(plan, false)?;
             progress::round_done(&bar, rep + 1, max_repeats);
         }
@@ -167,6 +182,9 @@ pub fn run(plan: &MatrixPlan, start: Start) -> anyhow::Result<ExitCode> {
     println!("report:  {}", relative(&page, &plan.root).display());
     println!("latest:  reports/index.html");
     let results = source.results;
+    if let Some(line) = crate::retake::total_line(&results) {
+        println!("{line}");
+    }
     if let Some(signal) = signals::received() {
         eprintln!(
             "interrupted by {}: the results hold only the cells that finished; continue with `just matrix resume={run_id}`",
@@ -194,6 +212,10 @@ struct RunState {
     reps: Vec<Vec<RunRecord>>,
     /// The profile of each cell, once taken.
     profiles: Vec<Option<ProfileRef>>,
+    /// The reference loop's milliseconds, one per finished round (`env.reference`).
+    reference: Vec<f64>,
+    /// Seconds each counted child took beyond its warm-up and window.
+    overheads: Vec<f64>,
 }
 
 impl RunState {
@@ -213,6 +235,8 @@ impl RunState {
                 resumed: false,
                 reps,
                 profiles,
+                reference: Vec::new(),
+                overheads: Vec::new(),
             };
         };
         let results = previous.results;
@@ -243,6 +267,12 @@ impl RunState {
             resumed: true,
             reps,
             profiles,
+            reference: results
+                .env
+                .reference
+                .map(|r| r.per_round_ms)
+                .unwrap_or_default(),
+            overheads: results.env.run_overhead_s.into_iter().collect(),
         }
     }
 
@@ -267,7 +297,13 @@ impl RunState {
             command: plan.command.clone(),
             complete,
             settings_by_file: plan.settings_lines(),
-            env: EnvInfo::capture(),
+            env: EnvInfo {
+                reference: crate::reference::summary(&self.reference),
+                run_overhead_s: (!self.overheads.is_empty())
+                    .then(|| harness::stats::median(&self.overheads)),
+                interference_threshold: plan.interference,
+                ..EnvInfo::capture()
+            },
             cells: records,
             order_seed: self.order_seed,
             resume: Some(ResumeState {
