@@ -2,6 +2,7 @@
 //! hands the work to a module and turns any error into one line on stderr and a non-zero
 //! exit (2 for bad input, 1 for a run whose cells failed), never a backtrace.
 
+mod adaptive;
 mod catalog;
 mod cell_request;
 mod children;

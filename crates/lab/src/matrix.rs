@@ -80,12 +80,38 @@ pub fn run(plan: &MatrixPlan, start: Start) -> anyhow::Result<ExitCode> {
 
     let exe = std::env::current_exe().context("cannot find the lab executable")?;
     let max_repeats = cells.iter().map(|c| c.scenario.repeats).max().unwrap_or(0);
-    'outer: for rep in 0..max_repeats {
+    let mut retaker = crate::retake::Retaker::new(plan.interference);
+    let wants_more = |reps: &[RunRecord], c: &CellSpec<'_>| {
+        crate::adaptive::wants_more(reps, c.scenario.repeats)
+    };
+    let mut extended = 0;
+    'outer: for rep in 0..max_repeats + crate::adaptive::EXTRA_ROUNDS {
+        if rep >= max_repeats {
+            // Extra rounds, only for cells whose interval is still wide (`adaptive`).
+            let wide = (0..cells.len())
+                .filter(|&i| run.reps[i].len() == rep && wants_more(&run.reps[i], &cells[i]))
+                .count();
+            if wide == 0 || interrupted.load(Ordering::SeqCst) {
+                break;
+            }
+            extended += wide;
+            bar.inc_length(wide as u64);
+            progress::phase(
+                &bar,
+                &format!(
+                    "extra round {}: {wide} cell(s) whose interval is wider than ±{:.0}%",
+                    rep + 1 - max_repeats,
+                    crate::adaptive::TARGET_HALF_WIDTH * 100.0
+                ),
+            );
+        }
         let mut ran = false;
         for i in order::round_order(cells.len(), run.order_seed, rep) {
             let cell = &cells[i];
-            // Done already (a resumed run) or not wanted.
-            if rep >= cell.scenario.repeats || rep < run.reps[i].len() {
+            // Done already (a resumed run), not wanted, or past its planned repetitions and
+            // narrow enough.
+            let planned = rep < cell.scenario.repeats;
+            if rep < run.reps[i].len() || !(planned || wants_more(&run.reps[i], cell)) {
                 continue;
             }
             if interrupted.load(Ordering::SeqCst) {
@@ -102,7 +128,7 @@ pub fn run(plan: &MatrixPlan, start: Start) -> anyhow::Result<ExitCode> {
             ));
             let measured = cell.scenario.warmup + cell.scenario.duration;
             let overheads = &mut run.overheads;
-            let kept = crate::retake::repetition(plan.interference, || {
+            let kept = retaker.repetition(|| {
                 let started = Instant::now();
                 let record = run_child(&exe, &plan.root, cell, None, rep, interrupted)?;
                 if record.usable() {
@@ -123,7 +149,9 @@ pub fn run(plan: &MatrixPlan, start: Start) -> anyhow::Result<ExitCode> {
         if ran {
             run.reference.push(crate::reference::measure());
             run.write(plan, false)?;
-            progress::round_done(&bar, rep + 1, max_repeats);
+            if rep < max_repeats {
+                progress::round_done(&bar, rep + 1, max_repeats);
+            }
         }
     }
     let mut profiles = std::mem::take(&mut run.profiles);
@@ -184,6 +212,12 @@ pub fn run(plan: &MatrixPlan, start: Start) -> anyhow::Result<ExitCode> {
     let results = source.results;
     if let Some(line) = crate::retake::total_line(&results) {
         println!("{line}");
+    }
+    if extended > 0 {
+        println!(
+            "extra repetitions: {extended}, for cells whose interval was wider than ±{:.0}% after their planned ones",
+            crate::adaptive::TARGET_HALF_WIDTH * 100.0
+        );
     }
     if let Some(signal) = signals::received() {
         eprintln!(

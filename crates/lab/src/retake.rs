@@ -29,13 +29,54 @@ pub const DEFAULT_THRESHOLD: f64 = 0.25;
 /// After them the least loaded attempt is kept and counted as kept over the threshold.
 pub const MAX_RETAKES: usize = 2;
 
-/// Runs one repetition through `attempt` and retakes it while its load is above
-/// `threshold` (no retakes when `None`). `attempt` returns `None` when lab is stopping:
-/// then the repetition is discarded, whatever was tried before.
-pub fn repetition(
+/// Repetitions in a row whose retakes were all in vain, after which retakes stop until a
+/// repetition comes in under the threshold by itself: on a machine that stays busy for
+/// minutes, retaking would triple the run's time and keep the same load.
+pub const IN_VAIN_LIMIT: usize = 3;
+
+/// Retakes repetitions over a run, remembering whether the machine stays busy.
+#[derive(Debug)]
+pub struct Retaker {
     threshold: Option<f64>,
+    in_vain: usize,
+}
+
+impl Retaker {
+    /// Retakes above `threshold` (CPUs); none when `None`.
+    pub fn new(threshold: Option<f64>) -> Retaker {
+        Retaker {
+            threshold,
+            in_vain: 0,
+        }
+    }
+
+    /// Runs one repetition through `attempt` and retakes it while its load is above the
+    /// threshold, at most [`MAX_RETAKES`] times (none while the machine has stayed busy,
+    /// see [`IN_VAIN_LIMIT`]). `attempt` returns `None` when lab is stopping: then the
+    /// repetition is discarded, whatever was tried before.
+    pub fn repetition(&mut self, attempt: impl FnMut() -> Option<RunRecord>) -> Option<RunRecord> {
+        let retakes = if self.in_vain >= IN_VAIN_LIMIT {
+            0
+        } else {
+            MAX_RETAKES
+        };
+        let (kept, over) = repetition(self.threshold, retakes, attempt)?;
+        if over {
+            self.in_vain += 1;
+        } else {
+            self.in_vain = 0;
+        }
+        Some(kept)
+    }
+}
+
+/// One repetition with up to `retakes` retakes; the record kept and whether it is still
+/// over the threshold.
+fn repetition(
+    threshold: Option<f64>,
+    retakes: usize,
     mut attempt: impl FnMut() -> Option<RunRecord>,
-) -> Option<RunRecord> {
+) -> Option<(RunRecord, bool)> {
     let mut tried: Vec<RunRecord> = Vec::new();
     loop {
         let record = attempt()?;
@@ -44,15 +85,15 @@ pub fn repetition(
             _ => false,
         };
         if !over {
-            return Some(keep(record, tried, false));
+            return Some((keep(record, tried, false), false));
         }
         tried.push(record);
-        if tried.len() > MAX_RETAKES {
+        if tried.len() > retakes {
             let best = (0..tried.len())
                 .min_by(|&a, &b| load(&tried[a]).total_cmp(&load(&tried[b])))
                 .expect("attempts were made");
             let kept = tried.remove(best);
-            return Some(keep(kept, tried, true));
+            return Some((keep(kept, tried, true), true));
         }
     }
 }
@@ -84,6 +125,13 @@ fn tally<'a>(cells: impl Iterator<Item = &'a RunRecord>) -> (usize, usize, usize
         }
     }
     (reps, retaken, over, loads)
+}
+
+/// Why a repetition is kept although over the threshold.
+fn over_why() -> String {
+    format!(
+        "after {MAX_RETAKES} retakes, or with none once {IN_VAIN_LIMIT} repetitions in a row had retaken in vain"
+    )
 }
 
 fn cpus(x: f64) -> String {
@@ -136,9 +184,7 @@ pub fn lines(results: &ResultsFile) -> Vec<String> {
                 cpus(threshold)
             );
             if over > 0 {
-                line.push_str(&format!(
-                    "; {over} kept above it after {MAX_RETAKES} retakes"
-                ));
+                line.push_str(&format!("; {over} kept above it ({})", over_why()));
             }
             format!("{line}; {kept}")
         })
@@ -192,7 +238,7 @@ pub fn total_line(results: &ResultsFile) -> Option<String> {
             "retaken: {retaken} repetition(s) for {reps} kept: other processes took more than {} CPU during their windows{} (the report says which files)",
             cpus(threshold),
             if over > 0 {
-                format!("; {over} kept above it after {MAX_RETAKES} retakes")
+                format!("; {over} kept above it ({})", over_why())
             } else {
                 String::new()
             }
@@ -229,7 +275,7 @@ mod tests {
 
     fn run(loads: &[f64], threshold: Option<f64>) -> (Option<RunRecord>, usize) {
         let mut calls = 0;
-        let kept = repetition(threshold, || {
+        let kept = Retaker::new(threshold).repetition(|| {
             calls += 1;
             loads.get(calls - 1).map(|&l| attempt(l))
         });
@@ -267,9 +313,32 @@ mod tests {
     }
 
     #[test]
+    fn retakes_stop_while_the_machine_stays_busy_and_resume_once_it_is_quiet() {
+        let mut retaker = Retaker::new(Some(0.25));
+        let mut calls = 0;
+        let mut one = |load: f64| {
+            let before = calls;
+            let kept = retaker.repetition(|| {
+                calls += 1;
+                Some(attempt(load))
+            });
+            (kept.unwrap().interference.unwrap(), calls - before)
+        };
+        for _ in 0..IN_VAIN_LIMIT {
+            assert_eq!(one(1.0).1, 1 + MAX_RETAKES);
+        }
+        // Busy throughout: one attempt each, still counted as kept over the threshold.
+        let (i, tries) = one(1.0);
+        assert_eq!((tries, i.retaken, i.kept_over_threshold), (1, 0, 1));
+        // Quiet again: retakes are back for the next loaded repetition.
+        assert_eq!(one(0.0).1, 1);
+        assert_eq!(one(1.0).1, 1 + MAX_RETAKES);
+    }
+
+    #[test]
     fn failures_are_never_retaken_and_a_stop_discards_the_repetition() {
         let mut calls = 0;
-        let kept = repetition(Some(0.25), || {
+        let kept = Retaker::new(Some(0.25)).repetition(|| {
             calls += 1;
             let mut r = attempt(1.0);
             r.status = CellStatus::Failed;
