@@ -37,6 +37,34 @@ pub fn wants_more(reps: &[RunRecord], planned: usize) -> bool {
     (high - low) / 2.0 / merged.ops_per_sec > TARGET_HALF_WIDTH
 }
 
+/// How many cells get a repetition in extra round `rep` (0-based over all rounds): those
+/// that have had every round so far and whose interval is still wide.
+pub fn wide_cells(reps: &[Vec<RunRecord>], planned: &[usize], rep: usize) -> usize {
+    reps.iter()
+        .zip(planned)
+        .filter(|(r, &p)| r.len() == rep && wants_more(r, p))
+        .count()
+}
+
+/// The log line of extra round `extra` (0-based).
+pub fn round_line(extra: usize, cells: usize) -> String {
+    format!(
+        "extra round {}/{EXTRA_ROUNDS}: {cells} cell(s) whose interval is wider than ±{:.0}%",
+        extra + 1,
+        TARGET_HALF_WIDTH * 100.0
+    )
+}
+
+/// The terminal's line about extra repetitions, when there were any.
+pub fn total_line(extra: usize) -> Option<String> {
+    (extra > 0).then(|| {
+        format!(
+            "extra repetitions: {extra}, for cells whose interval was wider than ±{:.0}% after their planned ones",
+            TARGET_HALF_WIDTH * 100.0
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

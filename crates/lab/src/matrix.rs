@@ -24,7 +24,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::Context;
-use harness::env::EnvInfo;
 use harness::schema::{self, ProfileRef, ResultsFile, ResumeState, SCHEMA_VERSION};
 use harness::RunRecord;
 
@@ -81,37 +80,26 @@ pub fn run(plan: &MatrixPlan, start: Start) -> anyhow::Result<ExitCode> {
     let exe = std::env::current_exe().context("cannot find the lab executable")?;
     let max_repeats = cells.iter().map(|c| c.scenario.repeats).max().unwrap_or(0);
     let mut retaker = crate::retake::Retaker::new(plan.interference);
-    let wants_more = |reps: &[RunRecord], c: &CellSpec<'_>| {
-        crate::adaptive::wants_more(reps, c.scenario.repeats)
-    };
+    let planned: Vec<usize> = cells.iter().map(|c| c.scenario.repeats).collect();
     let mut extended = 0;
     'outer: for rep in 0..max_repeats + crate::adaptive::EXTRA_ROUNDS {
         if rep >= max_repeats {
             // Extra rounds, only for cells whose interval is still wide (`adaptive`).
-            let wide = (0..cells.len())
-                .filter(|&i| run.reps[i].len() == rep && wants_more(&run.reps[i], &cells[i]))
-                .count();
+            let wide = crate::adaptive::wide_cells(&run.reps, &planned, rep);
             if wide == 0 || interrupted.load(Ordering::SeqCst) {
                 break;
             }
             extended += wide;
             bar.inc_length(wide as u64);
-            progress::phase(
-                &bar,
-                &format!(
-                    "extra round {}: {wide} cell(s) whose interval is wider than ±{:.0}%",
-                    rep + 1 - max_repeats,
-                    crate::adaptive::TARGET_HALF_WIDTH * 100.0
-                ),
-            );
+            progress::phase(&bar, &crate::adaptive::round_line(rep - max_repeats, wide));
         }
         let mut ran = false;
         for i in order::round_order(cells.len(), run.order_seed, rep) {
             let cell = &cells[i];
             // Done already (a resumed run), not wanted, or past its planned repetitions and
             // narrow enough.
-            let planned = rep < cell.scenario.repeats;
-            if rep < run.reps[i].len() || !(planned || wants_more(&run.reps[i], cell)) {
+            let more = || crate::adaptive::wants_more(&run.reps[i], planned[i]);
+            if rep < run.reps[i].len() || !(rep < planned[i] || more()) {
                 continue;
             }
             if interrupted.load(Ordering::SeqCst) {
@@ -210,14 +198,12 @@ pub fn run(plan: &MatrixPlan, start: Start) -> anyhow::Result<ExitCode> {
     println!("report:  {}", relative(&page, &plan.root).display());
     println!("latest:  reports/index.html");
     let results = source.results;
-    if let Some(line) = crate::retake::total_line(&results) {
+    let retaken = crate::retake::total_line(&results);
+    for line in retaken
+        .into_iter()
+        .chain(crate::adaptive::total_line(extended))
+    {
         println!("{line}");
-    }
-    if extended > 0 {
-        println!(
-            "extra repetitions: {extended}, for cells whose interval was wider than ±{:.0}% after their planned ones",
-            crate::adaptive::TARGET_HALF_WIDTH * 100.0
-        );
     }
     if let Some(signal) = signals::received() {
         eprintln!(
@@ -301,11 +287,7 @@ impl RunState {
             resumed: true,
             reps,
             profiles,
-            reference: results
-                .env
-                .reference
-                .map(|r| r.per_round_ms)
-                .unwrap_or_default(),
+            reference: results.env.reference.map_or(Vec::new(), |r| r.per_round_ms),
             overheads: results.env.run_overhead_s.into_iter().collect(),
         }
     }
@@ -331,13 +313,7 @@ impl RunState {
             command: plan.command.clone(),
             complete,
             settings_by_file: plan.settings_lines(),
-            env: EnvInfo {
-                reference: crate::reference::summary(&self.reference),
-                run_overhead_s: (!self.overheads.is_empty())
-                    .then(|| harness::stats::median(&self.overheads)),
-                interference_threshold: plan.interference,
-                ..EnvInfo::capture()
-            },
+            env: crate::reference::env(&self.reference, &self.overheads, plan.interference),
             cells: records,
             order_seed: self.order_seed,
             resume: Some(ResumeState {

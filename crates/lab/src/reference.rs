@@ -13,7 +13,7 @@
 
 use std::time::Duration;
 
-use harness::env::Reference;
+use harness::env::{EnvInfo, Reference};
 
 /// Steps of the loop per block in a release build: about 8 ms (2 ns a step) on the
 /// 2-core machine this was written on, so a round's reference takes about 40 ms.
@@ -79,6 +79,18 @@ pub fn measure() -> f64 {
             (thread_cpu() - start).as_secs_f64() * 1e3
         })
         .fold(f64::INFINITY, f64::min)
+}
+
+/// The environment of a matrix run with the instrument's own figures: the reference of
+/// each round so far, the median cost of a child beyond its warm-up and window, and the
+/// retake threshold.
+pub fn env(per_round_ms: &[f64], overheads_s: &[f64], threshold: Option<f64>) -> EnvInfo {
+    EnvInfo {
+        reference: summary(per_round_ms),
+        run_overhead_s: (!overheads_s.is_empty()).then(|| harness::stats::median(overheads_s)),
+        interference_threshold: threshold,
+        ..EnvInfo::capture()
+    }
 }
 
 /// The reference of a run from its per-round figures.
