@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 use hdrhistogram::Histogram;
 
 use crate::account::{ThreadAccount, ThreadClock, TimeAccount, TimeShare};
+use crate::interference::{self, Interference};
 use crate::sampler::{self, LatencySampler};
 use crate::stats;
 use crate::workload::{OpCtx, Status, Worker, Workload};
@@ -99,6 +100,9 @@ pub struct Measurement {
     pub latency: Histogram<u64>,
     /// Process CPU time (user + system) consumed during the window.
     pub cpu_time: Duration,
+    /// What the rest of the machine did during the window ([`crate::interference`]);
+    /// `None` where `/proc/stat` cannot be read.
+    pub interference: Option<Interference>,
     /// `Ok` if the invariants held, else the reason they did not.
     pub verified: Result<(), String>,
     /// Hot-path-specific figures.
@@ -190,7 +194,7 @@ fn run_inner<W: Workload>(workload: &W, settings: RunSettings) -> Result<Measure
     // Measured on the calling thread, which runs under the cell's affinity like the workers.
     let clock_read_ns = sampler::clock_read_ns();
 
-    let (joined, window, cpu_time) = std::thread::scope(|scope| {
+    let (joined, window, cpu_time, interference) = std::thread::scope(|scope| {
         let handles: Vec<_> = workers
             .into_iter()
             .enumerate()
@@ -215,6 +219,8 @@ fn run_inner<W: Workload>(workload: &W, settings: RunSettings) -> Result<Measure
         }
         // A profiler gets ready before the window opens, so that it samples all of it.
         crate::probe::window_opened();
+        // The machine's counters just outside the window's clock, so that they cover it.
+        let machine = interference::Window::open();
         // Clock and CPU time first, then the flag: nothing counted precedes the window.
         let cpu_start = process_cpu_time();
         let start = Instant::now();
@@ -226,10 +232,11 @@ fn run_inner<W: Workload>(workload: &W, settings: RunSettings) -> Result<Measure
         closed.store(true, Ordering::Release);
         let end = Instant::now();
         let cpu_time = process_cpu_time().saturating_sub(cpu_start);
+        let interference = machine.close();
         // After the figures are read: a profiler may take a while to stop.
         crate::probe::window_closed();
         let joined: Vec<_> = handles.into_iter().map(|h| h.join()).collect();
-        (joined, end - start, cpu_time)
+        (joined, end - start, cpu_time, interference)
     });
 
     let mut workers = Vec::with_capacity(threads);
@@ -273,6 +280,7 @@ fn run_inner<W: Workload>(workload: &W, settings: RunSettings) -> Result<Measure
         clock_read_ns,
         latency: total.latency,
         cpu_time,
+        interference,
         verified,
         extra,
     })

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::account::TimeShare;
 use crate::env::EnvInfo;
+use crate::interference::Interference;
 use crate::runner::Measurement;
 use crate::stats::{self, LatencySummary};
 
@@ -174,6 +175,11 @@ pub struct RunRecord {
     /// Hot-path-specific figures (snake_case names), median over repetitions for numbers.
     #[serde(default)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+    /// What the rest of the machine did during the cell's windows and how many of its
+    /// repetitions were retaken for it ([`Interference`]); null for a failed cell and in
+    /// files written before it was measured.
+    #[serde(default)]
+    pub interference: Option<Interference>,
 }
 
 /// What identifies a cell, without its figures.
@@ -230,6 +236,7 @@ impl RunRecord {
             verify_error: m.verified.clone().err(),
             profile: None,
             extra: m.extra.clone(),
+            interference: m.interference.clone(),
         }
     }
 
@@ -270,6 +277,7 @@ impl RunRecord {
             verify_error: None,
             profile: None,
             extra: serde_json::Map::new(),
+            interference: None,
         }
     }
 
@@ -375,6 +383,8 @@ impl RunRecord {
         merged.verify_error = reps.iter().find_map(|r| r.verify_error.clone());
         merged.profile = reps.iter().find_map(|r| r.profile.clone());
         merged.extra = merge_extra(reps);
+        merged.interference =
+            Interference::merge(reps.iter().filter_map(|r| r.interference.as_ref()));
         Some(merged)
     }
 }

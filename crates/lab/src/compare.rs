@@ -7,6 +7,9 @@
 //! and the command exits 1, only when the slowdown is significant at [`ALPHA`] and the
 //! ratio of medians is below `1 - threshold`. Exit 2 for bad input: files of different
 //! scenarios, with no cells in common, or with different parameters for the same cells.
+//! Two runs from machines that are not comparable (`comparable`: another CPU, a reference
+//! loop more than 10% apart, a run beside other work) are not judged at all: one line
+//! `machine differed: ...`, exit 0.
 //!
 //! Not here: any averaging across cells or machines; each cell is judged alone.
 
@@ -191,6 +194,11 @@ pub fn run(base: &Path, new: &Path, threshold: f64) -> anyhow::Result<ExitCode> 
             base.display(),
             new.display()
         );
+    }
+    if let Some(why) = crate::comparable::difference(b, n) {
+        // A regression between two machines is the machines': no cell is judged.
+        println!("machine differed: {why}; no cell judged");
+        return Ok(ExitCode::SUCCESS);
     }
     println!(
         "{:<10} {:<20} {:>4} {:>4} {:>10} {:>10} {:>7}  verdict (Mann-Whitney U at p < {ALPHA}; regression beyond {:.0}%)",

@@ -117,6 +117,8 @@ pub struct MatrixPlan {
     pub root: PathBuf,
     /// Lines about selected scenario files that run no cell (no variant left).
     pub skipped: Vec<String>,
+    /// The load (CPUs) above which a repetition is retaken (`interference=`); `None`: off.
+    pub interference: Option<f64>,
 }
 
 /// Default core counts: powers of two up to the CPUs available, and that count itself.
@@ -330,6 +332,9 @@ impl MatrixPlan {
             command,
             root: root.to_path_buf(),
             skipped,
+            interference: settings
+                .interference
+                .unwrap_or(Some(crate::retake::DEFAULT_THRESHOLD)),
         })
     }
 

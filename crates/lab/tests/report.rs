@@ -278,6 +278,7 @@ fn interrupted_matrix_leaves_a_report_marked_incomplete() {
             "profile=false",
         ])
         .env("LAB_ROOT", r)
+        .env("TMPDIR", common::private_tmp(r))
         .current_dir(r)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -370,6 +371,43 @@ fn compare_fails_only_on_a_significant_regression_with_enough_repetitions() {
         15,
         "{stdout}"
     );
+}
+
+/// `name`'s `env.reference` set to a median of `ms`.
+fn with_reference(root: &Path, name: &str, ms: f64) {
+    let path = root.join(name);
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    v["env"]["reference"] = serde_json::json!({
+        "work": "xorshift64", "per_round_ms": [ms, ms], "median_ms": ms
+    });
+    std::fs::write(path, serde_json::to_string(&v).unwrap()).unwrap();
+}
+
+#[test]
+fn compare_of_runs_whose_reference_differs_by_30_percent_says_machine_differed() {
+    let root = fixture_root();
+    let r = root.path();
+    with_repetitions(r, "base.json", 5, 1.0);
+    with_repetitions(r, "slow.json", 5, 0.8);
+    with_reference(r, "base.json", 10.0);
+    with_reference(r, "slow.json", 13.0);
+    // A 20% slowdown that is a regression on one machine (the test above) is not called
+    // between two machines.
+    let out = lab(r, &["compare", "base.json", "slow.json"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert_eq!(stdout.lines().count(), 1, "{stdout}");
+    assert!(
+        stdout.starts_with("machine differed: the reference loop took 10.0 ms in base and 13.0 ms in new (30% apart"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("REGRESSED"), "{stdout}");
+    // Within 10%: judged as before.
+    with_reference(r, "slow.json", 10.5);
+    let out = lab(r, &["compare", "base.json", "slow.json"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("REGRESSED"));
 }
 
 #[test]

@@ -156,7 +156,10 @@ fn machine(out: &mut String, a: &Analysed<'_>, prefix: &str) {
         ("started", r.started.clone()),
         ("finished", r.finished.clone()),
         ("results file", a.source.path.display().to_string()),
-    ] {
+    ]
+    .into_iter()
+    .chain(crate::retake::env_rows(e))
+    {
         let _ = write!(out, "<tr><th>{k}</th><td>{}</td></tr>", esc(&v));
     }
     out.push_str("</table>\n");
@@ -164,6 +167,14 @@ fn machine(out: &mut String, a: &Analysed<'_>, prefix: &str) {
         out.push_str("<p>Settings per scenario file:</p><ul class=\"settings\">\n");
         for line in &r.settings_by_file {
             let _ = writeln!(out, "<li><code>{}</code></li>", esc(line));
+        }
+        out.push_str("</ul>\n");
+    }
+    let retakes = crate::retake::lines(r);
+    if !retakes.is_empty() {
+        out.push_str("<p>Interference and retakes per scenario file:</p><ul class=\"settings\">\n");
+        for line in &retakes {
+            let _ = writeln!(out, "<li>{}</li>", esc(line));
         }
         out.push_str("</ul>\n");
     }

@@ -32,6 +32,13 @@ pub fn markdown(analysed: &[Analysed<'_>]) -> String {
         if !r.settings_by_file.is_empty() {
             out.push('\n');
         }
+        for (k, v) in crate::retake::env_rows(&r.env) {
+            let _ = writeln!(out, "- {k}: {v}");
+        }
+        for line in crate::retake::lines(r) {
+            let _ = writeln!(out, "- {line}");
+        }
+        out.push('\n');
         for hot_path in a.hot_paths() {
             hot_path_section(&mut out, a, &hot_path);
         }
