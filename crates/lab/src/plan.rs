@@ -173,6 +173,8 @@ impl MatrixPlan {
         let nproc = affinity::allowed_cpus().len();
         let mut scenarios = Vec::new();
         let mut skipped = Vec::new();
+        // Files whose cells need what this machine lacks: skipped, said in one line.
+        let mut lacking: Vec<(String, harness::hotpath::Missing)> = Vec::new();
         for file in selected {
             let mode: &ModeSettings = if settings.smoke {
                 file.smoke
@@ -249,6 +251,10 @@ impl MatrixPlan {
             }
             let param_sets = combinations(file.hot_path, &sweeps, &file.paired)
                 .with_context(|| format!("{}.toml", file.name))?;
+            if let Some(missing) = param_sets.iter().find_map(|p| file.hot_path.missing(p)) {
+                lacking.push((file.name.clone(), missing));
+                continue;
+            }
             check_counts(file, &param_sets, &threads)?;
             let mut pick = |typed: Option<Duration>, own: Duration, name: &str| match typed {
                 Some(d) => {
@@ -311,7 +317,13 @@ impl MatrixPlan {
                 settings_line: how.line(file),
             });
         }
+        if let Some(line) = lacking_line(&lacking) {
+            skipped.push(line);
+        }
         if scenarios.is_empty() {
+            if let Some(line) = lacking_line(&lacking) {
+                bail!("{line}; nothing else was selected");
+            }
             bail!("variants=...: none of the selected scenario files has these variants");
         }
         let mut command = String::from("just matrix");
@@ -364,6 +376,33 @@ impl MatrixPlan {
         }
         cells
     }
+}
+
+/// One line naming the files skipped because this machine lacks something, what it
+/// lacks and what installs it; `None` when nothing was skipped.
+fn lacking_line(lacking: &[(String, harness::hotpath::Missing)]) -> Option<String> {
+    if lacking.is_empty() {
+        return None;
+    }
+    let files: Vec<String> = lacking.iter().map(|(f, _)| format!("{f}.toml")).collect();
+    let mut what: Vec<&str> = Vec::new();
+    let mut packages: Vec<&str> = Vec::new();
+    for (_, m) in lacking {
+        if !what.contains(&m.what.as_str()) {
+            what.push(&m.what);
+        }
+        for p in &m.packages {
+            if !packages.contains(&p.as_str()) {
+                packages.push(p);
+            }
+        }
+    }
+    Some(format!(
+        "skipped {} (this machine lacks {}): `just setup` installs it (Debian: {})",
+        files.join(", "),
+        what.join(", "),
+        packages.join(" ")
+    ))
 }
 
 /// The scenario files `scenarios=` names (or the default ones, or those with a `[smoke]`

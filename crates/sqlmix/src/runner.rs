@@ -381,7 +381,7 @@ impl TxnRunner {
         {
             if config.design == Design::RwSplit {
                 return Err(
-                    "variant rw-split with backend=dqlite: dqlite has no read-only connections; accepted with dqlite: single-conn, pool, semaphore, sharded, breaker".to_owned(),
+                    "variant rw-split with backend=dqlite-model: dqlite has no read-only connections; accepted with dqlite-model: single-conn, pool, semaphore, sharded, breaker".to_owned(),
                 );
             }
             // The seeding connection closes: the app opens its own on its serving thread.

@@ -441,8 +441,9 @@ fn sqlmix(cells: &[RunRecord]) -> Finding {
         if let Some((text, helps)) =
             semaphore_sentence(&rows, &format!("sqlmix-dqlite on {backend}"))
         {
-            // The seed ran on dqlite; the local backend is the control.
-            if backend == "dqlite" {
+            // The seed ran on dqlite; the local backend is the control. Older results
+            // call the model `dqlite`.
+            if sqlmix::is_model_backend(&backend) {
                 reproduced = helps;
             }
             sentences.push(text);
