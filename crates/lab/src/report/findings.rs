@@ -441,9 +441,8 @@ fn sqlmix(cells: &[RunRecord]) -> Finding {
         if let Some((text, helps)) =
             semaphore_sentence(&rows, &format!("sqlmix-dqlite on {backend}"))
         {
-            // The seed ran on dqlite; the local backend is the control. Older results
-            // call the model `dqlite`.
-            if sqlmix::is_model_backend(&backend) {
+            // The seed ran on dqlite; the local backend is the control.
+            if backend == "dqlite" {
                 reproduced = helps;
             }
             sentences.push(text);

@@ -21,32 +21,14 @@ pub fn load(paths: &[PathBuf]) -> anyhow::Result<Vec<Source>> {
         .map(|path| {
             let text = std::fs::read_to_string(path)
                 .with_context(|| format!("{}: cannot read", path.display()))?;
-            let mut results = ResultsFile::from_json(&text)
+            let results = ResultsFile::from_json(&text)
                 .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-            for cell in &mut results.cells {
-                old_names(cell);
-            }
             Ok(Source {
                 path: path.clone(),
                 results,
             })
         })
         .collect()
-}
-
-/// Values renamed since a file was written, read as their new names, so that old and new
-/// results line up cell for cell: sqlmix's `backend=dqlite` is today's `dqlite-model`.
-fn old_names(cell: &mut harness::RunRecord) {
-    if cell.scenario != "sqlmix" {
-        return;
-    }
-    let rename = |v: Option<&mut serde_json::Value>| {
-        if let Some(serde_json::Value::String(b)) = v {
-            *b = sqlmix::backend_word(b).to_owned();
-        }
-    };
-    rename(cell.params.get_mut("backend"));
-    rename(cell.extra.get_mut("backend"));
 }
 
 /// The newest results file under `root/reports/data`.
