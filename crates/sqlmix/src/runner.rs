@@ -483,7 +483,12 @@ impl TxnRunner {
             .iter()
             .filter_map(|s| s.app.as_ref())
             .map(DqliteApp::connects)
-            .chain(self.shards.iter().filter_map(|s| s.real.as_ref()).map(App::connects))
+            .chain(
+                self.shards
+                    .iter()
+                    .filter_map(|s| s.real.as_ref())
+                    .map(App::connects),
+            )
             .sum()
     }
 
@@ -503,8 +508,8 @@ impl TxnRunner {
             stored.payloads.extend(payloads);
         }
         for path in &self.paths {
-            let conn = Connection::open(path)
-                .map_err(|e| format!("reopening {}: {e}", path.display()))?;
+            let conn =
+                Connection::open(path).map_err(|e| format!("reopening {}: {e}", path.display()))?;
             stored
                 .units
                 .extend(db::all_units(&conn).map_err(|e| format!("reading units: {e}"))?);

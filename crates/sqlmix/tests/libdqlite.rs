@@ -50,9 +50,15 @@ fn the_wire_client_speaks_to_a_real_node() {
         let mut c = Client::connect(node.address(), 1).unwrap();
         assert_eq!(c.leader.1, node.address(), "a lone node leads itself");
         let db = c.open("test").unwrap();
-        c.exec_sql(db, "CREATE TABLE t (n INTEGER, s TEXT, b BLOB, f REAL)", &[])
+        c.exec_sql(
+            db,
+            "CREATE TABLE t (n INTEGER, s TEXT, b BLOB, f REAL)",
+            &[],
+        )
+        .unwrap();
+        let insert = c
+            .prepare(db, "INSERT INTO t VALUES (?1, ?2, ?3, ?4)")
             .unwrap();
-        let insert = c.prepare(db, "INSERT INTO t VALUES (?1, ?2, ?3, ?4)").unwrap();
         assert_eq!(insert.params, 4);
         for i in 0..300i64 {
             let r = c
@@ -85,7 +91,9 @@ fn the_wire_client_speaks_to_a_real_node() {
                 Value::Null
             ]
         );
-        let count = c.prepare(db, "SELECT COUNT(*) FROM t WHERE n >= ?1").unwrap();
+        let count = c
+            .prepare(db, "SELECT COUNT(*) FROM t WHERE n >= ?1")
+            .unwrap();
         let rows = c.query(count, &[Value::Int(100)]).unwrap();
         assert_eq!(rows.rows, vec![vec![Value::Int(200)]]);
         let err = c.exec_sql(db, "SELECT * FROM nowhere", &[]).unwrap_err();
@@ -109,12 +117,11 @@ fn a_write_meeting_a_held_write_lock_gets_code_5_at_once() {
     let mut b = Client::connect(node.address(), 2).unwrap();
     let (da, db) = (a.open("x").unwrap(), b.open("x").unwrap());
     a.exec_sql(da, "CREATE TABLE t (n INTEGER)", &[]).unwrap();
-    a.exec_sql(da, "BEGIN; INSERT INTO t VALUES (1)", &[]).unwrap();
+    a.exec_sql(da, "BEGIN; INSERT INTO t VALUES (1)", &[])
+        .unwrap();
     b.exec_sql(db, "BEGIN", &[]).unwrap();
     let start = Instant::now();
-    let err = b
-        .exec_sql(db, "INSERT INTO t VALUES (2)", &[])
-        .unwrap_err();
+    let err = b.exec_sql(db, "INSERT INTO t VALUES (2)", &[]).unwrap_err();
     assert!(err.is_busy(), "{err}");
     assert!(
         matches!(err, WireError::Sqlite { code, .. } if code & 0xff == 5),
@@ -204,7 +211,10 @@ fn a_torn_write_is_seen_by_a_read_and_fails_verify() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let p = small(dir.path(), &[("read_pct", "100"), ("models", "2"), ("units", "1")]);
+    let p = small(
+        dir.path(),
+        &[("read_pct", "100"), ("models", "2"), ("units", "1")],
+    );
     let config = sqlmix::config("pool", &p).unwrap();
     let runner = Arc::new(TxnRunner::new(&config).unwrap());
     let workload = SqlmixWorkload::new(Arc::clone(&runner), config.models, config.units, 100);
@@ -254,7 +264,11 @@ fn a_node_that_cannot_start_fails_its_cell_and_leaves_nothing() {
             })
             .count()
     };
-    assert_eq!(named_3(), 0, "no thread of the failed nodes is left running");
+    assert_eq!(
+        named_3(),
+        0,
+        "no thread of the failed nodes is left running"
+    );
     // Through the hot path: the cell fails with the node's reason and leaves no folder.
     let p = small(dir.path(), &[("dqlite_bind", "loopback")]);
     let mut config = sqlmix::config("pool", &p).unwrap();

@@ -105,7 +105,9 @@ fn rows_i64(rows: &wire::Rows) -> Result<i64, WireError> {
     match rows.rows.first().and_then(|r| r.first()) {
         Some(Value::Int(n)) => Ok(*n),
         Some(Value::Null) => Ok(0),
-        other => Err(WireError::Protocol(format!("expected a number, got {other:?}"))),
+        other => Err(WireError::Protocol(format!(
+            "expected a number, got {other:?}"
+        ))),
     }
 }
 
@@ -288,9 +290,11 @@ impl App {
         body: Result<T, WireError>,
     ) -> Result<T, WireError> {
         match body {
-            Ok(v) => Self::exec(ctx, conn, "COMMIT", &[]).map(|()| v).inspect_err(|_| {
-                let _ = Self::exec(ctx, conn, "ROLLBACK", &[]);
-            }),
+            Ok(v) => Self::exec(ctx, conn, "COMMIT", &[])
+                .map(|()| v)
+                .inspect_err(|_| {
+                    let _ = Self::exec(ctx, conn, "ROLLBACK", &[]);
+                }),
             Err(e) => {
                 // SQLite may have rolled back already; a failed ROLLBACK changes nothing.
                 if !conn.broken {
@@ -399,10 +403,14 @@ impl App {
                     other => return Err(format!("{name}: unexpected unit row {other:?}")),
                 }
             }
-            payloads.extend(e.rows.into_iter().filter_map(|r| match r.into_iter().next() {
-                Some(Value::Text(s)) => Some(s),
-                _ => None,
-            }));
+            payloads.extend(
+                e.rows
+                    .into_iter()
+                    .filter_map(|r| match r.into_iter().next() {
+                        Some(Value::Text(s)) => Some(s),
+                        _ => None,
+                    }),
+            );
         }
         Ok((units, payloads))
     }

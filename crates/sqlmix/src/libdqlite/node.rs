@@ -24,7 +24,8 @@ pub const LIBRARY: &str = "libdqlite.so.0";
 /// The Debian package that installs [`LIBRARY`] (`scripts/setup.sh` installs it).
 pub const PACKAGE: &str = "libdqlite0";
 
-type NodeCreate = unsafe extern "C" fn(u64, *const c_char, *const c_char, *mut *mut c_void) -> c_int;
+type NodeCreate =
+    unsafe extern "C" fn(u64, *const c_char, *const c_char, *mut *mut c_void) -> c_int;
 type NodeSetBind = unsafe extern "C" fn(*mut c_void, *const c_char) -> c_int;
 type NodeGetBind = unsafe extern "C" fn(*mut c_void) -> *const c_char;
 type NodeCall = unsafe extern "C" fn(*mut c_void) -> c_int;
