@@ -23,6 +23,9 @@ use std::sync::OnceLock;
 pub const LIBRARY: &str = "libdqlite.so.0";
 /// The Debian package that installs [`LIBRARY`] (`scripts/setup.sh` installs it).
 pub const PACKAGE: &str = "libdqlite0";
+/// Names another file to load instead of [`LIBRARY`] (a build of one's own; a name that
+/// does not exist shows what a machine without libdqlite does).
+pub const LIBRARY_ENV: &str = "CONTENTION_LAB_LIBDQLITE";
 
 type NodeCreate =
     unsafe extern "C" fn(u64, *const c_char, *const c_char, *mut *mut c_void) -> c_int;
@@ -52,8 +55,12 @@ fn load() -> Result<Api, String> {
     // SAFETY: loading libdqlite runs its (and libuv's, libraft's) initialisers, which
     // have no preconditions; the symbols are read with the signatures dqlite.h declares.
     unsafe {
-        let library = libloading::Library::new(LIBRARY).map_err(|e| {
-            format!("cannot load {LIBRARY} ({e}); install {PACKAGE} (`just setup`)")
+        let file = std::env::var_os(LIBRARY_ENV).unwrap_or_else(|| LIBRARY.into());
+        let library = libloading::Library::new(&file).map_err(|e| {
+            format!(
+                "cannot load {} ({e}); install {PACKAGE} (`just setup`)",
+                file.to_string_lossy()
+            )
         })?;
         fn sym<T: Copy>(library: &libloading::Library, name: &str) -> Result<T, String> {
             // SAFETY: the caller names a function of dqlite.h with its declared type.
