@@ -503,9 +503,9 @@ impl TxnRunner {
     pub fn stored(&self) -> Result<crate::workload::Stored, String> {
         let mut stored = crate::workload::Stored::default();
         for app in self.real_apps() {
-            let (units, payloads) = app.stored()?;
-            stored.units.extend(units);
-            stored.payloads.extend(payloads);
+            let mine = app.stored()?;
+            stored.units.extend(mine.units);
+            stored.payloads.extend(mine.payloads);
         }
         for path in &self.paths {
             let conn =

@@ -22,7 +22,6 @@ pub mod client;
 pub mod node;
 pub mod wire;
 
-use std::collections::HashSet;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
@@ -375,9 +374,9 @@ impl App {
 
     /// What every database holds, read through the node on fresh connections: the unit
     /// rows (model, unit, version, agent status) and the payloads of every event.
-    pub fn stored(&self) -> Result<(Vec<(String, String, i64, String)>, HashSet<String>), String> {
-        let mut units = Vec::new();
-        let mut payloads = HashSet::new();
+    pub fn stored(&self) -> Result<crate::workload::Stored, String> {
+        let mut stored = crate::workload::Stored::default();
+        let (units, payloads) = (&mut stored.units, &mut stored.payloads);
         for p in 0..self.pools.len() {
             let name = &self.pools[p].database;
             let read = |conn: &mut Conn| -> Result<_, WireError> {
