@@ -86,8 +86,9 @@ pub struct Measurement {
     pub idle: u64,
     /// Whether the hot path measures its blocked time ([`Workload::waits_measured`]).
     pub waits_measured: bool,
-    /// Time workers spent blocked on the hot path, summed over threads, less what the
-    /// kernel already counted as on CPU or run queue (see [`crate::account`]).
+    /// Time workers spent inside the hot path's waits, summed over threads, whole (what
+    /// [`Measurement::wait_share`] and the off-CPU profile count); the time account's
+    /// `blocked` keeps only the part the kernel did not count as on CPU or run queue.
     pub waited: Duration,
     /// Where the threads' time went during the window.
     pub time: TimeAccount,

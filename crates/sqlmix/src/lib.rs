@@ -13,6 +13,7 @@
 
 pub mod db;
 pub mod dqlite;
+pub mod findings;
 pub mod gate;
 pub mod libdqlite;
 pub mod real_vs_model;
@@ -285,6 +286,12 @@ const DESCRIPTION: Description = Description {
 impl HotPath for SqlmixHotPath {
     fn description(&self) -> &'static Description {
         &DESCRIPTION
+    }
+    fn question(&self) -> Option<&'static str> {
+        Some(findings::QUESTION)
+    }
+    fn answer(&self, run: &harness::findings::Run<'_>) -> Option<harness::findings::Answer> {
+        findings::answer(run)
     }
     fn check(&self, params: &Params) -> Result<(), String> {
         harness::scratch::check_data_dir(params.text("data_dir"))

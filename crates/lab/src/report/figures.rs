@@ -178,15 +178,20 @@ pub fn analyse<'a>(
                 });
             }
             g.fits = advice::usl_rows(g, source.results.env.nproc);
-            g.thread_advice = advice::thread_advice_all(g);
+            // Client counts and fixed points are not a setting a reader chooses.
+            let axis = findings::axis_of(&source.results, &g.file);
+            if axis.is_none_or(|a| a == "threads") {
+                g.thread_advice = advice::thread_advice_all(g);
+            }
         }
         let sweeps = sweep::sweeps(&groups, chart_dir, final_dir, index, outputs);
+        let mut found = findings::findings(&source.results, &groups);
+        findings::attach_charts(&mut found, &groups, &sweeps);
         out.push(Analysed {
             source,
             groups,
             sweeps,
-            findings: findings::findings(&source.results.cells),
-            batch_gains: super::batch_gain::batch_gains(&source.results.cells),
+            findings: found,
         });
     }
     out

@@ -34,7 +34,7 @@ pub fn page(analysed: &[Analysed<'_>], prefix: &str, runs: Option<&[String]>) ->
         esc(&ids.join(", ")),
         esc(&ids.join(", "))
     );
-    findings(&mut out, analysed);
+    super::findings_page::html(&mut out, analysed, prefix);
     out.push_str("<p>Figures are medians over interleaved repetitions with their 95% confidence interval in brackets (order statistics; with fewer than 6 repetitions no such interval reaches 95%, so min-max is shown and labelled with n); charts draw it as error bars. Efficiency = ops / (min(threads, cores) x ops at 1 thread). Highlighted cells ran more threads than cores. Compare ratios within one run; this machine is noisy.</p>\n");
     if analysed.len() > 1 {
         side_by_side(&mut out, analysed);
@@ -196,9 +196,6 @@ fn machine(out: &mut String, a: &Analysed<'_>, prefix: &str) {
             esc(&hot_path),
             esc(&hot_path)
         );
-        if hot_path == "pool" {
-            batch_gain_table(out, &a.batch_gains);
-        }
         for sweep in a.sweeps.iter().filter(|s| s.hot_path == hot_path) {
             sweep_section(out, sweep, prefix);
         }
@@ -208,70 +205,6 @@ fn machine(out: &mut String, a: &Analysed<'_>, prefix: &str) {
         out.push_str("</section>\n");
     }
     out.push_str("</section>\n");
-}
-
-/// The Findings section: per hot path, its seed's question and this run's answer.
-fn findings(out: &mut String, analysed: &[Analysed<'_>]) {
-    out.push_str("<section class=\"findings\" id=\"findings\"><h2>Findings</h2>\n");
-    for a in analysed {
-        if analysed.len() > 1 {
-            let _ = writeln!(out, "<h3>Run {}</h3>", esc(&a.source.results.run_id));
-        }
-        if a.findings.is_empty() {
-            out.push_str("<p>No hot path with a seed question ran.</p>\n");
-        }
-        out.push_str("<ul class=\"findings\">\n");
-        for f in &a.findings {
-            let _ = writeln!(
-                out,
-                "<li><b>{}</b> — <i>{}</i> <span class=\"verdict\">[{}]</span><ul>",
-                esc(f.hot_path),
-                esc(f.question),
-                super::findings::verdict(f)
-            );
-            for sentence in &f.sentences {
-                let _ = writeln!(out, "<li>{}</li>", code_spans(&esc(sentence)));
-            }
-            out.push_str("</ul></li>\n");
-        }
-        out.push_str("</ul>\n");
-    }
-    out.push_str("</section>\n");
-}
-
-/// Backquoted names in a finding as `<code>`.
-fn code_spans(text: &str) -> String {
-    let mut out = String::new();
-    for (i, part) in text.split('`').enumerate() {
-        if i % 2 == 1 {
-            let _ = write!(out, "<code>{part}</code>");
-        } else {
-            out.push_str(part);
-        }
-    }
-    out
-}
-
-/// The pool fix's gain per batch size next to the seed's, with what bound each cell.
-fn batch_gain_table(out: &mut String, gains: &[super::batch_gain::BatchGain]) {
-    let Some(first) = gains.first() else {
-        return;
-    };
-    let _ = writeln!(
-        out,
-        "<h3>pool-seed-batch: gain of the fix per datapoints per request</h3><p><small>{} clients; datapoints/s with their interval; server CPU busy: the share of the simulated server's cores busy in the window; bound by: what limited each cell</small></p>",
-        first.clients
-    );
-    let _ = writeln!(
-        out,
-        "<table class=\"gains\"><tr><th>{}</th></tr>",
-        super::batch_gain::BatchGain::COLUMNS.join("</th><th>")
-    );
-    for g in gains {
-        let row: Vec<String> = g.row().iter().map(|c| esc(c)).collect();
-        let _ = writeln!(out, "<tr><td>{}</td></tr>", row.join("</td><td>"));
-    }
-    out.push_str("</table>\n");
 }
 
 fn sweep_section(out: &mut String, sweep: &super::Sweep, prefix: &str) {
