@@ -16,7 +16,6 @@ pub mod dqlite;
 pub mod findings;
 pub mod gate;
 pub mod libdqlite;
-pub mod real_vs_model;
 pub mod runner;
 pub mod workload;
 
@@ -295,14 +294,6 @@ impl HotPath for SqlmixHotPath {
     }
     fn check(&self, params: &Params) -> Result<(), String> {
         harness::scratch::check_data_dir(params.text("data_dir"))
-    }
-    fn question(&self) -> Option<&'static str> {
-        Some("Does the transaction semaphore help or hurt, and what beats it (Juju on dqlite)?")
-    }
-    // The real node beside the model (issue 30); the lead's sqlmix findings (issue 23)
-    // fold this in with the rest of sqlmix's answer.
-    fn answer(&self, run: &harness::findings::Run<'_>) -> Option<harness::findings::Answer> {
-        real_vs_model::answer(run)
     }
     fn missing(&self, params: &Params) -> Option<harness::hotpath::Missing> {
         // Only the real node needs anything this machine may lack.

@@ -411,7 +411,7 @@ impl App {
                     }),
             );
         }
-        Ok((units, payloads))
+        Ok(stored)
     }
 }
 
