@@ -940,6 +940,26 @@ mod tests {
     }
 
     #[test]
+    fn files_needing_what_the_machine_lacks_are_named_in_one_line() {
+        let lib = |what: &str| harness::hotpath::Missing {
+            what: what.into(),
+            packages: vec!["libdqlite0".into()],
+            reason: "cannot load".into(),
+        };
+        assert_eq!(lacking_line(&[]), None);
+        let line = lacking_line(&[
+            ("sqlmix-libdqlite".into(), lib("libdqlite.so.0")),
+            ("sqlmix-libdqlite-pool".into(), lib("libdqlite.so.0")),
+        ])
+        .unwrap();
+        assert_eq!(
+            line,
+            "skipped sqlmix-libdqlite.toml, sqlmix-libdqlite-pool.toml (this machine lacks \
+             libdqlite.so.0): `just setup` installs it (Debian: libdqlite0)"
+        );
+    }
+
+    #[test]
     fn default_cores_are_powers_of_two_and_nproc() {
         assert_eq!(default_cores(1), vec![1]);
         assert_eq!(default_cores(2), vec![1, 2]);
