@@ -177,6 +177,8 @@ impl MatrixPlan {
         let nproc = affinity::allowed_cpus().len();
         let mut scenarios = Vec::new();
         let mut skipped = Vec::new();
+        // Files whose cells need what this machine lacks: skipped, said in one line.
+        let mut lacking: Vec<(String, harness::hotpath::Missing)> = Vec::new();
         for file in selected {
             let mode: &ModeSettings = if settings.smoke {
                 file.smoke
@@ -253,6 +255,10 @@ impl MatrixPlan {
             }
             let param_sets = combinations(file.hot_path, &sweeps, &file.paired)
                 .with_context(|| format!("{}.toml", file.name))?;
+            if let Some(missing) = param_sets.iter().find_map(|p| file.hot_path.missing(p)) {
+                lacking.push((file.name.clone(), missing));
+                continue;
+            }
             check_counts(file, &param_sets, &threads)?;
             let mut pick = |typed: Option<Duration>, own: Duration, name: &str| match typed {
                 Some(d) => {
@@ -316,7 +322,13 @@ impl MatrixPlan {
                 seed: file.seed.clone(),
             });
         }
+        if let Some(line) = lacking_line(&lacking) {
+            skipped.push(line);
+        }
         if scenarios.is_empty() {
+            if let Some(line) = lacking_line(&lacking) {
+                bail!("{line}; nothing else was selected");
+            }
             bail!("variants=...: none of the selected scenario files has these variants");
         }
         let mut command = String::from("just matrix");
@@ -381,6 +393,33 @@ impl MatrixPlan {
         }
         cells
     }
+}
+
+/// One line naming the files skipped because this machine lacks something, what it
+/// lacks and what installs it; `None` when nothing was skipped.
+fn lacking_line(lacking: &[(String, harness::hotpath::Missing)]) -> Option<String> {
+    if lacking.is_empty() {
+        return None;
+    }
+    let files: Vec<String> = lacking.iter().map(|(f, _)| format!("{f}.toml")).collect();
+    let mut what: Vec<&str> = Vec::new();
+    let mut packages: Vec<&str> = Vec::new();
+    for (_, m) in lacking {
+        if !what.contains(&m.what.as_str()) {
+            what.push(&m.what);
+        }
+        for p in &m.packages {
+            if !packages.contains(&p.as_str()) {
+                packages.push(p);
+            }
+        }
+    }
+    Some(format!(
+        "skipped {} (this machine lacks {}): `just setup` installs it (Debian: {})",
+        files.join(", "),
+        what.join(", "),
+        packages.join(" ")
+    ))
 }
 
 /// The scenario files `scenarios=` names (or the default ones, or those with a `[smoke]`
@@ -903,6 +942,26 @@ mod tests {
             .params
             .contains(&("users".to_owned(), "300".to_owned())));
         assert_eq!(request.profile.as_deref(), Some("p"));
+    }
+
+    #[test]
+    fn files_needing_what_the_machine_lacks_are_named_in_one_line() {
+        let lib = |what: &str| harness::hotpath::Missing {
+            what: what.into(),
+            packages: vec!["libdqlite0".into()],
+            reason: "cannot load".into(),
+        };
+        assert_eq!(lacking_line(&[]), None);
+        let line = lacking_line(&[
+            ("sqlmix-libdqlite".into(), lib("libdqlite.so.0")),
+            ("sqlmix-libdqlite-pool".into(), lib("libdqlite.so.0")),
+        ])
+        .unwrap();
+        assert_eq!(
+            line,
+            "skipped sqlmix-libdqlite.toml, sqlmix-libdqlite-pool.toml (this machine lacks \
+             libdqlite.so.0): `just setup` installs it (Debian: libdqlite0)"
+        );
     }
 
     #[test]

@@ -25,7 +25,8 @@ pub const JOURNAL_MODES: &[&str] = &["wal", "delete", "truncate", "persist", "me
 /// Accepted synchronous levels.
 pub const SYNCHRONOUS: &[&str] = &["off", "normal", "full"];
 
-const SCHEMA: &str = "
+/// The tables and index of every model database.
+pub const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS units (
     model TEXT NOT NULL,
     name TEXT NOT NULL,
@@ -197,6 +198,13 @@ pub fn is_busy(err: &rusqlite::Error) -> bool {
 pub fn all_units(conn: &Connection) -> rusqlite::Result<Vec<(String, String, i64, String)>> {
     let mut stmt = conn.prepare("SELECT model, name, version, agent_status FROM units")?;
     let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
+    rows.collect()
+}
+
+/// The payload of every stored event.
+pub fn all_payloads(conn: &Connection) -> rusqlite::Result<Vec<String>> {
+    let mut stmt = conn.prepare("SELECT payload FROM events")?;
+    let rows = stmt.query_map([], |r| r.get(0))?;
     rows.collect()
 }
 

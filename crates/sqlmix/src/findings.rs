@@ -76,7 +76,11 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
     let real = Side {
         basis: Basis::Real,
         sweep: of_backend(&real_rows, &[REAL]),
-        pools: of_backend(&real_rows, &[REAL]),
+        // The real node's pool sizes have a file of their own, as the model's do.
+        pools: of_backend(
+            &[real_rows.as_slice(), &run.of_file("sqlmix-libdqlite-pool")].concat(),
+            &[REAL],
+        ),
     };
     let model = Side {
         basis: Basis::Model,
