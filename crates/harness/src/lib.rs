@@ -31,6 +31,8 @@ pub mod affinity;
 pub mod bench;
 pub mod env;
 pub mod hotpath;
+pub mod lock_table;
+pub mod locks;
 pub mod noop;
 pub mod params;
 pub mod probe;

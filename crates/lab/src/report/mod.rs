@@ -22,6 +22,7 @@ pub mod findings;
 mod group;
 mod html;
 mod load;
+pub mod locks;
 mod markup;
 mod output;
 mod summary;
