@@ -186,7 +186,11 @@ pub fn rows(set: &LockSet, tallies: &[LockTally], window_s: f64, ops: u64) -> Ve
 pub fn busiest(rows: &[LockRow]) -> Option<&LockRow> {
     rows.iter()
         .filter(|r| r.utilization.is_some())
-        .max_by(|a, b| a.utilization.unwrap_or(0.0).total_cmp(&b.utilization.unwrap_or(0.0)))
+        .max_by(|a, b| {
+            a.utilization
+                .unwrap_or(0.0)
+                .total_cmp(&b.utilization.unwrap_or(0.0))
+        })
 }
 
 /// The bounds of a cell of `threads` threads at `ops_per_sec` from its busiest lock;
@@ -233,7 +237,9 @@ pub fn merge_rows(tables: &[&[LockRow]]) -> Vec<LockRow> {
                 .iter()
                 .filter_map(|t| t.iter().find(|r| r.name == name))
                 .collect();
-            let num = |f: fn(&LockRow) -> f64| stats::median(&same.iter().map(|r| f(r)).collect::<Vec<_>>());
+            let num = |f: fn(&LockRow) -> f64| {
+                stats::median(&same.iter().map(|r| f(r)).collect::<Vec<_>>())
+            };
             let opt = |f: fn(&LockRow) -> Option<f64>| {
                 let v: Vec<f64> = same.iter().filter_map(|r| f(r)).collect();
                 (!v.is_empty()).then(|| stats::median(&v))

@@ -160,7 +160,10 @@ impl LockTally {
         self.wait_sum_ns += other.wait_sum_ns;
         self.hold_samples += other.hold_samples;
         self.hold_sum_ns += other.hold_sum_ns;
-        for (into, from) in [(&mut self.waits, &other.waits), (&mut self.holds, &other.holds)] {
+        for (into, from) in [
+            (&mut self.waits, &other.waits),
+            (&mut self.holds, &other.holds),
+        ] {
             if let Some(from) = from {
                 stats::merge_into(into.get_or_insert_with(stats::new_histogram), from);
             }
@@ -369,7 +372,11 @@ mod tests {
         }
         let t = thread_take();
         assert_eq!(t[0].acquisitions, 4000);
-        assert!((700..1300).contains(&t[0].hold_samples), "{}", t[0].hold_samples);
+        assert!(
+            (700..1300).contains(&t[0].hold_samples),
+            "{}",
+            t[0].hold_samples
+        );
         assert!(thread_take().is_empty(), "taken once");
     }
 
@@ -383,6 +390,9 @@ mod tests {
         let joined = a.join(b).unnamed("the queue");
         let names: Vec<_> = joined.locks.iter().map(|l| l.name.as_str()).collect();
         assert_eq!(names, ["directory", "reads"]);
-        assert_eq!(joined.unnamed.as_deref(), Some("the map's shards; the queue"));
+        assert_eq!(
+            joined.unnamed.as_deref(),
+            Some("the map's shards; the queue")
+        );
     }
 }

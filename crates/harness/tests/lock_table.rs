@@ -128,7 +128,11 @@ fn one_mutex_held_200_us_per_operation_is_fully_used_and_never_passed() {
     // Four threads always have someone holding or about to hold the one slot.
     assert!((0.75..=1.05).contains(&u), "U = {u}: {r:?}");
     let ceiling = r.ceiling_ops_per_sec.unwrap();
-    assert!(record.ops_per_sec <= ceiling * 1.05, "{} > {ceiling}", record.ops_per_sec);
+    assert!(
+        record.ops_per_sec <= ceiling * 1.05,
+        "{} > {ceiling}",
+        record.ops_per_sec
+    );
     assert_eq!(record.locks_complete, Some(true));
     let hold = r.hold_ns.unwrap();
     assert!(hold.mean >= 200_000.0, "a 200 us sleep held {hold:?}");
@@ -212,7 +216,10 @@ fn the_sampled_hold_mean_agrees_with_every_hold_timed() {
     let (held, holds) = *exhaustive.lock().unwrap();
     let every = held.as_nanos() as f64 / holds as f64;
     let tally = &m.locks.as_ref().unwrap().tallies[0];
-    assert!(tally.hold_samples > 100 && tally.hold_samples < holds, "{tally:?}");
+    assert!(
+        tally.hold_samples > 100 && tally.hold_samples < holds,
+        "{tally:?}"
+    );
     let sampled = tally.hold_sum_ns as f64 / tally.hold_samples as f64;
     let off = (sampled - every).abs() / every;
     assert!(off < 0.10, "sampled {sampled} ns vs every hold {every} ns");
@@ -301,6 +308,9 @@ fn a_hot_path_that_names_no_locks_has_a_null_table() {
         cores: 1,
     };
     let json = serde_json::to_value(RunRecord::from_measurement(&key, "0", &m)).unwrap();
-    assert!(json["locks"].is_null() && json["bounds"].is_null(), "{json}");
+    assert!(
+        json["locks"].is_null() && json["bounds"].is_null(),
+        "{json}"
+    );
     assert!(json["locks_complete"].is_null());
 }

@@ -389,7 +389,10 @@ mod tests {
         let old = with_holds(&[("directory mutex", 400.0), ("entry cache", 100.0)]);
         let new = with_holds(&[("directory mutex", 840.0), ("entry cache", 105.0)]);
         let text = grown_lock(&old, &new).unwrap();
-        assert_eq!(text, "hold of directory mutex grew 2.10x (400 ns -> 840 ns)");
+        assert_eq!(
+            text,
+            "hold of directory mutex grew 2.10x (400 ns -> 840 ns)"
+        );
         // Within 10%: nothing to name; no table: nothing either.
         assert_eq!(grown_lock(&old, &old), None);
         assert_eq!(grown_lock(&old, &with_holds(&[])), None);

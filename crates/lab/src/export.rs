@@ -62,11 +62,7 @@ pub fn rows(files: &[ResultsFile]) -> Vec<BTreeMap<String, Value>> {
 /// utilisation, ceiling and share of it, mean hold); the whole table stays in `locks` as
 /// JSON text.
 fn busiest_lock(cell: &harness::RunRecord, row: &mut BTreeMap<String, Value>) {
-    let Some(b) = cell
-        .locks
-        .as_deref()
-        .and_then(harness::lock_table::busiest)
-    else {
+    let Some(b) = cell.locks.as_deref().and_then(harness::lock_table::busiest) else {
         return;
     };
     let number = |v: Option<f64>| v.map_or(Value::Null, |v| serde_json::json!(v));
@@ -229,6 +225,10 @@ mod tests {
         assert_eq!(rows[0]["locks.busiest.utilization"], serde_json::json!(0.9));
         assert!(!rows[1].contains_key("locks.busiest.name") || file.cells[1].locks.is_some());
         let text = String::from_utf8(csv(std::slice::from_ref(&file)).unwrap()).unwrap();
-        assert!(text.lines().next().unwrap().contains("locks.busiest.ceiling_share"));
+        assert!(text
+            .lines()
+            .next()
+            .unwrap()
+            .contains("locks.busiest.ceiling_share"));
     }
 }

@@ -128,7 +128,15 @@ pub fn line_chart_with_dashed(
     let whole = |v: &f64| format!("{v:.0}");
     render(title, |root| {
         let axis: XAxis<'_> = (labels.0, 0.0..x_max + 0.5, &whole, None);
-        draw(root, title, axis, labels.1, series, (bars, dashed), marker_x)
+        draw(
+            root,
+            title,
+            axis,
+            labels.1,
+            series,
+            (bars, dashed),
+            marker_x,
+        )
     })
 }
 
@@ -300,7 +308,11 @@ fn draw(
             draw_bars(&mut chart, bars, color)?;
         }
     }
-    for (i, s) in dashed.iter().enumerate().filter(|(_, s)| !s.points.is_empty()) {
+    for (i, s) in dashed
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| !s.points.is_empty())
+    {
         let color = colour(i);
         chart
             .draw_series(DashedLineSeries::new(

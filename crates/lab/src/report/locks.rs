@@ -334,7 +334,10 @@ mod tests {
     fn the_busiest_lock_is_named_with_its_share_of_the_ceiling() {
         let r = cell_with_locks("global-mutex", 2, 800.0);
         let text = busiest_text(&r).unwrap();
-        assert!(text.starts_with("directory mutex U 0.80, 80% of its ceiling"), "{text}");
+        assert!(
+            text.starts_with("directory mutex U 0.80, 80% of its ceiling"),
+            "{text}"
+        );
         assert_eq!(unnamed_text(&r), Some("the queue"));
         let b = r.bounds.as_ref().unwrap();
         let sentence = bounds_sentence(&VariantBounds {
@@ -375,11 +378,19 @@ mod tests {
         assert_eq!(bounds.len(), 1);
         assert_eq!(bounds[0].bounds.threads, 1, "from the fewest-threads cell");
         let html = html_section(g);
-        for text in ["<table class=\"locks\">", "directory mutex (busiest)", "N* = ", "the queue"] {
+        for text in [
+            "<table class=\"locks\">",
+            "directory mutex (busiest)",
+            "N* = ",
+            "the queue",
+        ] {
             assert!(html.contains(text), "{text} missing: {html}");
         }
         let md = markdown_section(g);
-        assert!(md.contains("| global-mutex | 2 | 1 | directory mutex (busiest) | 1 |"), "{md}");
+        assert!(
+            md.contains("| global-mutex | 2 | 1 | directory mutex (busiest) | 1 |"),
+            "{md}"
+        );
         let points = bound_points(g, "global-mutex", 2);
         assert_eq!(points.len(), 2);
         assert!(points[1].1 <= bounds[0].bounds.ceiling_ops_per_sec);
