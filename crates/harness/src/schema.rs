@@ -212,10 +212,10 @@ impl RunRecord {
     /// A record of one repetition.
     pub fn from_measurement(key: &CellKey, affinity: &str, m: &Measurement) -> RunRecord {
         let ops = m.ops_per_sec();
-        let locks = m
-            .locks
-            .as_ref()
-            .map(|l| lock_table::rows(&l.set, &l.tallies, m.window.as_secs_f64(), m.ops));
+        let locks = m.locks.as_ref().map(|l| {
+            let clock = (m.window.as_secs_f64(), m.clock_read_ns);
+            lock_table::rows(&l.set, &l.tallies, clock, m.ops)
+        });
         let bounds = locks
             .as_deref()
             .and_then(|rows| lock_table::bounds(rows, key.threads, ops));

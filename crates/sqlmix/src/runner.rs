@@ -518,15 +518,16 @@ impl TxnRunner {
                 }
             }
             Txn::Write { unit, status, .. } => {
-                // SQLite's write lock, as the runner sees it: held from the UPDATE to the
-                // COMMIT of a write that succeeded, one lock per database file; a write
-                // that met busy errors first waited for it (the backoff slept so far).
+                // SQLite's write lock, as the runner sees it: held from the return of a
+                // successful write's UPDATE (which took it) to the end of its COMMIT, one
+                // lock per database file; a write that met busy errors first waited for it
+                // (the backoff slept so far).
                 let write = |conn: &mut Connection,
                              behavior,
                              ctx: &mut OpCtx|
                  -> rusqlite::Result<TxnResult> {
-                    let start = Instant::now();
-                    let written = db::write_txn(conn, behavior, model, unit, status)?;
+                    let (written, start) =
+                        db::write_txn_locked_at(conn, behavior, model, unit, status)?;
                     let waited = (cost.busy_errors > 0).then_some(cost.backoff);
                     ctx.acquired(lock_ids::SQLITE_WRITE, waited)
                         .end_after(start.elapsed());
