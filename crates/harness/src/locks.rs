@@ -132,6 +132,7 @@ pub struct LockTally {
 }
 
 impl LockTally {
+    #[inline]
     fn count(&mut self, waited: Option<Duration>) {
         self.acquisitions += 1;
         if let Some(waited) = waited {
@@ -244,6 +245,7 @@ impl Hold {
     /// A hold that is not timed.
     pub const NONE: Hold = Hold { started: None };
 
+    #[cold]
     fn started(id: LockId) -> Hold {
         Hold {
             started: Some((Instant::now(), id)),
@@ -290,6 +292,7 @@ pub struct Held<G> {
 
 impl<G> Held<G> {
     /// Wraps `guard` with its timer.
+    #[inline]
     pub fn new(guard: G, hold: Hold) -> Held<G> {
         Held { hold, guard }
     }
@@ -305,12 +308,14 @@ impl<G> Held<G> {
 
 impl<G> std::ops::Deref for Held<G> {
     type Target = G;
+    #[inline]
     fn deref(&self) -> &G {
         &self.guard
     }
 }
 
 impl<G> std::ops::DerefMut for Held<G> {
+    #[inline]
     fn deref_mut(&mut self) -> &mut G {
         &mut self.guard
     }
