@@ -35,6 +35,8 @@ pub mod findings;
 pub mod hotpath;
 pub mod interference;
 pub mod judge;
+pub mod lock_table;
+pub mod locks;
 pub mod noop;
 pub mod params;
 pub mod probe;

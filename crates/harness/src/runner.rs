@@ -25,6 +25,7 @@ use hdrhistogram::Histogram;
 
 use crate::account::{ThreadAccount, ThreadClock, TimeAccount, TimeShare};
 use crate::interference::{self, Interference};
+use crate::locks::{self, LockCounters, LockMeasurement, LockTally};
 use crate::sampler::{self, LatencySampler};
 use crate::stats;
 use crate::workload::{OpCtx, Status, Worker, Workload};
@@ -107,6 +108,9 @@ pub struct Measurement {
     pub verified: Result<(), String>,
     /// Hot-path-specific figures.
     pub extra: serde_json::Map<String, serde_json::Value>,
+    /// The lock table's figures, when the hot path names its locks
+    /// ([`Workload::locks`]).
+    pub locks: Option<LockMeasurement>,
 }
 
 impl Measurement {
@@ -149,6 +153,7 @@ struct Tally {
     timeouts: u64,
     idle: u64,
     latency: Histogram<u64>,
+    locks: Vec<LockTally>,
 }
 
 impl Tally {
@@ -160,6 +165,7 @@ impl Tally {
             timeouts: 0,
             idle: 0,
             latency: stats::new_histogram(),
+            locks: Vec::new(),
         }
     }
 }
@@ -184,6 +190,7 @@ pub fn run<W: Workload>(workload: &W, settings: RunSettings) -> Result<Measureme
 fn run_inner<W: Workload>(workload: &W, settings: RunSettings) -> Result<Measurement, CellFailure> {
     let threads = settings.threads;
     let sample_every = workload.latency_sample_every().max(1);
+    let lock_every = workload.lock_sample_every().max(1);
     let workers = crate::workload::workers(workload, threads);
     let phase = AtomicU8::new(WARMUP);
     // What a worker's `OpCtx` may know of the window: its planned end, and a flag of its
@@ -207,7 +214,8 @@ fn run_inner<W: Workload>(workload: &W, settings: RunSettings) -> Result<Measure
                     .name(format!("worker-{index}"))
                     .spawn_scoped(scope, move || {
                         let sampler = LatencySampler::new(sample_every, index as u64);
-                        worker_loop(worker, phase, (window_ends, closed), barrier, sampler)
+                        let samplers = (sampler, lock_every, index as u64);
+                        worker_loop(worker, phase, (window_ends, closed), barrier, samplers)
                     })
                     .expect("spawning a worker thread")
             })
@@ -251,6 +259,7 @@ fn run_inner<W: Workload>(workload: &W, settings: RunSettings) -> Result<Measure
                 total.timeouts += tally.timeouts;
                 total.idle += tally.idle;
                 stats::merge_into(&mut total.latency, &tally.latency);
+                locks::add_tallies(&mut total.locks, &tally.locks);
                 accounts.push(account);
                 workers.push(worker);
             }
@@ -283,6 +292,10 @@ fn run_inner<W: Workload>(workload: &W, settings: RunSettings) -> Result<Measure
         interference,
         verified,
         extra,
+        locks: workload.locks().map(|set| LockMeasurement {
+            set,
+            tallies: total.locks,
+        }),
     })
 }
 
@@ -291,7 +304,7 @@ fn worker_loop<K: Worker>(
     phase: &AtomicU8,
     (window_ends, closed): (&OnceLock<Instant>, &Arc<AtomicBool>),
     barrier: &Barrier,
-    mut sampler: LatencySampler,
+    (mut sampler, lock_every, seed): (LatencySampler, u32, u64),
 ) -> (K, Tally, ThreadAccount) {
     let mut tally = Tally::new();
     let mut ctx = OpCtx {
@@ -312,9 +325,13 @@ fn worker_loop<K: Worker>(
                     // This thread never saw the window open: nothing it did was measured.
                     tally = Tally::new();
                     crate::probe::thread_reset();
+                    locks::thread_take();
                     worker.window_opened();
                     break ThreadAccount::default();
                 };
+                // The lock table: the context's counts and the holds timed on this thread.
+                tally.locks = std::mem::take(&mut ctx.locks.tallies);
+                locks::add_tallies(&mut tally.locks, &locks::thread_take());
                 // Every counted operation started after `opened` and ended before
                 // `reading`, so every wait it recorded lies inside this span.
                 break ThreadAccount::between(&opened, &reading, ctx.waited());
@@ -324,9 +341,11 @@ fn worker_loop<K: Worker>(
             ctx = OpCtx {
                 window_ends_at: window_ends.get().copied(),
                 closed: Some(Arc::clone(closed)),
+                locks: LockCounters::sampled(lock_every, seed),
                 ..OpCtx::default()
             };
             crate::probe::thread_reset();
+            locks::thread_reset(lock_every, seed);
             worker.window_opened();
             opened = Some(reading);
             seen = now;

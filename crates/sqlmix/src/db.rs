@@ -172,10 +172,23 @@ pub fn write_txn(
     unit: &str,
     status: &str,
 ) -> rusqlite::Result<i64> {
+    write_txn_locked_at(conn, behavior, model, unit, status).map(|(version, _)| version)
+}
+
+/// [`write_txn`], also returning when its UPDATE had returned: by then the transaction
+/// holds SQLite's write lock (taken inside the UPDATE), which the COMMIT releases.
+pub fn write_txn_locked_at(
+    conn: &mut Connection,
+    behavior: TransactionBehavior,
+    model: &str,
+    unit: &str,
+    status: &str,
+) -> rusqlite::Result<(i64, std::time::Instant)> {
     let tx = conn.transaction_with_behavior(behavior)?;
     let version: i64 = tx
         .prepare_cached(UPDATE_UNIT)?
         .query_row(params![model, unit, status], |r| r.get(0))?;
+    let locked_at = std::time::Instant::now();
     tx.prepare_cached(INSERT_EVENT)?
         .execute(params![model, unit, version, status])?;
     if version % CULL_EVERY == 0 {
@@ -183,7 +196,7 @@ pub fn write_txn(
             .execute(params![model, unit, version - EVENTS_KEPT])?;
     }
     tx.commit()?;
-    Ok(version)
+    Ok((version, locked_at))
 }
 
 /// Whether an error is SQLite's "busy" or "locked": the ones the runner retries.

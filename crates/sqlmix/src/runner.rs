@@ -34,9 +34,10 @@ use tempfile::TempDir;
 
 use crate::db::{self, DbSettings, ReadResult};
 use crate::dqlite::{AppConfig, DqliteApp};
-use crate::gate::{self, Admit, Breaker, BreakerMode, Pool, Semaphore};
+use crate::gate::{self, lock_ids, Admit, Breaker, BreakerMode, Pool, Semaphore};
 use crate::libdqlite::node::Bind;
 use crate::libdqlite::{self, App, Databases};
+use harness::locks::{Held, LockSet};
 
 /// The designs, by variant name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -649,23 +650,81 @@ impl TxnRunner {
                 }
             }
             Txn::Write { unit, status, .. } => {
-                let write = |conn: &mut Connection, behavior| {
-                    db::write_txn(conn, behavior, model, unit, status).map(TxnResult::Written)
+                // SQLite's write lock, as the runner sees it: held from the return of a
+                // successful write's UPDATE (which took it) to the end of its COMMIT, one
+                // lock per database file; a write that met busy errors first waited for it
+                // (the backoff slept so far).
+                let write = |conn: &mut Connection,
+                             behavior,
+                             ctx: &mut OpCtx|
+                 -> rusqlite::Result<TxnResult> {
+                    let (written, start) =
+                        db::write_txn_locked_at(conn, behavior, model, unit, status)?;
+                    let waited = (cost.busy_errors > 0).then_some(cost.backoff);
+                    ctx.acquired(lock_ids::SQLITE_WRITE, waited)
+                        .end_after(start.elapsed());
+                    Ok(TxnResult::Written(written))
                 };
                 match (&shard.single, &shard.writer, &shard.pool) {
                     (Some(single), _, _) => {
-                        write(&mut lock(single, ctx), TransactionBehavior::Deferred)
+                        let mut conn = lock(single, ctx);
+                        write(&mut conn, TransactionBehavior::Deferred, ctx)
                     }
                     (None, Some(writer), _) => {
-                        write(&mut lock(writer, ctx), TransactionBehavior::Immediate)
+                        let mut conn = lock(writer, ctx);
+                        write(&mut conn, TransactionBehavior::Immediate, ctx)
                     }
                     (None, None, Some(pool)) => {
-                        write(&mut pool.get(ctx), TransactionBehavior::Deferred)
+                        let mut conn = pool.get(ctx);
+                        write(&mut conn, TransactionBehavior::Deferred, ctx)
                     }
                     (None, None, None) => unreachable!("every design has somewhere to write"),
                 }
             }
         }
+    }
+
+    /// The gates and locks this runner's design takes, as the lock table names them
+    /// (every shard's together: the table's K is their sum).
+    pub fn locks(&self) -> LockSet {
+        let sum = |f: fn(&Shard) -> Option<usize>| -> Option<u32> {
+            let k: usize = self.shards.iter().filter_map(f).sum();
+            (k > 0).then_some(k as u32)
+        };
+        let mut set = LockSet::new();
+        if let Some(k) = sum(|s| s.semaphore.as_ref().map(Semaphore::slots)) {
+            set = set.with(lock_ids::SEMAPHORE, "transaction semaphore", k);
+        }
+        if let Some(k) = sum(|s| s.pool.as_ref().map(Pool::size)) {
+            let name = if self.design == Design::RwSplit {
+                "read-only connections"
+            } else {
+                "connection pool"
+            };
+            set = set.with(lock_ids::POOL, name, k);
+        }
+        if let Some(k) = sum(|s| s.single.as_ref().or(s.writer.as_ref()).map(|_| 1)) {
+            let name = if self.design == Design::RwSplit {
+                "writer connection mutex"
+            } else {
+                "connection mutex"
+            };
+            set = set.with(lock_ids::CONNECTION, name, k);
+        }
+        if self.breaker.is_some() {
+            set = set.unnamed("the breaker's state lock");
+        }
+        if self.shards.iter().any(|s| s.app.is_some()) {
+            return set.unnamed(
+                "the dqlite app's client pool, serving thread and write lock (backend=dqlite)",
+            );
+        }
+        set.with(
+            lock_ids::SQLITE_WRITE,
+            "SQLite write lock (a write's UPDATE to COMMIT)",
+            self.shards.len() as u32,
+        )
+        .unnamed("SQLite's other internal locks (WAL index, checkpoints)")
     }
 
     /// Which design this runner is.
@@ -674,8 +733,11 @@ impl TxnRunner {
     }
 }
 
-fn lock<'m>(m: &'m Mutex<Connection>, ctx: &mut OpCtx) -> parking_lot::MutexGuard<'m, Connection> {
-    ctx.acquire(|| m.try_lock(), || m.lock())
+fn lock<'m>(
+    m: &'m Mutex<Connection>,
+    ctx: &mut OpCtx,
+) -> Held<parking_lot::MutexGuard<'m, Connection>> {
+    ctx.lock(lock_ids::CONNECTION, || m.try_lock(), || m.lock())
 }
 
 #[cfg(test)]

@@ -167,6 +167,10 @@ impl Workload for SqlmixWorkload {
         true
     }
 
+    fn locks(&self) -> Option<harness::locks::LockSet> {
+        Some(self.runner.locks())
+    }
+
     fn worker(&self, index: usize, _threads: usize) -> SqlmixWorker {
         let mut rng = SmallRng::seed_from_u64(0x5a1 + index as u64);
         let plan = (0..PLAN_LEN)

@@ -306,6 +306,7 @@ fn group(out: &mut String, g: &Group<'_>, prefix: &str) {
     }
     out.push_str("<h4>Matrix per variant</h4>\n");
     super::markup::variant_tables(out, g, "matrix", |out, record| cell(out, record, prefix));
+    out.push_str(&super::locks::html_section(g));
     super::time_chart::section(out, g);
     if !g.diffs.is_empty() {
         out.push_str(
@@ -409,6 +410,9 @@ fn cell(out: &mut String, record: Option<&RunRecord>, prefix: &str) {
         .collect();
     if !extras.is_empty() {
         let _ = write!(out, "<br><small>{}</small>", esc(&extras.join(" · ")));
+    }
+    if let Some(busiest) = super::locks::busiest_text(r) {
+        let _ = write!(out, "<br><small>busiest lock: {}</small>", esc(&busiest));
     }
     if let Some(p) = &r.profile {
         let thin = if p.samples < THIN_SAMPLES {

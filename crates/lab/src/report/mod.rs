@@ -21,6 +21,7 @@ mod findings_page;
 mod group;
 mod html;
 mod load;
+pub mod locks;
 mod markup;
 mod output;
 mod summary;

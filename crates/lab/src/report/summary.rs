@@ -103,6 +103,7 @@ fn hot_path_section(out: &mut String, a: &Analysed<'_>, hot_path: &str) {
                 }
                 out.push('\n');
             }
+            out.push_str(&super::locks::markdown_section(g));
             out.push_str(&super::advice::markdown_section(g));
         }
     }

@@ -352,6 +352,15 @@ impl<D: Directory> Server<D> {
             interference: None,
             verified: self.verify(reports, modified),
             extra,
+            // Not collected in a dispatching server yet: its search threads outlive the
+            // window and rayon's are not ours, so the table is empty and says why.
+            locks: Some(harness::locks::LockMeasurement {
+                set: harness::locks::LockSet::new().unnamed(
+                    "a dispatching server's locks (the request queue, the mailboxes, and the \
+                     directory's locks on its search threads) are not collected yet",
+                ),
+                tallies: Vec::new(),
+            }),
             // The search threads keep a wall-clock split of their own (searching, waiting
             // for work, waiting on the directory) rather than the runner's per-thread
             // scheduler readings, so "on CPU" here is time spent searching and the
