@@ -174,6 +174,12 @@ pub struct RunRecord {
     /// Hot-path-specific figures (snake_case names), median over repetitions for numbers.
     #[serde(default)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+    /// Seconds one child `lab run` of this cell took beyond its warm-up and measured
+    /// window (starting the process, building its data, verifying, exiting), as `lab
+    /// matrix` timed it; median over repetitions. What the matrix's budget plans with.
+    /// Null for a `lab run` outside a matrix and in files written before the field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_overhead_s: Option<f64>,
 }
 
 /// What identifies a cell, without its figures.
@@ -230,6 +236,7 @@ impl RunRecord {
             verify_error: m.verified.clone().err(),
             profile: None,
             extra: m.extra.clone(),
+            run_overhead_s: None,
         }
     }
 
@@ -270,6 +277,7 @@ impl RunRecord {
             verify_error: None,
             profile: None,
             extra: serde_json::Map::new(),
+            run_overhead_s: None,
         }
     }
 
@@ -375,6 +383,8 @@ impl RunRecord {
         merged.verify_error = reps.iter().find_map(|r| r.verify_error.clone());
         merged.profile = reps.iter().find_map(|r| r.profile.clone());
         merged.extra = merge_extra(reps);
+        let overheads: Vec<f64> = reps.iter().filter_map(|r| r.run_overhead_s).collect();
+        merged.run_overhead_s = (!overheads.is_empty()).then(|| stats::median(&overheads));
         Some(merged)
     }
 }

@@ -17,7 +17,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::Context;
 use harness::env::EnvInfo;
@@ -53,20 +53,21 @@ pub fn run(plan: &MatrixPlan, start: Start) -> anyhow::Result<ExitCode> {
         .map(|(i, c)| missing(i, c))
         .sum::<usize>()
         + profiled;
+    // The plan's cost model (`plan::budget`), over what is left to run.
     let estimate: Duration = cells
         .iter()
         .enumerate()
         .map(|(i, c)| {
             let profiling = if wanted(i) {
-                profile_window(c, plan.quick) + c.scenario.warmup
+                c.scenario.profile_cost(c.threads, plan.quick)
             } else {
                 Duration::ZERO
             };
-            (c.scenario.duration + c.scenario.warmup) * missing(i, c) as u32 + profiling
+            c.scenario.run_cost(c.threads) * missing(i, c) as u32 + profiling
         })
         .sum();
     eprintln!(
-        "matrix {run_id}{}{}: {} cells, {total} runs, about {} of measuring",
+        "matrix {run_id}{}{}: {} cells, {total} runs, about {}",
         if plan.quick { " (quick)" } else { "" },
         if run.resumed { " (resumed)" } else { "" },
         cells.len(),
@@ -371,7 +372,14 @@ fn run_child(
         round,
         data_dirs: data_dirs(cell),
     };
-    let (status, stdout, stderr) = match children::run(&launch, interrupted) {
+    let started = Instant::now();
+    let ended = children::run(&launch, interrupted);
+    // What this child cost beyond its warm-up and window: the budget's measured overhead.
+    let overhead = started
+        .elapsed()
+        .saturating_sub(cell.scenario.warmup + window)
+        .as_secs_f64();
+    let (status, stdout, stderr) = match ended {
         Ended::Exited {
             status,
             stdout,
@@ -386,11 +394,15 @@ fn run_child(
         }
         Ended::NotStarted(reason) => return failed(reason),
     };
-    if let Some(record) = stdout
+    if let Some(mut record) = stdout
         .lines()
         .rev()
         .find_map(|line| serde_json::from_str::<RunRecord>(line).ok())
     {
+        // A profiled run's time includes perf's, which a counted run does not pay.
+        if profile.is_none() {
+            record.run_overhead_s = Some(overhead);
+        }
         return Some(record);
     }
     let last_words = stderr
