@@ -38,7 +38,7 @@ pub fn thread_group(
         let mut timed: Option<Timed> = None;
         group.bench_with_input(BenchmarkId::from_parameter(n), &n, |b, _| {
             let timed = timed.get_or_insert_with(|| make(n));
-            b.iter_custom(|iters| timed(iters))
+            b.iter_custom(timed)
         });
         // Dropped here, before the next benchmark builds its own.
         drop(timed);

@@ -22,6 +22,8 @@
 //! trimming), `lines` (what `plan=true` prints).
 
 mod budget;
+#[cfg(test)]
+mod budget_tests;
 mod checks;
 mod choose;
 mod costs;
