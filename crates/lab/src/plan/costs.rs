@@ -1,5 +1,6 @@
 //! What one child of each scenario file costs beyond its warm-up and window, as the
-//! newest results file in `reports/data` measured it (`run_overhead_s` of its cells).
+//! newest results file in `reports/data` that ran that file measured it
+//! (`run_overhead_s` of its cells).
 //!
 //! The cost model (`budget`) charges a run `overhead + per-thread part + warm-up +
 //! window`; this module supplies the measured `overhead` per scenario file, the part that
@@ -15,75 +16,77 @@ use harness::schema::ResultsFile;
 
 use super::budget::PER_THREAD;
 
-/// Measured per-run overheads by scenario file.
+/// Measured per-run overheads by scenario file, each with the results file it came from.
 #[derive(Debug, Default)]
 pub struct Measured {
-    source: Option<PathBuf>,
-    by_file: BTreeMap<String, Duration>,
+    by_file: BTreeMap<String, (Duration, String)>,
 }
+
+/// How many of the newest results files are read: enough to find every scenario file of
+/// a default run after a few single-file runs, few enough to stay instant.
+const FILES_READ: usize = 10;
 
 impl Measured {
-    /// The overheads the newest results file in `dir` (older than the run `before`, when
-    /// given) measured; none when there is no readable results file (a fresh clone) or it
-    /// measured none.
+    /// For each scenario file, the overhead the newest results file in `dir` that ran it
+    /// measured (among the [`FILES_READ`] newest, and older than the run `before` when
+    /// given); none for a file no readable results file measured (a fresh clone).
     pub fn newest(dir: &Path, before: Option<&str>) -> Measured {
-        let Some(path) = newest_results(dir, before) else {
-            return Measured::default();
-        };
-        let Some(results) = std::fs::read_to_string(&path)
-            .ok()
-            .and_then(|text| ResultsFile::from_json(&text).ok())
-        else {
-            return Measured::default();
-        };
-        let mut samples: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-        for cell in &results.cells {
-            if let Some(o) = cell.run_overhead_s {
-                let base = o - PER_THREAD.as_secs_f64() * cell.threads as f64;
-                samples
-                    .entry(cell.scenario_file.clone())
-                    .or_default()
-                    .push(base.max(0.0));
+        let mut by_file = BTreeMap::new();
+        for path in newest_results(dir, before).into_iter().take(FILES_READ) {
+            let Some(results) = std::fs::read_to_string(&path)
+                .ok()
+                .and_then(|text| ResultsFile::from_json(&text).ok())
+            else {
+                continue;
+            };
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let mut samples: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+            for cell in &results.cells {
+                if let Some(o) = cell.run_overhead_s {
+                    let base = o - PER_THREAD.as_secs_f64() * cell.threads as f64;
+                    samples
+                        .entry(cell.scenario_file.clone())
+                        .or_default()
+                        .push(base.max(0.0));
+                }
+            }
+            for (file, v) in samples {
+                if !file.is_empty() && !by_file.contains_key(&file) {
+                    let median = Duration::from_secs_f64(harness::stats::median(&v));
+                    by_file.insert(file, (median, name.clone()));
+                }
             }
         }
-        let by_file = samples
-            .into_iter()
-            .filter(|(file, _)| !file.is_empty())
-            .map(|(file, v)| (file, Duration::from_secs_f64(harness::stats::median(&v))))
-            .collect();
-        Measured {
-            source: Some(path),
-            by_file,
-        }
+        Measured { by_file }
     }
 
-    /// The measured overhead of one child of `file`, beyond its per-thread part.
-    pub fn overhead(&self, file: &str) -> Option<Duration> {
-        self.by_file.get(file).copied()
-    }
-
-    /// Which results file the figures come from, as its file name.
-    pub fn source(&self) -> String {
-        self.source
-            .as_ref()
-            .and_then(|p| p.file_name())
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default()
+    /// The measured overhead of one child of `file`, beyond its per-thread part, and the
+    /// results file that measured it.
+    pub fn overhead(&self, file: &str) -> Option<(Duration, &str)> {
+        self.by_file.get(file).map(|(d, from)| (*d, from.as_str()))
     }
 }
 
-/// The newest `<run-id>.json` in `dir` (before the run id `before`): run ids are
-/// timestamps, so the greatest name.
-fn newest_results(dir: &Path, before: Option<&str>) -> Option<PathBuf> {
-    std::fs::read_dir(dir)
-        .ok()?
+/// The `<run-id>.json` files in `dir` (before the run id `before`), newest first: run ids
+/// are timestamps, so by name.
+fn newest_results(dir: &Path, before: Option<&str>) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut paths: Vec<PathBuf> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .filter(|p| {
             let stem = p.file_stem().map(|s| s.to_string_lossy().into_owned());
             before.is_none_or(|b| stem.is_some_and(|s| s.as_str() < b))
         })
-        .max()
+        .collect();
+    paths.sort();
+    paths.reverse();
+    paths
 }
 
 #[cfg(test)]
@@ -111,8 +114,15 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let fixture =
             Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/small-run/reports/data");
-        let old = newest_results(&fixture, None).expect("the fixture has a results file");
+        let old = newest_results(&fixture, None);
+        let old = old.first().expect("the fixture has a results file");
         let mut results = ResultsFile::from_json(&std::fs::read_to_string(old).unwrap()).unwrap();
+        let write = |name: &str, results: &ResultsFile| {
+            let text = serde_json::to_string(results).unwrap();
+            std::fs::write(dir.path().join(name), text).unwrap();
+        };
+        results.cells = vec![cell("sqlmix", 1, Some(0.5)), cell("lease", 1, Some(0.9))];
+        write("20200101T000000Z.json", &results);
         results.cells = vec![
             cell("lease", 1, Some(0.1)),
             cell("lease", 1, Some(0.3)),
@@ -120,25 +130,30 @@ mod tests {
             cell("pool", 1000, Some(0.1 + 1000.0 * PER_THREAD.as_secs_f64())),
             cell("sqlmix", 1, None),
         ];
-        let text = serde_json::to_string(&results).unwrap();
-        std::fs::write(dir.path().join("20200101T000000Z.json"), "{}").unwrap();
-        std::fs::write(dir.path().join("20300101T000000Z.json"), text).unwrap();
+        write("20300101T000000Z.json", &results);
+        std::fs::write(dir.path().join("20400101T000000Z.json"), "{}").unwrap();
         let m = Measured::newest(dir.path(), None);
-        let before = Measured::newest(dir.path(), Some("20300101T000000Z"));
-        assert!(
-            before.overhead("lease").is_none(),
-            "the older file does not parse"
-        );
-        assert_eq!(m.source(), "20300101T000000Z.json");
         // Beyond the per-thread part: 0.2 s less one thread's share, 0.1 s.
-        let us = |file: &str| {
+        let us = |m: &Measured, file: &str| {
             m.overhead(file)
-                .map(|d| (d.as_secs_f64() * 1e6).round() as u64)
+                .map(|(d, from)| ((d.as_secs_f64() * 1e6).round() as u64, from.to_owned()))
         };
-        assert_eq!(us("lease"), Some(200_000 - PER_THREAD.as_micros() as u64));
-        assert_eq!(us("pool"), Some(100_000));
-        let ms = |file: &str| m.overhead(file).map(|d| d.as_millis());
-        assert_eq!(ms("sqlmix"), None);
+        let newest = "20300101T000000Z.json".to_owned();
+        let oldest = "20200101T000000Z.json".to_owned();
+        let one_thread = PER_THREAD.as_micros() as u64;
+        assert_eq!(
+            us(&m, "lease"),
+            Some((200_000 - one_thread, newest.clone()))
+        );
+        assert_eq!(us(&m, "pool"), Some((100_000, newest)));
+        assert_eq!(
+            us(&m, "sqlmix"),
+            Some((500_000 - one_thread, oldest.clone())),
+            "the newest file that measured it"
+        );
+        assert_eq!(us(&m, "noop"), None);
+        let before = Measured::newest(dir.path(), Some("20300101T000000Z"));
+        assert_eq!(us(&before, "lease"), Some((900_000 - one_thread, oldest)));
         assert!(Measured::newest(&dir.path().join("none"), None)
             .overhead("lease")
             .is_none());

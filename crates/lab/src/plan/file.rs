@@ -121,7 +121,7 @@ pub(super) fn plan_file(
         }
     };
     let (overhead, overhead_from) = match measured.overhead(&file.name) {
-        Some(o) => (o, format!("measured in {}", measured.source())),
+        Some((o, from)) => (o, format!("measured in {from}")),
         None => match file.overhead {
             Some(o) => (o, "the file's estimate".to_owned()),
             None => (DEFAULT_OVERHEAD, "the default estimate".to_owned()),
