@@ -162,7 +162,7 @@ pub fn run(plan: &MatrixPlan, start: Start) -> anyhow::Result<ExitCode> {
         results,
     };
     let page = crate::report::render(&plan.root, std::slice::from_ref(&source));
-    print_tables(plan, &source.results.cells);
+    table::print_plan_tables(plan, &source.results.cells);
     println!("results: {}", relative(&path, &plan.root).display());
     let page = page?;
     println!("report:  {}", relative(&page, &plan.root).display());
@@ -431,50 +431,4 @@ fn unique_run_id(dir: &Path, started: SystemTime) -> String {
 
 fn relative<'a>(path: &'a Path, root: &Path) -> &'a Path {
     path.strip_prefix(root).unwrap_or(path)
-}
-
-fn print_tables(plan: &MatrixPlan, records: &[RunRecord]) {
-    println!("ops/s / per-thread ops/s; * = more threads than cores");
-    for scenario in &plan.scenarios {
-        let name = scenario.hot_path.name();
-        for variant in &scenario.variants {
-            for params in &scenario.param_sets {
-                let map = params.to_map();
-                let group: Vec<&RunRecord> = records
-                    .iter()
-                    .filter(|r| {
-                        r.scenario_file == scenario.file
-                            && r.scenario == name
-                            && r.variant == *variant
-                            && r.params == map
-                    })
-                    .collect();
-                if group.is_empty() {
-                    continue;
-                }
-                let mut title = format!("\n{} / {variant}", scenario.file);
-                if scenario.param_sets.len() > 1 {
-                    title.push_str(&format!("  ({})", swept(scenario, params)));
-                }
-                print!("{}", table::render(&title, &group));
-            }
-        }
-    }
-}
-
-/// The parameters that vary between this scenario's parameter sets, as `name=value`.
-fn swept(scenario: &crate::plan::ScenarioPlan, params: &harness::Params) -> String {
-    let first = scenario.param_sets[0].to_map();
-    params
-        .to_map()
-        .iter()
-        .filter(|(k, _)| {
-            scenario
-                .param_sets
-                .iter()
-                .any(|p| p.to_map().get(*k) != first.get(*k))
-        })
-        .map(|(k, v)| format!("{k}={}", crate::plan::value_text(v)))
-        .collect::<Vec<_>>()
-        .join(" ")
 }
