@@ -197,6 +197,12 @@ pub struct RunRecord {
     /// `bound_ops_per_sec` (min(N / (D + S), K / S)); null without a busiest lock.
     #[serde(default)]
     pub bounds: Option<Bounds>,
+    /// Seconds one child `lab run` of this cell took beyond its warm-up and measured
+    /// window (starting the process, building its data, verifying, exiting), as `lab
+    /// matrix` timed it; median over repetitions. What the matrix's budget plans with.
+    /// Null for a `lab run` outside a matrix and in files written before the field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_overhead_s: Option<f64>,
 }
 
 /// What identifies a cell, without its figures.
@@ -266,6 +272,7 @@ impl RunRecord {
             locks_unnamed: unnamed,
             locks,
             bounds,
+            run_overhead_s: None,
         }
     }
 
@@ -311,6 +318,7 @@ impl RunRecord {
             locks_complete: None,
             locks_unnamed: None,
             bounds: None,
+            run_overhead_s: None,
         }
     }
 
@@ -422,6 +430,8 @@ impl RunRecord {
         merged.locks = (!tables.is_empty()).then(|| lock_table::merge_rows(&tables));
         let bounds: Vec<&Bounds> = reps.iter().filter_map(|r| r.bounds.as_ref()).collect();
         merged.bounds = lock_table::merge_bounds(&bounds);
+        let overheads: Vec<f64> = reps.iter().filter_map(|r| r.run_overhead_s).collect();
+        merged.run_overhead_s = (!overheads.is_empty()).then(|| stats::median(&overheads));
         Some(merged)
     }
 }

@@ -24,7 +24,9 @@ enum Command {
     /// SETTINGS are key=value: threads=1,2,4 (scenario files whose axis is threads)
     /// clients=100,1000 (client axes) sqlmix-slots.threads=8,16 (one scenario file,
     /// whatever its axis) cores=1,2 scenarios=lookup variants=dashmap,lmdb quick=true
-    /// smoke=true duration=1s warmup=300ms repeats=3 timeout=60s profile=false, and any
+    /// smoke=true duration=1s warmup=300ms repeats=3 timeout=60s profile=false
+    /// budget=15m (the default; budget=none trims nothing) plan=true (print the plan, run
+    /// nothing) cpus=64 (with plan=true: plan for a machine of 64 CPUs), and any
     /// hot-path parameter (users=6000 write_pct=0,10 ...). All are optional; defaults come
     /// from the scenario files benches/<name>.toml.
     /// resume=<run-id> continues an interrupted run with its recorded settings
@@ -76,9 +78,22 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             let root = crate::root::project_root();
             let (settings, start) = crate::resume::prepare(settings, &root)?;
             let plan = plan::MatrixPlan::build(&settings, &root)?;
+            if settings.plan_only {
+                // The plan and nothing else: no run, no results file.
+                for line in plan.plan_lines() {
+                    println!("{line}");
+                }
+                for note in plan.plan_notes() {
+                    eprintln!("{note}");
+                }
+                return Ok(ExitCode::SUCCESS);
+            }
             // Held until the matrix returns, whatever way it returns.
             let _lock = crate::lock::acquire(force)?;
             for line in plan.settings_lines() {
+                eprintln!("{line}");
+            }
+            for line in plan.plan_lines().into_iter().chain(plan.plan_notes()) {
                 eprintln!("{line}");
             }
             matrix::run(&plan, start)

@@ -34,7 +34,7 @@ pub fn print_list(root: &Path) -> anyhow::Result<()> {
             "  {:<20} hot path {:<8} {:<28} {}{}",
             f.name,
             f.hot_path.name(),
-            f.axis_text(&f.normal.threads),
+            f.axis_words(&f.normal.threads.to_string()),
             if f.in_default {
                 ""
             } else {

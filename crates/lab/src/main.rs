@@ -28,6 +28,7 @@ mod run_cell;
 mod scenario_file;
 mod settings;
 mod signals;
+mod sizes;
 mod table;
 
 use std::process::ExitCode;

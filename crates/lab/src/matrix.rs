@@ -56,20 +56,21 @@ pub fn run(plan: &MatrixPlan, start: Start) -> anyhow::Result<ExitCode> {
         .map(|(i, c)| missing(i, c))
         .sum::<usize>()
         + profiled;
+    // The plan's cost model (`plan::budget`), over what is left to run.
     let estimate: Duration = cells
         .iter()
         .enumerate()
         .map(|(i, c)| {
             let profiling = if wanted(i) {
-                profile_window(c, plan.quick) + c.scenario.warmup
+                c.scenario.profile_cost(c.threads, plan.quick)
             } else {
                 Duration::ZERO
             };
-            (c.scenario.duration + c.scenario.warmup) * missing(i, c) as u32 + profiling
+            c.scenario.run_cost(c.threads) * missing(i, c) as u32 + profiling
         })
         .sum();
     eprintln!(
-        "matrix {run_id}{}{}: {} cells, {total} runs, about {} of measuring",
+        "matrix {run_id}{}{}: {} cells, {total} runs, about {}",
         if plan.quick { " (quick)" } else { "" },
         if run.resumed { " (resumed)" } else { "" },
         cells.len(),
@@ -192,7 +193,7 @@ pub fn run(plan: &MatrixPlan, start: Start) -> anyhow::Result<ExitCode> {
         results,
     };
     let page = crate::report::render(&plan.root, std::slice::from_ref(&source));
-    print_tables(plan, &source.results.cells);
+    table::print_plan_tables(plan, &source.results.cells);
     println!("results: {}", relative(&path, &plan.root).display());
     let page = page?;
     println!("report:  {}", relative(&page, &plan.root).display());
@@ -418,7 +419,14 @@ fn run_child(
         round,
         data_dirs: data_dirs(cell),
     };
-    let (status, stdout, stderr) = match children::run(&launch, interrupted) {
+    let started = Instant::now();
+    let ended = children::run(&launch, interrupted);
+    // What this child cost beyond its warm-up and window: the budget's measured overhead.
+    let overhead = started
+        .elapsed()
+        .saturating_sub(cell.scenario.warmup + window)
+        .as_secs_f64();
+    let (status, stdout, stderr) = match ended {
         Ended::Exited {
             status,
             stdout,
@@ -433,11 +441,15 @@ fn run_child(
         }
         Ended::NotStarted(reason) => return failed(reason),
     };
-    if let Some(record) = stdout
+    if let Some(mut record) = stdout
         .lines()
         .rev()
         .find_map(|line| serde_json::from_str::<RunRecord>(line).ok())
     {
+        // A profiled run's time includes perf's, which a counted run does not pay.
+        if profile.is_none() {
+            record.run_overhead_s = Some(overhead);
+        }
         return Some(record);
     }
     let last_words = stderr
@@ -466,50 +478,4 @@ fn unique_run_id(dir: &Path, started: SystemTime) -> String {
 
 fn relative<'a>(path: &'a Path, root: &Path) -> &'a Path {
     path.strip_prefix(root).unwrap_or(path)
-}
-
-fn print_tables(plan: &MatrixPlan, records: &[RunRecord]) {
-    println!("ops/s / per-thread ops/s; * = more threads than cores");
-    for scenario in &plan.scenarios {
-        let name = scenario.hot_path.name();
-        for variant in &scenario.variants {
-            for params in &scenario.param_sets {
-                let map = params.to_map();
-                let group: Vec<&RunRecord> = records
-                    .iter()
-                    .filter(|r| {
-                        r.scenario_file == scenario.file
-                            && r.scenario == name
-                            && r.variant == *variant
-                            && r.params == map
-                    })
-                    .collect();
-                if group.is_empty() {
-                    continue;
-                }
-                let mut title = format!("\n{} / {variant}", scenario.file);
-                if scenario.param_sets.len() > 1 {
-                    title.push_str(&format!("  ({})", swept(scenario, params)));
-                }
-                print!("{}", table::render(&title, &group));
-            }
-        }
-    }
-}
-
-/// The parameters that vary between this scenario's parameter sets, as `name=value`.
-fn swept(scenario: &crate::plan::ScenarioPlan, params: &harness::Params) -> String {
-    let first = scenario.param_sets[0].to_map();
-    params
-        .to_map()
-        .iter()
-        .filter(|(k, _)| {
-            scenario
-                .param_sets
-                .iter()
-                .any(|p| p.to_map().get(*k) != first.get(*k))
-        })
-        .map(|(k, v)| format!("{k}={}", crate::plan::value_text(v)))
-        .collect::<Vec<_>>()
-        .join(" ")
 }

@@ -77,8 +77,11 @@ pub fn prepare(settings: Settings, root: &Path) -> anyhow::Result<(Settings, Sta
             bail!("resume={id}: {difference}; add force=true to resume anyway");
         }
     }
-    let recorded = Settings::parse(&state.settings)
+    let mut recorded = Settings::parse(&state.settings)
         .with_context(|| format!("resume={id}: the recorded settings no longer parse"))?;
+    // The budget planned with the costs of the runs before this one: so does the resume,
+    // or a newer file's costs could trim other cells than the ones recorded.
+    recorded.costs_before = Some(id.to_owned());
     let typed = recorded.typed.clone();
     Ok((
         recorded,

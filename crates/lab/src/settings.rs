@@ -1,8 +1,9 @@
 //! `lab matrix`'s `key=value` arguments, parsed into [`Settings`].
 //!
 //! Checks that need nothing but the text are made here, before any scenario file is read:
-//! a malformed list, a key given twice, more cores than the machine has, `quick=true` with
-//! `smoke=true`. Checking the settings against scenario files is `plan`'s job.
+//! a malformed list, a key given twice, more cores than the machine has (or than `cpus=`
+//! plans for), `quick=true` with `smoke=true`, `cpus=` without `plan=true`. Checking the
+//! settings against scenario files is `plan`'s job.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -32,7 +33,16 @@ pub const KEYS: &[&str] = &[
     "resume",
     "force",
     "interference",
+    "budget",
+    "plan",
+    "cpus",
 ];
+
+/// The time budget a matrix plans to unless `budget=` says otherwise.
+pub const DEFAULT_BUDGET: Duration = Duration::from_secs(15 * 60);
+
+/// The longest `budget=` accepted.
+const MOST_BUDGET: Duration = Duration::from_secs(7 * 24 * 3600);
 
 /// Thread (or client) counts typed for one scenario file: `sqlmix-slots.threads=8,16`.
 #[derive(Debug, Clone, PartialEq)]
@@ -85,6 +95,18 @@ pub struct Settings {
     /// `interference=`: the load (other processes' CPU plus steal, in CPUs) above which a
     /// repetition is retaken; `interference=off` gives `Some(None)`: no retakes.
     pub interference: Option<Option<f64>>,
+    /// `budget=`: the time the plan fits in; `None` for `budget=none` (nothing trimmed).
+    /// [`DEFAULT_BUDGET`] when not given.
+    pub budget: Option<Duration>,
+    /// Whether `budget=` was typed.
+    pub budget_typed: bool,
+    /// `plan=true`: print the plan and run nothing.
+    pub plan_only: bool,
+    /// `cpus=N` (with `plan=true`): plan for a machine of N CPUs.
+    pub cpus: Option<usize>,
+    /// Set by `resume`: plan with the per-run costs of the results files before this
+    /// run id, as the run being resumed did.
+    pub costs_before: Option<String>,
     /// Everything else: hot-path parameters, checked when scenario files are known.
     pub params: Vec<(String, String)>,
     /// The arguments as typed, for the command that reproduces the run.
@@ -105,6 +127,16 @@ fn int_list(key: &str, text: &str, max: usize, example: &str) -> anyhow::Result<
         Some(list) if !text.trim().is_empty() => Ok(list),
         _ => bail!(
             "{key}={text:?}: expected a comma-separated list of integers in 1..={max}, e.g. {key}={example}"
+        ),
+    }
+}
+
+/// `budget=15m`, `budget=1h30m`, `budget=90s`: 1 s to 7 days.
+fn budget(value: &str) -> anyhow::Result<Duration> {
+    match humantime::parse_duration(value.trim()) {
+        Ok(d) if d >= Duration::from_secs(1) && d <= MOST_BUDGET => Ok(d),
+        _ => bail!(
+            "budget={value:?}: expected a duration from 1s to 7 days (e.g. 15m, 1h30m) or none"
         ),
     }
 }
@@ -142,9 +174,12 @@ impl Settings {
     pub fn parse(args: &[String]) -> anyhow::Result<Settings> {
         let mut s = Settings {
             typed: args.to_vec(),
+            budget: Some(DEFAULT_BUDGET),
             ..Settings::default()
         };
-        let nproc = affinity::allowed_cpus().len();
+        let here = affinity::allowed_cpus().len();
+        // cores= is checked against the machine planned for, which cpus= may name later.
+        let mut cores_text: Option<String> = None;
         let mut seen = BTreeSet::new();
         for arg in args {
             let Some((key, value)) = arg.split_once('=') else {
@@ -165,11 +200,18 @@ impl Settings {
             match key {
                 "threads" => s.threads = Some(int_list(key, value, max_threads(), "1,2,4")?),
                 "clients" => s.clients = Some(int_list(key, value, max_threads(), "100,1000")?),
-                "cores" => {
-                    let cores = int_list(key, value, nproc, "1").map_err(|_| {
-                        anyhow::anyhow!("{key}={value:?}: expected a comma-separated list of integers in 1..={nproc} (this machine has {nproc} CPU(s) available), e.g. cores=1")
-                    })?;
-                    s.cores = Some(cores);
+                "cores" => cores_text = Some(value.to_owned()),
+                "cpus" => {
+                    s.cpus = Some(int_list(key, value, 1 << 16, "64")?.into_iter().last().unwrap_or(1))
+                }
+                "plan" => s.plan_only = boolean(key, value)?,
+                "budget" => {
+                    s.budget_typed = true;
+                    s.budget = if value.trim() == "none" {
+                        None
+                    } else {
+                        Some(budget(value)?)
+                    };
                 }
                 "scenarios" => s.scenarios = Some(name_list(key, value)?),
                 "variants" => s.variants = Some(name_list(key, value)?),
@@ -209,6 +251,20 @@ impl Settings {
                     None => s.params.push((key.to_owned(), value.to_owned())),
                 },
             }
+        }
+        if let Some(n) = s.cpus {
+            if !s.plan_only {
+                bail!("cpus={n}: only with plan=true, which plans for a machine of {n} CPUs and runs nothing (this machine has {here})");
+            }
+        }
+        if let Some(value) = cores_text {
+            let (most, machine) = match s.cpus {
+                Some(n) => (n, format!("cpus={n} plans for {n} CPU(s)")),
+                None => (here, format!("this machine has {here} CPU(s) available")),
+            };
+            s.cores = Some(int_list("cores", &value, most, "1").map_err(|_| {
+                anyhow::anyhow!("cores={value:?}: expected a comma-separated list of integers in 1..={most} ({machine}), e.g. cores=1")
+            })?);
         }
         if s.quick && s.smoke {
             bail!("quick=true with smoke=true: choose one (smoke has its own, smaller sizes)");
@@ -275,6 +331,35 @@ mod tests {
         for (arg, expected) in cases {
             let err = format!("{:#}", Settings::parse(&args(&[arg])).unwrap_err());
             assert!(err.contains(expected), "{arg}: {err}");
+            assert_eq!(err.lines().count(), 1);
+        }
+    }
+
+    #[test]
+    fn plan_cpus_and_budget() {
+        let s =
+            Settings::parse(&args(&["plan=true", "cpus=64", "cores=1,64", "budget=1h"])).unwrap();
+        assert!(s.plan_only);
+        assert_eq!(s.cpus, Some(64));
+        assert_eq!(s.cores, Some(vec![1, 64]));
+        assert_eq!(s.budget, Some(Duration::from_secs(3600)));
+        assert_eq!(Settings::parse(&[]).unwrap().budget, Some(DEFAULT_BUDGET));
+        assert_eq!(
+            Settings::parse(&args(&["budget=none"])).unwrap().budget,
+            None
+        );
+        let nproc = affinity::allowed_cpus().len();
+        for (list, expected) in [
+            (
+                &["cpus=64"][..],
+                format!("cpus=64: only with plan=true, which plans for a machine of 64 CPUs and runs nothing (this machine has {nproc})"),
+            ),
+            (&["plan=true", "cpus=8", "cores=9"], "cores=\"9\": expected a comma-separated list of integers in 1..=8 (cpus=8 plans for 8 CPU(s))".to_owned()),
+            (&["budget=0s"], "budget=\"0s\": expected a duration from 1s to 7 days".to_owned()),
+            (&["plan=maybe"], "plan=\"maybe\": expected true or false".to_owned()),
+        ] {
+            let err = format!("{:#}", Settings::parse(&args(list)).unwrap_err());
+            assert!(err.contains(&expected), "{list:?}: {err}");
             assert_eq!(err.lines().count(), 1);
         }
     }

@@ -77,6 +77,53 @@ pub fn render(title: &str, cells: &[&RunRecord]) -> String {
     out
 }
 
+/// Prints a matrix's tables: per scenario file, variant and parameter set.
+pub fn print_plan_tables(plan: &crate::plan::MatrixPlan, records: &[RunRecord]) {
+    println!("ops/s / per-thread ops/s; * = more threads than cores");
+    for scenario in &plan.scenarios {
+        let name = scenario.hot_path.name();
+        for variant in &scenario.variants {
+            for params in &scenario.param_sets {
+                let map = params.to_map();
+                let group: Vec<&RunRecord> = records
+                    .iter()
+                    .filter(|r| {
+                        r.scenario_file == scenario.file
+                            && r.scenario == name
+                            && r.variant == *variant
+                            && r.params == map
+                    })
+                    .collect();
+                if group.is_empty() {
+                    continue;
+                }
+                let mut title = format!("\n{} / {variant}", scenario.file);
+                if scenario.param_sets.len() > 1 {
+                    title.push_str(&format!("  ({})", swept(scenario, params)));
+                }
+                print!("{}", render(&title, &group));
+            }
+        }
+    }
+}
+
+/// The parameters that vary between this scenario's parameter sets, as `name=value`.
+fn swept(scenario: &crate::plan::ScenarioPlan, params: &harness::Params) -> String {
+    let first = scenario.param_sets[0].to_map();
+    params
+        .to_map()
+        .iter()
+        .filter(|(k, _)| {
+            scenario
+                .param_sets
+                .iter()
+                .any(|p| p.to_map().get(*k) != first.get(*k))
+        })
+        .map(|(k, v)| format!("{k}={}", crate::plan::value_text(v)))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

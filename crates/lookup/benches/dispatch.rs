@@ -4,13 +4,14 @@
 //!
 //! One group per directory and dispatch, one benchmark per thread count. For `direct`
 //! the threads run their own searches ([`harness::team::ThreadTeam`]); for the others a
-//! [`lookup::dispatch::Server`] is started once per benchmark, outside the timed region,
-//! and each timed call has its connection threads issue `iters` requests and waits for
+//! [`lookup::dispatch::Server`] is started once per benchmark criterion runs (none for
+//! those its filter skips), outside the timed region, and each timed call has its connection threads issue `iters` requests and waits for
 //! every answer, so the figure is the time per search with its hand-off (lower is better).
 //!
 //! `cargo bench -p lookup --bench dispatch -- --profile-time 5` writes a flamegraph per
 //! benchmark under criterion's output folder.
 
+use std::cell::OnceCell;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -58,19 +59,21 @@ impl WithDirectory for MakeBench<'_> {
 }
 
 fn dispatches(c: &mut Criterion) {
-    let data = DirectoryData::generate(6000, 4000);
+    // Generated on the first benchmark criterion runs, not for a filter that selects none.
+    let data = OnceCell::new();
     for directory in DIRECTORIES {
         let name = VariantName::parse(directory).expect("listed variants parse");
         for dispatch in Dispatch::NAMES {
             let dispatch = Dispatch::parse(dispatch).expect("listed dispatches parse");
             let group = format!("dispatch/{directory}/{}", dispatch.name());
             bench::thread_group(c, &group, THREADS, |threads| {
+                let data = data.get_or_init(|| DirectoryData::generate(6000, 4000));
                 let make = MakeBench {
-                    data: &data,
+                    data,
                     dispatch,
                     threads,
                 };
-                variants::with_directory(name, &data, 6000, make).expect("building the directory")
+                variants::with_directory(name, data, 6000, make).expect("building the directory")
             });
         }
     }

@@ -213,3 +213,58 @@ fn a_wrong_answer_fails_verification_under_every_dispatch() {
         );
     }
 }
+
+struct NoRound<'a> {
+    data: &'a DirectoryData,
+    dispatch: Dispatch,
+}
+
+impl WithDirectory for NoRound<'_> {
+    type Output = ();
+    fn call<D: Directory>(self, dir: Arc<D>) {
+        let shape = WorkloadShape {
+            write_pct: 0,
+            keys: KeyDistribution::Uniform,
+            seed: 5,
+        };
+        let workload = LookupWorkload::new(dir, self.data, shape);
+        let config = DispatchConfig {
+            dispatch: self.dispatch,
+            threads: 2,
+            connections: 2,
+            in_flight: 4,
+            batch: 2,
+        };
+        let server = Server::start(&workload, config).unwrap();
+        let (done, finished) = std::sync::mpsc::channel();
+        // Dropped on another thread so that a hang fails the test instead of stalling it.
+        std::thread::spawn(move || {
+            drop(server);
+            let _ = done.send(());
+        });
+        finished
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .unwrap_or_else(|_| panic!("{}: drop without a round hung", self.dispatch.name()));
+    }
+}
+
+/// A server that never got a round (a criterion benchmark its filter skipped) stops when
+/// dropped: it used to wait forever for connections that had never started one.
+#[test]
+fn a_server_dropped_without_a_round_stops() {
+    let data = DirectoryData::generate(200, 10);
+    for dispatch in ["queue", "rayon", "batched"] {
+        let dispatch = Dispatch::parse(dispatch).unwrap();
+        let name = VariantName::parse("global-mutex").unwrap();
+        variants::with_directory(
+            name,
+            &data,
+            100,
+            NoRound {
+                data: &data,
+                dispatch,
+            },
+        )
+        .unwrap();
+    }
+}

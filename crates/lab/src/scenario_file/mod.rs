@@ -5,8 +5,13 @@
 //! them) and says which variants, thread counts, parameters (a list is a sweep), window
 //! and repetitions to use, with a `[quick]` table of overrides for `quick=true` and a
 //! `[smoke]` table (over `[quick]`) for `smoke=true`, the tiny end-to-end check CI runs.
+//! Thread and core lists may be relative to the machine (`"nproc"`, `"2nproc"`,
+//! `"powers of two"`: [`crate::sizes`]); `overhead` is the file's estimate of what a child
+//! costs beyond its window, `min_duration` how far a budget may shorten the window, and
+//! `keep_cores` asks a budget to trim its core counts last.
 //! Everything is validated when the file is read, with errors that name the file, the line
-//! and what is accepted. This module does not merge command-line overrides: `plan` does.
+//! and what is accepted. This module does not merge command-line overrides and resolves
+//! no size against a machine: `plan` does.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -16,6 +21,11 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::catalog;
+pub use crate::sizes::Sizes;
+
+/// Repetitions per cell when a file does not say: enough that the order-statistics 95%
+/// interval of the median is narrower than min-max (the budget may trim them).
+pub const DEFAULT_REPEATS: usize = 8;
 
 /// Most threads one cell may start (the pool hot path runs one thread per client, and the
 /// seed went to 3000 clients); lower on a machine whose kernel allows fewer threads.
@@ -39,12 +49,16 @@ struct RawScenario {
     #[serde(default = "yes")]
     in_default: bool,
     variants: Option<Vec<String>>,
-    threads: Vec<i64>,
-    cores: Option<Vec<i64>>,
+    threads: Vec<toml::Value>,
+    cores: Option<Vec<toml::Value>>,
     duration: Option<String>,
     warmup: Option<String>,
     repeats: Option<i64>,
     timeout: Option<String>,
+    overhead: Option<String>,
+    min_duration: Option<String>,
+    #[serde(default)]
+    keep_cores: bool,
     #[serde(default)]
     params: toml::Table,
     #[serde(default)]
@@ -61,8 +75,8 @@ struct RawScenario {
 #[serde(deny_unknown_fields)]
 struct RawMode {
     variants: Option<Vec<String>>,
-    threads: Option<Vec<i64>>,
-    cores: Option<Vec<i64>>,
+    threads: Option<Vec<toml::Value>>,
+    cores: Option<Vec<toml::Value>>,
     duration: Option<String>,
     warmup: Option<String>,
     repeats: Option<i64>,
@@ -136,10 +150,10 @@ impl ProfileAt {
 pub struct ModeSettings {
     /// Variants to run.
     pub variants: Vec<&'static str>,
-    /// Thread counts (clients, for a client axis).
-    pub threads: Vec<usize>,
-    /// Core counts, when the file fixes them for this mode.
-    pub cores: Option<Vec<usize>>,
+    /// Thread counts (clients, for a client axis), perhaps relative to the CPUs.
+    pub threads: Sizes,
+    /// Core counts, when the file gives them for this mode, perhaps relative to the CPUs.
+    pub cores: Option<Sizes>,
     /// Measured window per repetition.
     pub duration: Duration,
     /// Warm-up per repetition.
@@ -175,6 +189,17 @@ pub struct ScenarioFile {
     /// model was calibrated on), `Null` when it has none: copied into the results so the
     /// hot path's question reads it without the file.
     pub seed: Value,
+    /// What a child takes beyond warm-up and window (starting, building its data,
+    /// verifying), as the file estimates it (`overhead`): the budget's cost model uses it
+    /// when no results file has measured it.
+    pub overhead: Option<Duration>,
+    /// The shortest window a budget may cut this file's window to (`min_duration`);
+    /// without it the budget leaves the window as it is (a simulated server whose requests
+    /// take tens of milliseconds needs its window).
+    pub min_duration: Option<Duration>,
+    /// Whether a budget trims this file's core counts last (`keep_cores = true`: the
+    /// files whose question is about cores), after repetitions.
+    pub keep_cores: bool,
     /// Normal mode.
     pub normal: ModeSettings,
     /// `quick=true` mode.
@@ -196,7 +221,11 @@ impl ScenarioFile {
     /// Its axis with `counts`, e.g. `threads 1,2,4`, `clients 100,1000` or
     /// `fixed at threads 16`.
     pub fn axis_text(&self, counts: &[usize]) -> String {
-        let list = join(counts);
+        self.axis_words(&join(counts))
+    }
+
+    /// Its axis with a list as the file writes it, e.g. `threads 1,2,nproc`.
+    pub fn axis_words(&self, list: &str) -> String {
         match self.axis {
             Axis::Fixed => format!("fixed at {} {list}", self.unit()),
             Axis::Threads | Axis::Clients => format!("{} {list}", self.unit()),
@@ -243,7 +272,7 @@ pub fn load(path: &Path) -> Result<ScenarioFile, String> {
     let hot_path = catalog::hot_path(&raw.hot_path).map_err(|m| at("hot_path", m))?;
     let axis = Axis::parse(&raw.axis).map_err(|m| at("axis", m))?;
     let cores = match raw.cores {
-        Some(c) => Some(positive_list(&c, usize::MAX).map_err(|m| at("cores", m))?),
+        Some(c) => Some(Sizes::parse(&c, true, usize::MAX).map_err(|m| at("cores", m))?),
         None => None,
     };
     let normal = ModeSettings {
@@ -254,11 +283,12 @@ pub fn load(path: &Path) -> Result<ScenarioFile, String> {
             .map_err(|m| at("duration", m))?,
         warmup: duration_or(raw.warmup.as_deref(), Duration::from_millis(300))
             .map_err(|m| at("warmup", m))?,
-        repeats: repeats(raw.repeats.unwrap_or(3)).map_err(|m| at("repeats", m))?,
+        repeats: repeats(raw.repeats.unwrap_or(DEFAULT_REPEATS as i64))
+            .map_err(|m| at("repeats", m))?,
         params: params(hot_path.params(), &raw.params).map_err(|m| at("params", m))?,
     };
     let quick_defaults = ModeSettings {
-        threads: normal.threads.iter().copied().take(3).collect(),
+        threads: Sizes(normal.threads.0.iter().copied().take(3).collect()),
         duration: Duration::from_millis(300),
         warmup: Duration::from_millis(100),
         repeats: 1,
@@ -289,6 +319,14 @@ pub fn load(path: &Path) -> Result<ScenarioFile, String> {
         Some(t) => Some(parse_duration(&t).map_err(|m| at("timeout", m))?),
         None => None,
     };
+    let overhead = match raw.overhead {
+        Some(t) => Some(parse_duration(&t).map_err(|m| at("overhead", m))?),
+        None => None,
+    };
+    let min_duration = match raw.min_duration {
+        Some(t) => Some(parse_duration(&t).map_err(|m| at("min_duration", m))?),
+        None => None,
+    };
     Ok(ScenarioFile {
         name: path
             .file_stem()
@@ -305,6 +343,9 @@ pub fn load(path: &Path) -> Result<ScenarioFile, String> {
             Some(t) => serde_json::to_value(t).map_err(|e| at("seed", e.to_string()))?,
             None => Value::Null,
         },
+        overhead,
+        min_duration,
+        keep_cores: raw.keep_cores,
         normal,
         quick,
         smoke,
@@ -335,7 +376,7 @@ fn overridden(
             None => base.threads.clone(),
         },
         cores: match raw.cores {
-            Some(c) => Some(positive_list(&c, usize::MAX).map_err(|m| at("cores", m))?),
+            Some(c) => Some(Sizes::parse(&c, true, usize::MAX).map_err(|m| at("cores", m))?),
             None => base.cores.clone(),
         },
         duration: duration_or(raw.duration.as_deref(), base.duration)
@@ -360,29 +401,8 @@ fn variants(hot_path: &dyn HotPath, names: Option<&[String]>) -> Result<Vec<&'st
     }
 }
 
-fn threads(values: &[i64]) -> Result<Vec<usize>, String> {
-    positive_list(values, max_threads())
-}
-
-fn positive_list(values: &[i64], max: usize) -> Result<Vec<usize>, String> {
-    if values.is_empty() {
-        return Err("empty list".into());
-    }
-    values
-        .iter()
-        .map(|&v| {
-            usize::try_from(v)
-                .ok()
-                .filter(|&v| v >= 1 && v <= max)
-                .ok_or_else(|| {
-                    if max == usize::MAX {
-                        format!("{v} is not accepted: expected integers of at least 1")
-                    } else {
-                        format!("{v} is not accepted: expected integers in 1..={max}")
-                    }
-                })
-        })
-        .collect()
+fn threads(values: &[toml::Value]) -> Result<Sizes, String> {
+    Sizes::parse(values, false, max_threads())
 }
 
 fn repeats(n: i64) -> Result<usize, String> {
@@ -436,150 +456,4 @@ fn params(specs: &[ParamSpec], table: &toml::Table) -> Result<Vec<ParamSweep>, S
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
-        let path = dir.join(name);
-        std::fs::write(&path, text).unwrap();
-        path
-    }
-
-    #[test]
-    fn reads_a_scenario_with_sweeps_and_quick_overrides() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = write(
-            dir.path(),
-            "lookup.toml",
-            r#"
-hot_path = "lookup"
-axis = "threads"
-variants = ["dashmap", "lmdb"]
-threads = [1, 2, 4, 6]
-duration = "2s"
-[params]
-users = 1000
-write_pct = [0, 10]
-[quick]
-threads = [1, 2]
-[quick.params]
-users = 100
-"#,
-        );
-        let s = load(&path).unwrap();
-        assert_eq!(s.name, "lookup");
-        assert_eq!(s.normal.variants, vec!["dashmap", "lmdb"]);
-        assert_eq!(s.normal.threads, vec![1, 2, 4, 6]);
-        assert_eq!(s.normal.duration, Duration::from_secs(2));
-        assert_eq!(s.normal.repeats, 3);
-        assert_eq!(s.normal.params.len(), 2);
-        assert_eq!(s.quick.threads, vec![1, 2]);
-        assert_eq!(s.quick.repeats, 1);
-        let users = s.quick.params.iter().find(|(n, _)| n == "users").unwrap();
-        assert_eq!(users.1, vec![Value::from(100)]);
-        assert!(s.quick.params.iter().any(|(n, _)| n == "write_pct"));
-    }
-
-    #[test]
-    fn a_smoke_table_overrides_the_quick_mode() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = write(
-            dir.path(),
-            "lookup.toml",
-            r#"
-hot_path = "lookup"
-axis = "threads"
-threads = [1, 2, 4, 6, 12]
-cores = [2]
-[params]
-users = 6000
-groups = 4000
-[quick]
-threads = [1, 2, 4]
-duration = "200ms"
-[smoke]
-threads = [1, 2]
-cores = [1]
-warmup = "50ms"
-[smoke.params]
-users = 2000
-"#,
-        );
-        let s = load(&path).unwrap();
-        assert_eq!(s.axis, Axis::Threads);
-        assert_eq!(s.normal.cores, Some(vec![2]));
-        let smoke = s.smoke.expect("a [smoke] table");
-        assert_eq!(smoke.threads, vec![1, 2]);
-        assert_eq!(smoke.cores, Some(vec![1]));
-        assert_eq!(smoke.duration, Duration::from_millis(200), "from [quick]");
-        assert_eq!(smoke.warmup, Duration::from_millis(50));
-        assert_eq!(smoke.repeats, 1);
-        let value = |name: &str| {
-            smoke
-                .params
-                .iter()
-                .find(|(n, _)| n == name)
-                .unwrap()
-                .1
-                .clone()
-        };
-        assert_eq!(value("users"), vec![Value::from(2000)]);
-        assert_eq!(value("groups"), vec![Value::from(4000)]);
-    }
-
-    #[test]
-    fn malformed_files_name_the_file_line_and_problem() {
-        let dir = tempfile::tempdir().unwrap();
-        let cases = [
-            ("hot_path = \"lookup\"\naxis = \"threads\"\nthreads = [1, 2\n", "bad.toml:"),
-            ("hot_path = \"lookup\"\nthread = [1]\n", "unknown field"),
-            ("hot_path = \"nope\"\naxis = \"threads\"\nthreads = [1]\n", "unknown hot path"),
-            (
-                "hot_path = \"lookup\"\naxis = \"users\"\nthreads = [1]\n",
-                "axis: \"users\" is not accepted: expected threads, clients or fixed",
-            ),
-            ("hot_path = \"lookup\"\nthreads = [1]\n", "missing field `axis`"),
-            (
-                "hot_path = \"lookup\"\naxis = \"threads\"\nthreads = [1]\nprofile_at = \"all\"\n",
-                "profile_at: \"all\" is not accepted: expected sweep or most",
-            ),
-            (
-                "hot_path = \"lookup\"\naxis = \"threads\"\nthreads = [1]\n[smoke]\ncores = [0]\n",
-                "smoke.cores: 0 is not accepted",
-            ),
-            (
-                "hot_path = \"lookup\"\naxis = \"threads\"\nthreads = [0]\n",
-                "threads: 0 is not accepted",
-            ),
-            (
-                "hot_path = \"lookup\"\naxis = \"threads\"\nthreads = [1]\nvariants = [\"impl2\"]\n",
-                "unknown variant",
-            ),
-            (
-                "hot_path = \"lookup\"\naxis = \"threads\"\nthreads = [1]\n[params]\nwrite_pct = 200\n",
-                "expected an integer in 0..=100",
-            ),
-            (
-                "hot_path = \"lookup\"\naxis = \"threads\"\nthreads = [1]\nduration = \"soon\"\n",
-                "duration",
-            ),
-        ];
-        for (text, expected) in cases {
-            let path = write(dir.path(), "bad.toml", text);
-            let err = load(&path).unwrap_err();
-            assert!(err.contains(expected), "{text:?} gave {err:?}");
-            assert!(err.contains("bad.toml"), "{err}");
-            assert_eq!(err.lines().count(), 1, "{err}");
-        }
-    }
-
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration("300ms").unwrap(), Duration::from_millis(300));
-        assert_eq!(parse_duration("1.5").unwrap(), Duration::from_millis(1500));
-        assert_eq!(parse_duration("2s").unwrap(), Duration::from_secs(2));
-        for bad in ["0", "-1", "2h", "abc", "", "NaN"] {
-            assert!(parse_duration(bad).is_err(), "{bad}");
-        }
-    }
-}
+mod tests;

@@ -1,0 +1,280 @@
+//! The cost model of a matrix and fitting a plan to its time budget.
+//!
+//! A counted run costs `overhead + PER_THREAD x threads + warm-up + window`, where
+//! `overhead` is what a child of that scenario file took beyond its warm-up and window
+//! (measured by the newest results file, else the file's estimate: `costs`); a profiled
+//! run costs its profiling window instead of the window plus [`PROFILE_EXTRA`] for perf;
+//! the report adds [`REPORT`] once. When the plan's estimate is over the budget, `fit`
+//! trims, in this order, stopping as soon as it fits: (1) windows and warm-ups, down to
+//! each file's `min_duration` (files without one keep theirs); (2) core counts of files
+//! without `keep_cores`, one at a time, file by file, keeping the most cores and 1
+//! longest; (3) repetitions, towards 5 (`lab compare`'s least for a verdict); (4) core
+//! counts of `keep_cores` files. Nothing the user typed (`duration=`, `warmup=`,
+//! `repeats=`, `cores=`) is trimmed. What was trimmed is recorded per file. It runs
+//! nothing.
+
+use std::time::Duration;
+
+use super::{MatrixPlan, ScenarioPlan, Settings};
+use crate::profile::select::{self, Which};
+
+/// What each worker thread adds to a child's start and end (spawning, its data, joining):
+/// about what 3000 pool clients took here.
+pub const PER_THREAD: Duration = Duration::from_micros(250);
+
+/// What perf adds to a profiled run (start-up, shut-down, folding).
+pub const PROFILE_EXTRA: Duration = Duration::from_millis(1200);
+
+/// Rendering the report once the runs are done.
+pub const REPORT: Duration = Duration::from_secs(10);
+
+/// The fewest repetitions the budget trims to: `lab compare`'s least for a verdict.
+pub const MIN_REPEATS: usize = 5;
+
+/// The shortest warm-up the budget trims to.
+const MIN_WARMUP: Duration = Duration::from_millis(20);
+
+/// Cells, runs (profiled ones included) and the expected time of a file or a plan.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Estimate {
+    /// Cells.
+    pub cells: usize,
+    /// Child runs: repetitions plus profiling runs.
+    pub runs: usize,
+    /// Expected wall time.
+    pub time: Duration,
+}
+
+impl ScenarioPlan {
+    /// The expected wall time of one counted repetition at `threads`.
+    pub fn run_cost(&self, threads: usize) -> Duration {
+        self.overhead + PER_THREAD * threads as u32 + self.warmup + self.duration
+    }
+
+    /// The expected wall time of one profiling run at `threads`.
+    pub fn profile_cost(&self, threads: usize, quick: bool) -> Duration {
+        self.overhead
+            + PER_THREAD * threads as u32
+            + self.warmup
+            + select::window(self.duration, quick)
+            + PROFILE_EXTRA
+    }
+
+    /// This file's cells, runs and expected time, profiling as `which` says.
+    pub fn estimate(&self, which: Which, quick: bool) -> Estimate {
+        let cells = self.cells();
+        let profiled = select::profiled(&cells, which);
+        let mut e = Estimate {
+            cells: cells.len(),
+            ..Estimate::default()
+        };
+        for (cell, profiled) in cells.iter().zip(profiled) {
+            e.runs += self.repeats;
+            e.time += self.run_cost(cell.threads) * self.repeats as u32;
+            if profiled {
+                e.runs += 1;
+                e.time += self.profile_cost(cell.threads, quick);
+            }
+        }
+        e
+    }
+}
+
+impl MatrixPlan {
+    /// Each scenario file's estimate, in plan order.
+    pub fn estimates(&self) -> Vec<Estimate> {
+        let which = select::which(self);
+        self.scenarios
+            .iter()
+            .map(|s| s.estimate(which, self.quick))
+            .collect()
+    }
+
+    /// The whole plan's estimate, the report included.
+    pub fn estimate(&self) -> Estimate {
+        self.estimates().into_iter().fold(
+            Estimate {
+                time: REPORT,
+                ..Estimate::default()
+            },
+            |a, e| Estimate {
+                cells: a.cells + e.cells,
+                runs: a.runs + e.runs,
+                time: a.time + e.time,
+            },
+        )
+    }
+
+    /// Whether the estimate exceeds the budget (after trimming, nothing left to trim).
+    pub fn over_budget(&self) -> bool {
+        self.budget.is_some_and(|b| self.estimate().time > b)
+    }
+}
+
+/// What a file had before trimming.
+struct Own {
+    duration: Duration,
+    warmup: Duration,
+    repeats: usize,
+    cores: Vec<usize>,
+}
+
+/// Trims `plan` until its estimate fits its budget, in the order the module describes,
+/// and records what each file lost.
+pub(super) fn fit(plan: &mut MatrixPlan, settings: &Settings) {
+    let Some(budget) = plan.budget else { return };
+    let fits = |plan: &MatrixPlan| plan.estimate().time <= budget;
+    if fits(plan) {
+        return;
+    }
+    let own: Vec<Own> = plan
+        .scenarios
+        .iter()
+        .map(|s| Own {
+            duration: s.duration,
+            warmup: s.warmup,
+            repeats: s.repeats,
+            cores: s.cores.clone(),
+        })
+        .collect();
+    'done: {
+        if settings.duration.is_none() {
+            for tenth in (0..10).rev() {
+                for (s, own) in plan.scenarios.iter_mut().zip(&own) {
+                    shorten(s, own, tenth as f64 / 10.0, settings.warmup.is_none());
+                }
+                if fits(plan) {
+                    break 'done;
+                }
+            }
+        }
+        if settings.cores.is_none() && thin_cores(plan, false, &fits) {
+            break 'done;
+        }
+        if settings.repeats.is_none() {
+            let most = plan.scenarios.iter().map(|s| s.repeats).max().unwrap_or(0);
+            for r in (MIN_REPEATS..most).rev() {
+                for (s, own) in plan.scenarios.iter_mut().zip(&own) {
+                    s.repeats = own.repeats.min(r.max(own.repeats.min(MIN_REPEATS)));
+                }
+                if fits(plan) {
+                    break 'done;
+                }
+            }
+        }
+        if settings.cores.is_none() {
+            thin_cores(plan, true, &fits);
+        }
+    }
+    for (s, own) in plan.scenarios.iter_mut().zip(&own) {
+        let ms = |d: Duration| super::text(Duration::from_millis(d.as_millis() as u64));
+        if s.duration != own.duration {
+            s.trimmed.push(format!(
+                "windows {} -> {}",
+                ms(own.duration),
+                ms(s.duration)
+            ));
+        }
+        if s.warmup != own.warmup {
+            s.trimmed
+                .push(format!("warm-ups {} -> {}", ms(own.warmup), ms(s.warmup)));
+        }
+        if s.repeats != own.repeats {
+            s.trimmed
+                .push(format!("repeats {} -> {}", own.repeats, s.repeats));
+        }
+        let gone: Vec<usize> = own
+            .cores
+            .iter()
+            .copied()
+            .filter(|c| !s.cores.contains(c))
+            .collect();
+        if !gone.is_empty() {
+            s.trimmed.push(format!(
+                "cores {} left out",
+                crate::scenario_file::join(&gone)
+            ));
+        }
+    }
+}
+
+/// The window (and warm-up, in proportion, when `warmup` may change) at `share` of the
+/// way from the file's floor to its own.
+fn shorten(s: &mut ScenarioPlan, own: &Own, share: f64, warmup: bool) {
+    if s.min_duration >= own.duration {
+        return;
+    }
+    let span = (own.duration - s.min_duration).as_secs_f64();
+    let window = s.min_duration + Duration::from_secs_f64(span * share);
+    s.duration = Duration::from_millis(window.as_millis() as u64);
+    if warmup {
+        let scaled = own
+            .warmup
+            .mul_f64(s.duration.as_secs_f64() / own.duration.as_secs_f64());
+        let floor = MIN_WARMUP.min(own.warmup);
+        s.warmup = Duration::from_millis(scaled.max(floor).as_millis() as u64);
+    }
+}
+
+/// Drops core counts from files whose `keep_cores` is `keep`, one at a time and file by
+/// file, until the plan fits (true) or each such file has one core count left (false).
+fn thin_cores(plan: &mut MatrixPlan, keep: bool, fits: &dyn Fn(&MatrixPlan) -> bool) -> bool {
+    loop {
+        let mut dropped = false;
+        for i in 0..plan.scenarios.len() {
+            let s = &mut plan.scenarios[i];
+            if s.keep_cores != keep || s.cores.len() < 2 {
+                continue;
+            }
+            let gone = drop_order(&s.cores)[0];
+            s.cores.retain(|&c| c != gone);
+            dropped = true;
+            if fits(plan) {
+                return true;
+            }
+        }
+        if !dropped {
+            return false;
+        }
+    }
+}
+
+/// The order in which to drop core counts: the most cores last, then 1, then the middle
+/// of what is left by halves, so the counts kept stay spread from 1 to the most.
+pub fn drop_order(cores: &[usize]) -> Vec<usize> {
+    let n = cores.len();
+    if n == 0 {
+        return Vec::new();
+    }
+    let mut keep: Vec<usize> = vec![n - 1];
+    if n > 1 {
+        keep.push(0);
+    }
+    let mut spans = vec![(0usize, n - 1)];
+    while let Some((lo, hi)) = (!spans.is_empty()).then(|| spans.remove(0)) {
+        if hi - lo < 2 {
+            continue;
+        }
+        let mid = (lo + hi) / 2;
+        keep.push(mid);
+        spans.push((lo, mid));
+        spans.push((mid, hi));
+    }
+    keep.iter().rev().map(|&i| cores[i]).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn core_counts_go_from_the_middle_keeping_one_and_the_most() {
+        assert_eq!(drop_order(&[1, 2]), [1, 2]);
+        assert_eq!(drop_order(&[2]), [2]);
+        assert_eq!(
+            drop_order(&[1, 2, 4, 8, 16, 32, 64]),
+            [32, 4, 16, 2, 8, 1, 64]
+        );
+        assert!(drop_order(&[]).is_empty());
+    }
+}

@@ -1,0 +1,179 @@
+//! Plans on other machines and under a budget: relative sizes on 64 CPUs, this 2-CPU
+//! machine's default cells, what the budget trims and never trims, the estimate.
+
+use std::time::Duration;
+
+use super::tests::{counts, plan, repo_files};
+use super::*;
+use crate::scenario_file::Axis;
+
+/// Each scenario file's cores and counts in a plan.
+fn shapes(plan: &MatrixPlan) -> Vec<(String, Vec<usize>, Vec<usize>)> {
+    plan.scenarios
+        .iter()
+        .map(|s| (s.file.clone(), s.cores.clone(), s.threads.clone()))
+        .collect()
+}
+
+#[test]
+fn on_64_cpus_every_thread_sweep_runs_every_core_count_past_its_cores() {
+    let plan = plan(&["plan=true", "cpus=64"]).unwrap();
+    assert_eq!(plan.nproc, 64);
+    let files = repo_files();
+    let sweeps: Vec<&ScenarioPlan> = plan
+        .scenarios
+        .iter()
+        .filter(|s| s.axis == Axis::Threads)
+        .collect();
+    let defaults = files
+        .iter()
+        .filter(|f| f.in_default && f.axis == Axis::Threads)
+        .count();
+    assert_eq!(sweeps.len(), defaults);
+    assert!(sweeps.len() >= 5, "{:?}", shapes(&plan));
+    for s in sweeps {
+        assert_eq!(s.cores, [1, 2, 4, 8, 16, 32, 64], "{}", s.file);
+        for &cores in &s.cores {
+            assert!(
+                s.threads.iter().any(|&t| t > cores),
+                "{} at {cores} cores: threads {:?}",
+                s.file,
+                s.threads
+            );
+            assert!(s.threads.contains(&cores) || cores < 64, "{}", s.file);
+        }
+        assert!(s.trimmed.is_empty(), "budget=none trims nothing");
+    }
+    let fixed = |name: &str| counts(&plan, name).to_vec();
+    assert_eq!(fixed("sqlmix-slots"), [512], "8 x nproc");
+    assert_eq!(fixed("sqlmix-dqlite"), [48], "the seed's absolute figure");
+    let durable = plan
+        .scenarios
+        .iter()
+        .find(|s| s.file == "lease-durable")
+        .unwrap();
+    assert_eq!(durable.cores, [64], "fixed points run on every CPU");
+}
+
+#[test]
+fn on_two_cpus_the_default_budget_keeps_the_matrix_it_always_ran() {
+    // The cells this 2-CPU machine ran before sizes were relative: lookup at cores 1,2,
+    // every other file at 2; threads as the files listed them.
+    let plan = plan(&["plan=true", "cpus=2", "budget=15m"]).unwrap();
+    // The real systems came later and bring cells of their own.
+    let real =
+        |file: &str| file.starts_with("sqlmix-libdqlite") || file == "389ds" || file == "openldap";
+    for s in plan.scenarios.iter().filter(|s| !real(&s.file)) {
+        let cores: &[usize] = if s.file == "lookup" { &[1, 2] } else { &[2] };
+        assert_eq!(s.cores, cores, "{}", s.file);
+        let threads: &[usize] = match s.file.as_str() {
+            "lookup" | "lookup-dispatch" | "sqlmix" | "lease" => &[1, 2, 4, 6, 12],
+            "pool" => &[1, 2, 4, 6, 8, 12],
+            "sqlmix-slots" | "sqlmix-writes" => &[16],
+            "lease-durable" => &[1, 4, 12],
+            "pool-clients" => &[100, 1000, 2000, 3000],
+            "pool-seed-batch" => &[1000],
+            "sqlmix-dqlite" | "sqlmix-dqlite-pool" | "sqlmix-dqlite-apps" => &[48],
+            other => panic!("{other}: a default file this test does not know"),
+        };
+        assert_eq!(s.threads, threads, "{}", s.file);
+        assert!(s.repeats >= budget::MIN_REPEATS, "{}", s.file);
+    }
+    let old: usize = plan
+        .scenarios
+        .iter()
+        .filter(|s| !real(&s.file))
+        .map(|s| s.cells().len())
+        .sum();
+    assert_eq!(old, 291);
+    assert!(!plan.over_budget(), "{:?}", plan.plan_lines());
+    let lines = plan.settings_lines().join("\n");
+    assert!(lines.contains("budget 15m0s trimmed"), "{lines}");
+    assert!(lines.contains("cores 1 left out"), "{lines}");
+}
+
+#[test]
+fn the_budget_trims_windows_cores_then_repeats_and_never_what_was_typed() {
+    let wide = plan(&["plan=true", "cpus=16", "budget=none"]).unwrap();
+    let tight = plan(&["plan=true", "cpus=16", "budget=10m"]).unwrap();
+    assert!(tight.estimate().time < wide.estimate().time);
+    for (w, t) in wide.scenarios.iter().zip(&tight.scenarios) {
+        assert!(
+            t.duration <= w.duration && t.duration >= t.min_duration,
+            "{}",
+            t.file
+        );
+        assert!(t.cores.iter().all(|c| w.cores.contains(c)), "{}", t.file);
+        assert_eq!(
+            t.cores.last(),
+            w.cores.last(),
+            "{}: the most cores stay",
+            t.file
+        );
+        assert_eq!(
+            t.trimmed.is_empty(),
+            t.duration == w.duration
+                && t.warmup == w.warmup
+                && t.repeats == w.repeats
+                && t.cores == w.cores,
+            "{}",
+            t.file
+        );
+    }
+    let typed = plan(&[
+        "plan=true",
+        "cpus=16",
+        "budget=1m",
+        "repeats=8",
+        "duration=150ms",
+        "cores=1,16",
+    ])
+    .unwrap();
+    for s in &typed.scenarios {
+        assert_eq!(
+            (s.repeats, s.duration, s.cores.clone()),
+            (8, Duration::from_millis(150), vec![1, 16]),
+            "{}",
+            s.file
+        );
+    }
+    assert!(typed.over_budget());
+    assert!(typed
+        .plan_notes()
+        .iter()
+        .any(|n| n.starts_with("over budget: about ")));
+}
+
+#[test]
+fn the_estimate_counts_every_run_and_profile() {
+    let plan = plan(&[
+        "plan=true",
+        "cpus=2",
+        "scenarios=lookup",
+        "variants=dashmap",
+        "threads=1,2",
+        "repeats=3",
+    ])
+    .unwrap();
+    let s = &plan.scenarios[0];
+    let e = s.estimate(crate::profile::select::which(&plan), plan.quick);
+    let cells = s.cores.len() * 2;
+    // Profiled at the most cores: threads 1 and 2 (= cores, and the most).
+    let profiled = 2;
+    assert_eq!((e.cells, e.runs), (cells, cells * 3 + profiled));
+    let expected = (s.run_cost(1) + s.run_cost(2)) * 3 * s.cores.len() as u32
+        + s.profile_cost(1, false)
+        + s.profile_cost(2, false);
+    assert_eq!(e.time, expected);
+    assert_eq!(plan.estimate().time, expected + budget::REPORT);
+    let lines = plan.plan_lines();
+    assert_eq!(lines.len(), 2);
+    assert!(
+        lines[0].starts_with("lookup.toml: cores 1,2; threads 1,2; 4 cells, 14 runs, about "),
+        "{lines:?}"
+    );
+    assert!(
+        lines[1].starts_with("plan: 4 cells, 14 runs, about "),
+        "{lines:?}"
+    );
+}

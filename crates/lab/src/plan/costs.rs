@@ -1,0 +1,161 @@
+//! What one child of each scenario file costs beyond its warm-up and window, as the
+//! newest results file in `reports/data` that ran that file measured it
+//! (`run_overhead_s` of its cells).
+//!
+//! The cost model (`budget`) charges a run `overhead + per-thread part + warm-up +
+//! window`; this module supplies the measured `overhead` per scenario file, the part that
+//! does not grow with threads. A file with no measured cell (an older results file, a
+//! file not in that run, a fresh clone) falls back to the scenario file's own estimate.
+//! It reads; it never writes.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use harness::schema::ResultsFile;
+
+use super::budget::PER_THREAD;
+
+/// Measured per-run overheads by scenario file, each with the results file it came from.
+#[derive(Debug, Default)]
+pub struct Measured {
+    by_file: BTreeMap<String, (Duration, String)>,
+}
+
+/// How many of the newest results files are read: enough to find every scenario file of
+/// a default run after a few single-file runs, few enough to stay instant.
+const FILES_READ: usize = 10;
+
+impl Measured {
+    /// For each scenario file, the overhead the newest results file in `dir` that ran it
+    /// measured (among the [`FILES_READ`] newest, and older than the run `before` when
+    /// given); none for a file no readable results file measured (a fresh clone).
+    pub fn newest(dir: &Path, before: Option<&str>) -> Measured {
+        let mut by_file = BTreeMap::new();
+        for path in newest_results(dir, before).into_iter().take(FILES_READ) {
+            let Some(results) = std::fs::read_to_string(&path)
+                .ok()
+                .and_then(|text| ResultsFile::from_json(&text).ok())
+            else {
+                continue;
+            };
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let mut samples: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+            for cell in &results.cells {
+                if let Some(o) = cell.run_overhead_s {
+                    let base = o - PER_THREAD.as_secs_f64() * cell.threads as f64;
+                    samples
+                        .entry(cell.scenario_file.clone())
+                        .or_default()
+                        .push(base.max(0.0));
+                }
+            }
+            for (file, v) in samples {
+                if !file.is_empty() && !by_file.contains_key(&file) {
+                    let median = Duration::from_secs_f64(harness::stats::median(&v));
+                    by_file.insert(file, (median, name.clone()));
+                }
+            }
+        }
+        Measured { by_file }
+    }
+
+    /// The measured overhead of one child of `file`, beyond its per-thread part, and the
+    /// results file that measured it.
+    pub fn overhead(&self, file: &str) -> Option<(Duration, &str)> {
+        self.by_file.get(file).map(|(d, from)| (*d, from.as_str()))
+    }
+}
+
+/// The `<run-id>.json` files in `dir` (before the run id `before`), newest first: run ids
+/// are timestamps, so by name.
+fn newest_results(dir: &Path, before: Option<&str>) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .filter(|p| {
+            let stem = p.file_stem().map(|s| s.to_string_lossy().into_owned());
+            before.is_none_or(|b| stem.is_some_and(|s| s.as_str() < b))
+        })
+        .collect();
+    paths.sort();
+    paths.reverse();
+    paths
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use harness::schema::{CellKey, CellStatus, RunRecord};
+
+    fn cell(file: &str, threads: usize, overhead: Option<f64>) -> RunRecord {
+        let key = CellKey {
+            scenario: "lease".into(),
+            variant: "memory".into(),
+            params: Default::default(),
+            threads,
+            cores: 2,
+        };
+        let mut r = RunRecord::failed(&key, "0-1", "x");
+        r.status = CellStatus::Ok;
+        r.scenario_file = file.into();
+        r.run_overhead_s = overhead;
+        r
+    }
+
+    #[test]
+    fn the_newest_results_file_gives_each_files_median_overhead() {
+        let dir = tempfile::tempdir().unwrap();
+        let fixture =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/small-run/reports/data");
+        let old = newest_results(&fixture, None);
+        let old = old.first().expect("the fixture has a results file");
+        let mut results = ResultsFile::from_json(&std::fs::read_to_string(old).unwrap()).unwrap();
+        let write = |name: &str, results: &ResultsFile| {
+            let text = serde_json::to_string(results).unwrap();
+            std::fs::write(dir.path().join(name), text).unwrap();
+        };
+        results.cells = vec![cell("sqlmix", 1, Some(0.5)), cell("lease", 1, Some(0.9))];
+        write("20200101T000000Z.json", &results);
+        results.cells = vec![
+            cell("lease", 1, Some(0.1)),
+            cell("lease", 1, Some(0.3)),
+            cell("lease", 1, Some(0.2)),
+            cell("pool", 1000, Some(0.1 + 1000.0 * PER_THREAD.as_secs_f64())),
+            cell("sqlmix", 1, None),
+        ];
+        write("20300101T000000Z.json", &results);
+        std::fs::write(dir.path().join("20400101T000000Z.json"), "{}").unwrap();
+        let m = Measured::newest(dir.path(), None);
+        // Beyond the per-thread part: 0.2 s less one thread's share, 0.1 s.
+        let us = |m: &Measured, file: &str| {
+            m.overhead(file)
+                .map(|(d, from)| ((d.as_secs_f64() * 1e6).round() as u64, from.to_owned()))
+        };
+        let newest = "20300101T000000Z.json".to_owned();
+        let oldest = "20200101T000000Z.json".to_owned();
+        let one_thread = PER_THREAD.as_micros() as u64;
+        assert_eq!(
+            us(&m, "lease"),
+            Some((200_000 - one_thread, newest.clone()))
+        );
+        assert_eq!(us(&m, "pool"), Some((100_000, newest)));
+        assert_eq!(
+            us(&m, "sqlmix"),
+            Some((500_000 - one_thread, oldest.clone())),
+            "the newest file that measured it"
+        );
+        assert_eq!(us(&m, "noop"), None);
+        let before = Measured::newest(dir.path(), Some("20300101T000000Z"));
+        assert_eq!(us(&before, "lease"), Some((900_000 - one_thread, oldest)));
+        assert!(Measured::newest(&dir.path().join("none"), None)
+            .overhead("lease")
+            .is_none());
+    }
+}

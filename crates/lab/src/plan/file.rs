@@ -1,0 +1,238 @@
+//! One scenario file's plan on a machine of `nproc` CPUs: its mode (normal, quick,
+//! smoke), variants, counts, cores, parameter sets, window, warm-up, repetitions and
+//! timeout, each through [`Provenance`]'s one rule (the setting wins, else the file's
+//! own value), with relative sizes resolved against `nproc`. Checks across files are
+//! `checks`' job; fitting the result to a budget is `budget`'s.
+
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use harness::params::find_spec;
+
+use super::choose::Provenance;
+use super::costs::Measured;
+use super::params::{check_counts, combinations, value_text};
+use super::{default_cores, text, ScenarioPlan, SETUP_MARGIN};
+use crate::scenario_file::{join, max_threads, Axis, ModeSettings, ScenarioFile, Sizes};
+use crate::settings::Settings;
+
+/// What a child costs beyond warm-up and window when neither a results file nor the
+/// scenario file says (`overhead`): about what a small hot path took here.
+pub const DEFAULT_OVERHEAD: Duration = Duration::from_millis(100);
+
+/// The plan of `file`, or the line saying why it runs no cell (no variant left).
+pub(super) fn plan_file(
+    settings: &Settings,
+    file: &ScenarioFile,
+    nproc: usize,
+    measured: &Measured,
+) -> anyhow::Result<Result<ScenarioPlan, Skipped>> {
+    let mode: &ModeSettings = if settings.smoke {
+        file.smoke
+            .as_ref()
+            .expect("select keeps files with [smoke]")
+    } else if settings.quick {
+        &file.quick
+    } else {
+        &file.normal
+    };
+    let mut how = Provenance::default();
+    let variants: Vec<&'static str> = match &settings.variants {
+        None => mode.variants.clone(),
+        Some(names) => file
+            .hot_path
+            .variants()
+            .iter()
+            .filter(|v| names.iter().any(|n| n == v.name))
+            .map(|v| v.name)
+            .collect(),
+    };
+    if variants.is_empty() {
+        return Ok(Err(Skipped::Line(format!(
+            "{}.toml: skipped, none of variants={} is a {} variant",
+            file.name,
+            settings.variants.as_deref().unwrap_or_default().join(","),
+            file.hot_path.name()
+        ))));
+    }
+    if settings.variants.is_some() {
+        how.applied(format!("variants={}", variants.join(",")));
+    }
+    let threads = file_counts(settings, file, mode, nproc, &mut how);
+    let typed_cores = settings
+        .cores
+        .clone()
+        .map(|c| (format!("cores={}", join(&c)), c));
+    let cores = how.take(typed_cores, || match &mode.cores {
+        Some(sizes) => {
+            let c = sizes.resolve(nproc, usize::MAX, true);
+            (format!("cores {}{}", join(&c), origin(sizes, nproc)), c)
+        }
+        None => {
+            // Quick and smoke modes measure at the machine's full width only.
+            let c = if settings.quick || settings.smoke {
+                vec![nproc]
+            } else {
+                default_cores(nproc)
+            };
+            let shown = format!("cores {} (the default on {nproc} CPUs)", join(&c));
+            (shown, c)
+        }
+    });
+    let mut sweeps = mode.params.clone();
+    for (name, text) in &settings.params {
+        if let Ok(spec) = find_spec(file.hot_path.params(), name) {
+            let values = spec.parse_list(text).map_err(anyhow::Error::msg)?;
+            sweeps.retain(|(n, _)| n != name);
+            sweeps.push((name.clone(), values));
+            how.applied(format!("{name}={text}"));
+        }
+    }
+    for (name, values) in &mode.params {
+        if !settings.params.iter().any(|(n, _)| n == name) {
+            let values: Vec<String> = values.iter().map(value_text).collect();
+            how.kept(format!("{name}={}", values.join(",")));
+        }
+    }
+    let param_sets = combinations(file.hot_path, &sweeps, &file.paired)
+        .with_context(|| format!("{}.toml", file.name))?;
+    if let Some(missing) = param_sets.iter().find_map(|p| file.hot_path.missing(p)) {
+        return Ok(Err(Skipped::Lacking(missing)));
+    }
+    check_counts(file, &param_sets, &threads)?;
+    let duration = how.choose("duration", settings.duration, mode.duration, |d| text(*d));
+    let warmup = how.choose("warmup", settings.warmup, mode.warmup, |d| text(*d));
+    let repeats = how.choose("repeats", settings.repeats, mode.repeats, usize::to_string);
+    let least = warmup + duration + SETUP_MARGIN;
+    let timeout = match (settings.timeout, file.timeout) {
+        (None, None) => Duration::from_secs(30) + (duration + warmup) * 3,
+        (typed, own) => {
+            let t = how.choose("timeout", typed, own.unwrap_or_default(), |d| text(*d));
+            if t < least && typed.is_some() {
+                bail!(
+                    "timeout={}: shorter than warm-up {} + duration {} + {} to start a cell of {}; accepted at least {}",
+                    text(t), text(warmup), text(duration), text(SETUP_MARGIN), file.name, text(least)
+                );
+            }
+            if t < least {
+                bail!(
+                    "{}.toml: timeout {} is shorter than warm-up {} + duration {} + {} to start a cell; give timeout= at least {}",
+                    file.name, text(t), text(warmup), text(duration), text(SETUP_MARGIN), text(least)
+                );
+            }
+            t
+        }
+    };
+    let (overhead, overhead_from) = match measured.overhead(&file.name) {
+        Some((o, from)) => (o, format!("measured in {from}")),
+        None => match file.overhead {
+            Some(o) => (o, "the file's estimate".to_owned()),
+            None => (DEFAULT_OVERHEAD, "the default estimate".to_owned()),
+        },
+    };
+    Ok(Ok(ScenarioPlan {
+        file: file.name.clone(),
+        hot_path: file.hot_path,
+        axis: file.axis,
+        variants,
+        threads,
+        cores,
+        param_sets,
+        duration,
+        warmup,
+        repeats,
+        timeout,
+        profile_at: file.profile_at,
+        settings_line: how.line(file),
+        seed: file.seed.clone(),
+        overhead,
+        overhead_from,
+        keep_cores: file.keep_cores,
+        min_duration: file.min_duration.unwrap_or(duration).min(duration),
+        trimmed: Vec::new(),
+    }))
+}
+
+/// Why a selected scenario file runs no cell.
+pub enum Skipped {
+    /// A line saying so (no variant left).
+    Line(String),
+    /// Its cells need what this machine lacks (a library, a server).
+    Lacking(harness::hotpath::Missing),
+}
+
+/// One line naming the files skipped because this machine lacks something, what it
+/// lacks and what installs it; `None` when nothing was skipped.
+pub fn lacking_line(lacking: &[(String, harness::hotpath::Missing)]) -> Option<String> {
+    if lacking.is_empty() {
+        return None;
+    }
+    let files: Vec<String> = lacking.iter().map(|(f, _)| format!("{f}.toml")).collect();
+    let mut what: Vec<&str> = Vec::new();
+    let mut packages: Vec<&str> = Vec::new();
+    for (_, m) in lacking {
+        if !what.contains(&m.what.as_str()) {
+            what.push(&m.what);
+        }
+        for p in &m.packages {
+            if !packages.contains(&p.as_str()) {
+                packages.push(p);
+            }
+        }
+    }
+    Some(format!(
+        "skipped {} (this machine lacks {}): `just setup` installs it (Debian: {})",
+        files.join(", "),
+        what.join(", "),
+        packages.join(" ")
+    ))
+}
+
+/// ` (2nproc,4nproc on 2 CPUs)` after a resolved list whose file entries were relative.
+fn origin(sizes: &Sizes, nproc: usize) -> String {
+    if sizes.relative() {
+        format!(" ({sizes} on {nproc} CPUs)")
+    } else {
+        String::new()
+    }
+}
+
+/// The counts a file runs at: `<file>.threads=`, else `threads=` on a thread axis or
+/// `clients=` on a client axis, else the file's own, resolved on `nproc` CPUs.
+fn file_counts(
+    settings: &Settings,
+    file: &ScenarioFile,
+    mode: &ModeSettings,
+    nproc: usize,
+    how: &mut Provenance,
+) -> Vec<usize> {
+    let per_file = settings.per_file.iter().find(|p| p.file == file.name);
+    let typed = match (per_file, file.axis) {
+        (Some(own), _) => Some((own.key.as_str(), &own.counts)),
+        (None, Axis::Threads) => settings.threads.as_ref().map(|t| ("threads", t)),
+        (None, Axis::Clients) => settings.clients.as_ref().map(|c| ("clients", c)),
+        (None, Axis::Fixed) => None,
+    };
+    let typed = typed.map(|(key, counts)| (format!("{key}={}", join(counts)), counts.clone()));
+    how.take(typed, || {
+        let counts = mode.threads.resolve(nproc, max_threads(), false);
+        let mut kept = file.axis_text(&counts);
+        kept.push_str(&origin(&mode.threads, nproc));
+        let ignored: Vec<&str> = [
+            settings.threads.as_ref().map(|_| "threads="),
+            settings.clients.as_ref().map(|_| "clients="),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        if !ignored.is_empty() {
+            kept.push_str(&format!(
+                " ({} not for this axis; {}.{}= sets it)",
+                ignored.join(" and "),
+                file.name,
+                file.unit()
+            ));
+        }
+        (kept, counts)
+    })
+}

@@ -1,0 +1,298 @@
+//! From parsed settings ([`Settings`]) and scenario files to the list of cells a matrix
+//! will run, fitted to a time budget.
+//!
+//! Everything is checked here against the scenario files, before anything runs or any
+//! file is written: an unknown scenario file, variant or parameter, a timeout too short
+//! for a cell, or a setting that applies to none of the selected scenario files is one
+//! error line naming the input and what is accepted. Reading the `key=value` text is
+//! `settings`' job.
+//!
+//! Each scenario file's axis decides which setting may change its thread counts:
+//! `threads=` sets thread axes, `clients=` client axes, and `<file>.threads=` (or
+//! `<file>.clients=`) one file, whatever its axis; a fixed point changes only that way.
+//! Sizes relative to the machine resolve against its CPUs (or `cpus=`'s). Then the plan
+//! is fitted to `budget=` (15 minutes by default) from each file's per-run cost
+//! (`budget`, `costs`). [`MatrixPlan::settings_lines`] says, per scenario file, what
+//! applied and what the file kept; [`MatrixPlan::plan_lines`] what will run and how long
+//! it should take. Running the cells is `matrix`'s job, not this module's.
+//!
+//! Submodules: `checks` (settings against the selected files), `file` (one file's
+//! values), `choose` (the one rule: setting, else the file's value, and which), `params`
+//! (parameter sets), `costs` (measured per-run costs), `budget` (cost model and
+//! trimming), `lines` (what `plan=true` prints).
+
+mod budget;
+#[cfg(test)]
+mod budget_tests;
+mod checks;
+mod choose;
+mod costs;
+mod file;
+mod lines;
+mod params;
+#[cfg(test)]
+mod tests;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::bail;
+use harness::{affinity, HotPath, Params};
+
+pub use self::params::value_text;
+use crate::cell_request::CellRequest;
+use crate::scenario_file::{self, Axis};
+pub use crate::settings::Settings;
+
+/// Time a child needs beyond warm-up and window to start and build its data; a timeout
+/// shorter than warm-up + duration + this cannot let any cell finish.
+pub const SETUP_MARGIN: Duration = Duration::from_secs(1);
+
+/// One scenario file as the matrix will run it.
+#[derive(Debug, Clone)]
+pub struct ScenarioPlan {
+    /// Scenario file name.
+    pub file: String,
+    /// The hot path.
+    pub hot_path: &'static dyn HotPath,
+    /// What its thread counts are.
+    pub axis: Axis,
+    /// Variants.
+    pub variants: Vec<&'static str>,
+    /// Thread counts (clients, on a client axis).
+    pub threads: Vec<usize>,
+    /// Core counts.
+    pub cores: Vec<usize>,
+    /// Every combination of parameter values.
+    pub param_sets: Vec<Params>,
+    /// Measured window per repetition.
+    pub duration: Duration,
+    /// Warm-up per repetition.
+    pub warmup: Duration,
+    /// Repetitions per cell.
+    pub repeats: usize,
+    /// Limit per child process.
+    pub timeout: Duration,
+    /// Which thread counts the default profiling covers.
+    pub profile_at: crate::scenario_file::ProfileAt,
+    /// One line: which settings applied to this file and which it kept.
+    pub settings_line: String,
+    /// What one child costs beyond warm-up and window, before its per-thread part.
+    pub overhead: Duration,
+    /// Where `overhead` comes from (a results file, the scenario file's estimate).
+    pub overhead_from: String,
+    /// Whether the budget trims this file's core counts last.
+    pub keep_cores: bool,
+    /// The shortest window the budget may cut it to.
+    pub min_duration: Duration,
+    /// What the budget trimmed, e.g. `windows 150ms -> 100ms`.
+    pub trimmed: Vec<String>,
+    /// The file's `[seed]` table (`Null` when none), copied into the results.
+    pub seed: serde_json::Value,
+}
+
+/// One cell: everything a child `lab run` needs.
+#[derive(Debug, Clone)]
+pub struct CellSpec<'a> {
+    /// The scenario file it belongs to.
+    pub scenario: &'a ScenarioPlan,
+    /// Variant.
+    pub variant: &'static str,
+    /// Parameters.
+    pub params: Params,
+    /// Which of the scenario file's parameter sets `params` is.
+    pub param_index: usize,
+    /// Worker threads.
+    pub threads: usize,
+    /// CPUs in the mask.
+    pub cores: usize,
+}
+
+impl CellSpec<'_> {
+    /// The request for one repetition of this cell measured over `duration`, profiled
+    /// to the prefix `profile` when given.
+    pub fn request(&self, duration: Duration, profile: Option<String>) -> CellRequest {
+        CellRequest {
+            hot_path: self.scenario.hot_path.name().to_owned(),
+            variant: self.variant.to_owned(),
+            threads: self.threads,
+            cores: Some(self.cores),
+            duration,
+            warmup: self.scenario.warmup,
+            repeats: 1,
+            params: self
+                .params
+                .to_map()
+                .iter()
+                .map(|(k, v)| (k.clone(), value_text(v)))
+                .collect(),
+            profile,
+        }
+    }
+}
+
+impl ScenarioPlan {
+    /// Every cell of this file: variant, parameters, cores, then threads.
+    pub fn cells(&self) -> Vec<CellSpec<'_>> {
+        let mut cells = Vec::new();
+        for &variant in &self.variants {
+            for (param_index, params) in self.param_sets.iter().enumerate() {
+                for &cores in &self.cores {
+                    for &threads in &self.threads {
+                        cells.push(CellSpec {
+                            scenario: self,
+                            variant,
+                            params: params.clone(),
+                            param_index,
+                            threads,
+                            cores,
+                        });
+                    }
+                }
+            }
+        }
+        cells
+    }
+}
+
+/// The whole matrix.
+#[derive(Debug, Clone)]
+pub struct MatrixPlan {
+    /// Scenario files in order.
+    pub scenarios: Vec<ScenarioPlan>,
+    /// Whether quick (or smoke) mode was asked for: shorter profiling windows.
+    pub quick: bool,
+    /// Whether each cell gets an extra, uncounted repetition under the CPU profiler.
+    pub profile: bool,
+    /// Whether every cell is profiled (`profile=all`) rather than the default selection.
+    pub profile_all: bool,
+    /// The command that reproduces this run.
+    pub command: String,
+    /// Project root (reports go below it).
+    pub root: PathBuf,
+    /// Lines about selected scenario files that run no cell (no variant left).
+    pub skipped: Vec<String>,
+    /// The CPUs planned for: this machine's, or `cpus=`'s.
+    pub nproc: usize,
+    /// The budget the plan was fitted to (`None`: `budget=none`).
+    pub budget: Option<Duration>,
+    /// The load (CPUs) above which a repetition is retaken (`interference=`); `None`: off.
+    pub interference: Option<f64>,
+}
+
+/// Default core counts: powers of two up to the CPUs available, and that count itself.
+pub fn default_cores(nproc: usize) -> Vec<usize> {
+    let mut cores: Vec<usize> = std::iter::successors(Some(1usize), |c| c.checked_mul(2))
+        .take_while(|&c| c <= nproc)
+        .collect();
+    if cores.last() != Some(&nproc) {
+        cores.push(nproc);
+    }
+    cores
+}
+
+pub(crate) fn text(d: Duration) -> String {
+    humantime::format_duration(d).to_string()
+}
+
+impl MatrixPlan {
+    /// Checks `settings` against the scenario files under `root/benches`, lays out the
+    /// cells and fits them to the budget.
+    pub fn build(settings: &Settings, root: &Path) -> anyhow::Result<MatrixPlan> {
+        let files = scenario_file::load_all(&root.join("benches")).map_err(anyhow::Error::msg)?;
+        if files.is_empty() {
+            bail!("no scenario files in {}", root.join("benches").display());
+        }
+        let selected = checks::select(settings, &files)?;
+        checks::check_counts_apply(settings, &files, &selected)?;
+        checks::check_variants_exist(settings, &selected)?;
+        checks::check_params_exist(settings, &selected)?;
+
+        let nproc = settings
+            .cpus
+            .unwrap_or_else(|| affinity::allowed_cpus().len());
+        let measured = costs::Measured::newest(
+            &root.join("reports").join("data"),
+            settings.costs_before.as_deref(),
+        );
+        let mut scenarios = Vec::new();
+        let mut skipped = Vec::new();
+        // Files whose cells need what this machine lacks: skipped, said in one line.
+        let mut lacking = Vec::new();
+        for file in selected {
+            match file::plan_file(settings, file, nproc, &measured)? {
+                Ok(plan) => scenarios.push(plan),
+                Err(file::Skipped::Line(line)) => skipped.push(line),
+                Err(file::Skipped::Lacking(m)) => lacking.push((file.name.clone(), m)),
+            }
+        }
+        let lacking = file::lacking_line(&lacking);
+        if let Some(line) = &lacking {
+            skipped.push(line.clone());
+        }
+        if scenarios.is_empty() {
+            if let Some(line) = lacking {
+                bail!("{line}; nothing else was selected");
+            }
+            bail!("variants=...: none of the selected scenario files has these variants");
+        }
+        let mut command = String::from("just matrix");
+        for arg in &settings.typed {
+            command.push(' ');
+            command.push_str(arg);
+        }
+        let mut plan = MatrixPlan {
+            scenarios,
+            quick: settings.quick || settings.smoke,
+            profile: !settings.no_profile,
+            profile_all: settings.profile_all,
+            command,
+            root: root.to_path_buf(),
+            skipped,
+            nproc,
+            budget: settings.budget,
+            interference: settings
+                .interference
+                .unwrap_or(Some(crate::retake::DEFAULT_THRESHOLD)),
+        };
+        budget::fit(&mut plan, settings);
+        Ok(plan)
+    }
+
+    /// One line per selected scenario file: which settings applied to it and which it
+    /// kept as the file has them, and what the budget trimmed (printed before the run,
+    /// stored in the results file).
+    pub fn settings_lines(&self) -> Vec<String> {
+        self.scenarios
+            .iter()
+            .map(|s| match s.trimmed.is_empty() {
+                true => s.settings_line.clone(),
+                false => format!(
+                    "{}; budget {} trimmed {}",
+                    s.settings_line,
+                    lines::short(self.budget.unwrap_or_default()),
+                    s.trimmed.join(", ")
+                ),
+            })
+            .chain(self.skipped.iter().cloned())
+            .collect()
+    }
+
+    /// The `[seed]` table of each scenario file that has one, by file name.
+    pub fn seeds(&self) -> std::collections::BTreeMap<String, serde_json::Value> {
+        self.scenarios
+            .iter()
+            .filter(|s| !s.seed.is_null())
+            .map(|s| (s.file.clone(), s.seed.clone()))
+            .collect()
+    }
+
+    /// Every cell, scenario file by scenario file, then variant, parameters, cores and
+    /// threads.
+    pub fn cells(&self) -> Vec<CellSpec<'_>> {
+        self.scenarios
+            .iter()
+            .flat_map(ScenarioPlan::cells)
+            .collect()
+    }
+}

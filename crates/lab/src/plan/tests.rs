@@ -1,0 +1,317 @@
+//! Plans of the repository's scenario files: which setting reaches which file, the
+//! seed's columns, smoke sizes, relative sizes on other machines, the budget.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::params::combinations;
+use super::*;
+use crate::scenario_file::{ParamSweep, ScenarioFile};
+
+fn args(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| s.to_string()).collect()
+}
+
+#[test]
+fn paired_parameters_advance_together_and_the_rest_cross() {
+    let hot_path = crate::catalog::hot_path("pool").unwrap();
+    let sweeps: Vec<ParamSweep> = vec![
+        ("connections".into(), vec![Value::from(1), Value::from(10)]),
+        (
+            "max_requests".into(),
+            vec![Value::from(1024), Value::from(5000)],
+        ),
+        (
+            "batch".into(),
+            vec![Value::from(1), Value::from(10), Value::from(100)],
+        ),
+    ];
+    let paired = vec!["connections".to_owned(), "max_requests".to_owned()];
+    let sets = combinations(hot_path, &sweeps, &paired).unwrap();
+    assert_eq!(sets.len(), 2 * 3);
+    let shapes: std::collections::BTreeSet<String> = sets
+        .iter()
+        .map(|p| {
+            format!(
+                "{}x{}",
+                p.to_map()["connections"],
+                p.to_map()["max_requests"]
+            )
+        })
+        .collect();
+    assert_eq!(
+        shapes.into_iter().collect::<Vec<_>>(),
+        ["10x5000", "1x1024"]
+    );
+    assert_eq!(combinations(hot_path, &sweeps, &[]).unwrap().len(), 12);
+    let uneven = vec![
+        sweeps[0].clone(),
+        ("max_requests".into(), vec![Value::from(8)]),
+    ];
+    let err = combinations(hot_path, &uneven, &paired)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("as many values"), "{err}");
+}
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+pub(super) fn repo_files() -> Vec<ScenarioFile> {
+    scenario_file::load_all(&repo_root().join("benches")).unwrap()
+}
+
+/// A project root with the repository's scenario files and no results: the costs are
+/// the files' own estimates, whatever runs this checkout has measured.
+fn fresh_root() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("benches")).unwrap();
+    for f in std::fs::read_dir(repo_root().join("benches")).unwrap() {
+        let path = f.unwrap().path();
+        std::fs::copy(
+            &path,
+            dir.path().join("benches").join(path.file_name().unwrap()),
+        )
+        .unwrap();
+    }
+    dir
+}
+
+/// The plan of `list` over the repository's scenario files, with no budget unless `list`
+/// gives one, so that cells do not depend on measured costs.
+pub(super) fn plan(list: &[&str]) -> anyhow::Result<MatrixPlan> {
+    let mut list = list.to_vec();
+    if !list.iter().any(|a| a.starts_with("budget=")) {
+        list.push("budget=none");
+    }
+    let root = fresh_root();
+    MatrixPlan::build(&Settings::parse(&args(&list))?, root.path())
+}
+
+fn nproc() -> usize {
+    harness::affinity::allowed_cpus().len()
+}
+
+fn own_threads(file: &ScenarioFile) -> Vec<usize> {
+    file.normal
+        .threads
+        .resolve(nproc(), scenario_file::max_threads(), false)
+}
+
+/// `scenarios=` naming every scenario file in benches/.
+fn every_file() -> String {
+    let names: Vec<String> = repo_files().into_iter().map(|f| f.name).collect();
+    format!("scenarios={}", names.join(","))
+}
+
+pub(super) fn counts<'p>(plan: &'p MatrixPlan, file: &str) -> &'p [usize] {
+    &plan
+        .scenarios
+        .iter()
+        .find(|s| s.file == file)
+        .unwrap_or_else(|| panic!("{file} is not planned"))
+        .threads
+}
+
+#[test]
+fn the_seed_columns_change_thread_axes_only() {
+    let every = every_file();
+    let plan = plan(&["threads=1,2,4,6,12", &every]).unwrap();
+    let files = repo_files();
+    assert_eq!(plan.scenarios.len(), files.len());
+    for file in &files {
+        let expected: &[usize] = match file.axis {
+            Axis::Threads => &[1, 2, 4, 6, 12],
+            Axis::Clients | Axis::Fixed => &own_threads(file),
+        };
+        assert_eq!(counts(&plan, &file.name), expected, "{}", file.name);
+    }
+    assert_eq!(counts(&plan, "pool-clients"), [100, 1000, 2000, 3000]);
+    assert_eq!(counts(&plan, "pool-batch"), [1000]);
+    assert_eq!(counts(&plan, "sqlmix-slots"), [16]);
+    assert_eq!(counts(&plan, "sqlmix-writes"), [16]);
+    assert_eq!(counts(&plan, "pool"), [1, 2, 4, 6, 12]);
+    let lines = plan.settings_lines();
+    assert_eq!(lines.len(), files.len());
+    let line = |file: &str| {
+        lines
+            .iter()
+            .find(|l| l.starts_with(&format!("{file}.toml ")))
+            .unwrap()
+            .clone()
+    };
+    assert!(
+        line("lookup").contains("set here threads=1,2,4,6,12;"),
+        "{lines:?}"
+    );
+    assert!(
+        line("pool-clients").contains("set here none; as the file has them: clients 100,1000,2000,3000 (threads= not for this axis; pool-clients.clients= sets it)"),
+        "{lines:?}"
+    );
+    assert!(
+        line("sqlmix-slots").contains("fixed at threads 16"),
+        "{lines:?}"
+    );
+}
+
+#[test]
+fn the_default_matrix_already_has_the_seed_columns() {
+    let cells = |plan: &MatrixPlan| {
+        plan.cells()
+            .iter()
+            .map(|c| {
+                (
+                    c.scenario.file.clone(),
+                    c.variant,
+                    c.param_index,
+                    c.threads,
+                    c.cores,
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let default = plan(&[]).unwrap();
+    let seed = plan(&["threads=1,2,4,6,12"]).unwrap();
+    let (default, seed) = (cells(&default), cells(&seed));
+    assert!(seed.iter().all(|c| default.contains(c)));
+    // The one extra column: pool's acquisition-only file also runs 8 threads, as many
+    // as it has slots, the point where its designs are compared (issue 15).
+    let extra: Vec<_> = default.iter().filter(|c| !seed.contains(c)).collect();
+    assert!(extra.iter().all(|c| c.0 == "pool" && c.3 == 8), "{extra:?}");
+}
+
+#[test]
+fn clients_and_one_files_point_are_set_apart() {
+    let every = every_file();
+    let plan = plan(&["clients=100,1000", "sqlmix-slots.threads=8", &every]).unwrap();
+    for file in repo_files() {
+        let expected: Vec<usize> = match (file.axis, file.name.as_str()) {
+            (_, "sqlmix-slots") => vec![8],
+            (Axis::Clients, _) => vec![100, 1000],
+            _ => own_threads(&file),
+        };
+        assert_eq!(counts(&plan, &file.name), expected, "{}", file.name);
+    }
+    assert_eq!(counts(&plan, "sqlmix-writes"), [16]);
+    let lines = plan.settings_lines().join("\n");
+    assert!(
+        lines.contains("sqlmix-slots.toml (fixed axis): set here sqlmix-slots.threads=8"),
+        "{lines}"
+    );
+    assert!(
+        lines.contains("pool-batch.toml (clients axis): set here clients=100,1000"),
+        "{lines}"
+    );
+}
+
+#[test]
+fn settings_that_reach_no_selected_file_are_refused() {
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["clients=100", "scenarios=lookup"],
+            "clients=100: no selected scenario file has a clients axis (lookup threads)",
+        ),
+        (
+            &["threads=1,2", "scenarios=pool-clients,sqlmix-slots"],
+            "threads=1,2: no selected scenario file has a threads axis (pool-clients clients, sqlmix-slots fixed)",
+        ),
+        (
+            &["sqlmix-slots.threads=8", "scenarios=lookup"],
+            "sqlmix-slots.threads=8: sqlmix-slots is not among the selected scenario files (lookup)",
+        ),
+        (&["nope.threads=8"], "nope.threads=8: unknown scenario file \"nope\"; accepted "),
+        (&["scenarios=nope"], "scenarios=\"nope\": unknown scenario file; accepted "),
+        (
+            &["scenarios=lookup", "timeout=1s", "duration=200ms", "warmup=50ms"],
+            "timeout=1s: shorter than warm-up 50ms + duration 200ms + 1s to start a cell of lookup; accepted at least 1s 250ms",
+        ),
+        (
+            &["smoke=true", "scenarios=sqlmix-slots"],
+            "scenarios=sqlmix-slots: sqlmix-slots.toml has no [smoke] table; smoke=true accepts ",
+        ),
+    ];
+    for (list, expected) in cases {
+        let err = format!("{:#}", plan(list).unwrap_err());
+        assert!(err.contains(expected), "{list:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+    assert!(plan(&[
+        "scenarios=lookup",
+        "timeout=1250ms",
+        "duration=200ms",
+        "warmup=50ms"
+    ])
+    .is_ok());
+}
+
+#[test]
+fn smoke_runs_each_files_own_smoke_sizes() {
+    let plan = plan(&["smoke=true"]).unwrap();
+    let with_smoke: Vec<String> = repo_files()
+        .into_iter()
+        .filter(|f| f.smoke.is_some())
+        .map(|f| f.name)
+        .collect();
+    let planned: Vec<String> = plan.scenarios.iter().map(|s| s.file.clone()).collect();
+    assert_eq!(planned, with_smoke);
+    assert!(plan.quick, "smoke profiles with the quick window");
+    for s in &plan.scenarios {
+        let own = repo_files().into_iter().find(|f| f.name == s.file).unwrap();
+        let smoke = own.smoke.unwrap();
+        let threads = smoke
+            .threads
+            .resolve(nproc(), scenario_file::max_threads(), false);
+        assert_eq!(s.threads, threads, "{}", s.file);
+        assert_eq!(s.duration, smoke.duration, "{}", s.file);
+        assert_eq!(s.repeats, smoke.repeats, "{}", s.file);
+    }
+}
+
+#[test]
+fn a_cell_request_carries_the_cell() {
+    let plan = plan(&["scenarios=lookup", "threads=2", "cores=1", "users=300"]).unwrap();
+    let cells = plan.cells();
+    let request = cells[0].request(Duration::from_millis(70), Some("p".into()));
+    assert_eq!(request.hot_path, "lookup");
+    assert_eq!(
+        (request.threads, request.cores, request.repeats),
+        (2, Some(1), 1)
+    );
+    assert_eq!(request.duration, Duration::from_millis(70));
+    assert!(request
+        .params
+        .contains(&("users".to_owned(), "300".to_owned())));
+    assert_eq!(request.profile.as_deref(), Some("p"));
+}
+
+#[test]
+fn default_cores_are_powers_of_two_and_nproc() {
+    assert_eq!(default_cores(1), vec![1]);
+    assert_eq!(default_cores(2), vec![1, 2]);
+    assert_eq!(default_cores(6), vec![1, 2, 4, 6]);
+    assert_eq!(default_cores(16), vec![1, 2, 4, 8, 16]);
+}
+
+#[test]
+fn files_needing_what_the_machine_lacks_are_named_in_one_line() {
+    use super::file::lacking_line;
+    let lib = |what: &str| harness::hotpath::Missing {
+        what: what.into(),
+        packages: vec!["libdqlite0".into()],
+        reason: "cannot load".into(),
+    };
+    assert_eq!(lacking_line(&[]), None);
+    let line = lacking_line(&[
+        ("sqlmix-libdqlite".into(), lib("libdqlite.so.0")),
+        ("sqlmix-libdqlite-pool".into(), lib("libdqlite.so.0")),
+    ])
+    .unwrap();
+    assert_eq!(
+        line,
+        "skipped sqlmix-libdqlite.toml, sqlmix-libdqlite-pool.toml (this machine lacks \
+         libdqlite.so.0): `just setup` installs it (Debian: libdqlite0)"
+    );
+}
