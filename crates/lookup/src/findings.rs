@@ -151,6 +151,17 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
             }
         }
     }
+    // The lock's own limit, from the 1-thread cell (past the cores D also counts waiting
+    // for a CPU): beyond N* threads no number of cores helps this design.
+    if let Some(b) = one.bounds.as_ref().filter(|b| b.knee_threads.is_finite()) {
+        sentences.push(format!(
+            "Its busiest lock ({}) caps it at {} ops/s, N* = {:.1} threads: past that no \
+             number of cores helps `{base}`.",
+            b.lock,
+            harness::judge::si(b.ceiling_ops_per_sec),
+            b.knee_threads
+        ));
+    }
     details.push(format!(
         "Parts of the seed's claim: short of linear up to the cores {}; per-thread decline past \
          {knee} threads with cores free {}; a loss past the cores {}.",

@@ -124,6 +124,19 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
             details.push(format!("{text}."));
         }
     }
+    if let Some(row) = deciding
+        .semaphore(&seed_slots)
+        .and_then(|k| k.locks.as_ref())
+        .and_then(|rows| rows.iter().find(|r| r.name.contains("semaphore")))
+    {
+        details.push(format!(
+            "The semaphore at K = {seed_slots} ran at {:.0}% of its own ceiling ({} txn/s: K / \
+             mean hold), busy {:.0}% of the time.",
+            row.ceiling_share.unwrap_or(f64::NAN) * 100.0,
+            si(row.ceiling_ops_per_sec.unwrap_or(f64::NAN)),
+            row.utilization.unwrap_or(f64::NAN) * 100.0
+        ));
+    }
     if let (Some(k), Some(p)) = (deciding.semaphore(&seed_slots), deciding.pool(SEED_POOL)) {
         sentences.push(format!(
             "No semaphore with a pool of {SEED_POOL}: {} txn/s, {}.",
