@@ -30,8 +30,11 @@
 //! acquisition-only cells `ns_per_cycle` (each client's time per acquire + release,
 //! harness work included: see `noop`).
 
+mod client;
+mod figures;
 pub mod findings;
 pub mod pools;
+pub mod request;
 pub mod server;
 pub mod workload;
 
