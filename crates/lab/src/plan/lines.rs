@@ -83,7 +83,14 @@ impl MatrixPlan {
                 short(self.estimate().time),
                 short(b)
             )),
-            Some(b) => notes.push(format!("budget: {}", short(b))),
+            Some(b) => notes.push(format!(
+                "budget: {} left for the matrix{}",
+                short(b),
+                match super::spent_before() {
+                    d if d.is_zero() => String::new(),
+                    d => format!(" ({} went to the build before it)", short(d)),
+                }
+            )),
             None => notes.push("budget: none (nothing trimmed)".to_owned()),
         }
         notes

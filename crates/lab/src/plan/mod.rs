@@ -180,6 +180,23 @@ pub struct MatrixPlan {
     pub interference: Option<f64>,
 }
 
+/// Time already spent since `just` began (`LAB_STARTED_AT`, Unix seconds, set by the
+/// justfile): the build before a matrix counts against its budget. Zero when unset.
+pub(crate) fn spent_before() -> Duration {
+    let Some(started) = std::env::var("LAB_STARTED_AT")
+        .ok()
+        .and_then(|s| s.trim().parse::<u64>().ok())
+    else {
+        return Duration::ZERO;
+    };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs();
+    // A stamp from another day is not this run's.
+    Duration::from_secs(now.saturating_sub(started)).min(Duration::from_secs(3600))
+}
+
 /// Default core counts: powers of two up to the CPUs available, and that count itself.
 pub fn default_cores(nproc: usize) -> Vec<usize> {
     let mut cores: Vec<usize> = std::iter::successors(Some(1usize), |c| c.checked_mul(2))
@@ -250,7 +267,7 @@ impl MatrixPlan {
             root: root.to_path_buf(),
             skipped,
             nproc,
-            budget: settings.budget,
+            budget: settings.budget.map(|b| b.saturating_sub(spent_before())),
             interference: settings
                 .interference
                 .unwrap_or(Some(crate::retake::DEFAULT_THRESHOLD)),
