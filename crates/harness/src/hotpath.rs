@@ -65,6 +65,13 @@ pub trait HotPath: Sync {
     fn check_threads(&self, _params: &Params, _threads: usize) -> Result<(), String> {
         Ok(())
     }
+    /// Whether this hot path can run on this machine: `Err` says in one line what is
+    /// missing and the command that installs it (a hot path whose variants are programs
+    /// installed from packages). `lab matrix` skips the scenario files of a hot path that
+    /// is not available, and says so.
+    fn available(&self) -> Result<(), String> {
+        Ok(())
+    }
     /// Builds the variant, runs one repetition and verifies it.
     fn measure(
         &self,

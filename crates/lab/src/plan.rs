@@ -117,6 +117,23 @@ pub struct MatrixPlan {
     pub skipped: Vec<String>,
 }
 
+/// The one line saying which files were skipped because their hot path cannot run here:
+/// `skipped (not installed here): a.toml, b.toml: <why>` (each distinct reason once).
+fn unavailable_line(files: &[(String, String)]) -> String {
+    let names: Vec<&str> = files.iter().map(|(f, _)| f.as_str()).collect();
+    let mut reasons: Vec<&str> = Vec::new();
+    for (_, why) in files {
+        if !reasons.contains(&why.as_str()) {
+            reasons.push(why);
+        }
+    }
+    format!(
+        "skipped (not installed here): {}: {}",
+        names.join(", "),
+        reasons.join("; ")
+    )
+}
+
 /// Default core counts: powers of two up to the CPUs available, and that count itself.
 pub fn default_cores(nproc: usize) -> Vec<usize> {
     let mut cores: Vec<usize> = std::iter::successors(Some(1usize), |c| c.checked_mul(2))
@@ -173,7 +190,14 @@ impl MatrixPlan {
         let nproc = affinity::allowed_cpus().len();
         let mut scenarios = Vec::new();
         let mut skipped = Vec::new();
+        // Files whose hot path cannot run here (its programs not installed): one line for
+        // all of them, with what is missing and the command that installs it.
+        let mut unavailable: Vec<(String, String)> = Vec::new();
         for file in selected {
+            if let Err(why) = file.hot_path.available() {
+                unavailable.push((format!("{}.toml", file.name), why));
+                continue;
+            }
             let mode: &ModeSettings = if settings.smoke {
                 file.smoke
                     .as_ref()
@@ -315,6 +339,9 @@ impl MatrixPlan {
             bail!("variants=...: none of the selected scenario files has these variants");
         }
         let mut command = String::from("just matrix");
+        if !unavailable.is_empty() {
+            skipped.push(unavailable_line(&unavailable));
+        }
         for arg in &settings.typed {
             command.push(' ');
             command.push_str(arg);

@@ -1,0 +1,1 @@
+//! The seed's question answered from the real server's records (filled in below).
