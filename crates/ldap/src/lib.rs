@@ -5,7 +5,7 @@
 //! real servers: 389 DS (`389-ds`) and OpenLDAP (`openldap`) for comparison.
 //!
 //! A cell's `threads` is the server's worker-thread setting and its `cores` the CPUs the
-//! server is pinned to; `clients` connections (the seed's ldclt used 10) search from the
+//! server is pinned to; `connections` client connections (the seed's ldclt used 10) search from the
 //! machine's other CPUs where there are any. Each repetition starts its own server from
 //! a template ([`template`]) in the cell's scratch folder and kills it at the end
 //! ([`server`]), so repetitions interleave in the matrix like any other hot path's and
@@ -49,10 +49,10 @@ pub struct LdapHotPath;
 
 const PARAMS: &[ParamSpec] = &[
     ParamSpec {
-        name: "clients",
+        name: "connections",
         kind: ParamKind::Int { min: 1, max: 1024 },
         default: "10",
-        help: "client connections searching at once, one thread each (the seed's ldclt used 10)",
+        help: "client connections searching at once, one thread each (the seed's ldclt used 10; named so because clients= is the clients axis)",
     },
     ParamSpec {
         name: "users",
@@ -195,7 +195,7 @@ impl HotPath for LdapHotPath {
 /// over the window, killed.
 fn measure(kind: Kind, params: &Params, settings: RunSettings) -> Result<Measurement, String> {
     let (users, groups) = (params.count("users"), params.count("groups"));
-    let clients = params.count("clients");
+    let clients = params.count("connections");
     let template = kind.template(users, groups)?;
     let folder = scratch::private_folder(scratch::data_dir(params), "contention-lab-ldap-")?;
     // `lab run` has narrowed this process to the cell's cores: those are the server's.
