@@ -2,6 +2,7 @@
 //! measures one repetition of one cell. Each hot-path crate exports one value implementing
 //! [`HotPath`]; `lab` keeps the list. This is the only thing `lab` needs from a hot path.
 
+use crate::findings::{Answer, Run};
 use crate::params::{ParamSpec, Params};
 use crate::runner::{CellFailure, Measurement, RunSettings};
 
@@ -71,6 +72,18 @@ pub trait HotPath: Sync {
     /// is not available, and says so.
     fn available(&self) -> Result<(), String> {
         Ok(())
+    }
+    /// The question the hot path's seed asked, in the user's words; `None` for a hot path
+    /// with no seed (noop), whose cells get no finding.
+    fn question(&self) -> Option<&'static str> {
+        None
+    }
+    /// What `run` answers of [`HotPath::question`]: the verdict chosen by comparisons
+    /// through [`crate::judge`], what it rests on and why, from the cells of the hot path's
+    /// scenario files and their `[seed]` tables. `None` when the run has none of the cells
+    /// that answer it (`lab` then says which files would). Called by `lab report` only.
+    fn answer(&self, _run: &Run<'_>) -> Option<Answer> {
+        None
     }
     /// Builds the variant, runs one repetition and verifies it.
     fn measure(

@@ -16,7 +16,8 @@
 //! path, a calibration workload ([`noop`]), a persistent thread team for criterion
 //! benchmarks ([`team`]) and, with the `criterion` feature, their shared group (`bench`),
 //! private folders and the `data_dir` parameter ([`scratch`]), and the conformance test
-//! every hot path runs ([`testing`]).
+//! every hot path runs ([`testing`]), and what a hot path's question answers ([`findings`],
+//! judged by the one rule in [`judge`]).
 //!
 //! It is not a command-line tool and renders nothing: `lab` runs cells in child processes,
 //! pins them to cores, profiles them (through the hooks in [`probe`]) and writes reports.
@@ -30,7 +31,9 @@ pub mod affinity;
 #[cfg(feature = "criterion")]
 pub mod bench;
 pub mod env;
+pub mod findings;
 pub mod hotpath;
+pub mod judge;
 pub mod noop;
 pub mod params;
 pub mod probe;

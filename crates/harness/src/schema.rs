@@ -469,6 +469,11 @@ pub struct ResultsFile {
     /// values it kept as the file has them (empty in files written before this field).
     #[serde(default)]
     pub settings_by_file: Vec<String>,
+    /// The `[seed]` table of each scenario file that has one, by file name: the seed's
+    /// baseline, figures and settings that the hot paths' questions compare with (empty in
+    /// files written before this field: those findings say the seed's figures are absent).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub seeds: BTreeMap<String, serde_json::Value>,
     /// The machine and build.
     pub env: EnvInfo,
     /// Every cell.
@@ -575,6 +580,7 @@ mod tests {
                 "lookup.toml (threads axis): set here threads=1,2; as the file has them: cores 1,2"
                     .into(),
             ],
+            seeds: BTreeMap::new(),
             env: EnvInfo::default(),
             cells: vec![record(1, 1, 1000.0), failed],
             order_seed: 42,

@@ -267,6 +267,7 @@ impl RunState {
             command: plan.command.clone(),
             complete,
             settings_by_file: plan.settings_lines(),
+            seeds: plan.seeds(),
             env: EnvInfo::capture(),
             cells: records,
             order_seed: self.order_seed,

@@ -56,6 +56,8 @@ pub struct ScenarioPlan {
     pub profile_at: crate::scenario_file::ProfileAt,
     /// One line: which settings applied to this file and which it kept.
     pub settings_line: String,
+    /// The file's `[seed]` table (`Null` when none), copied into the results.
+    pub seed: serde_json::Value,
 }
 
 /// One cell: everything a child `lab run` needs.
@@ -333,6 +335,7 @@ impl MatrixPlan {
                 timeout,
                 profile_at: file.profile_at,
                 settings_line: how.line(file),
+                seed: file.seed.clone(),
             });
         }
         if scenarios.is_empty() {
@@ -364,6 +367,15 @@ impl MatrixPlan {
             .iter()
             .map(|s| s.settings_line.clone())
             .chain(self.skipped.iter().cloned())
+            .collect()
+    }
+
+    /// The `[seed]` table of each scenario file that has one, by file name.
+    pub fn seeds(&self) -> std::collections::BTreeMap<String, serde_json::Value> {
+        self.scenarios
+            .iter()
+            .filter(|s| !s.seed.is_null())
+            .map(|s| (s.file.clone(), s.seed.clone()))
             .collect()
     }
 

@@ -50,6 +50,8 @@ struct RawScenario {
     #[serde(default)]
     paired: Vec<String>,
     profile_at: Option<String>,
+    /// The seed's figures and settings as data, for the hot path's question.
+    seed: Option<toml::Table>,
     quick: Option<RawMode>,
     smoke: Option<RawMode>,
 }
@@ -169,6 +171,10 @@ pub struct ScenarioFile {
     pub paired: Vec<String>,
     /// Which thread counts the default profiling covers (`profile_at`, default `sweep`).
     pub profile_at: ProfileAt,
+    /// The file's `[seed]` table as JSON (the seed's baseline, figures, settings and what a
+    /// model was calibrated on), `Null` when it has none: copied into the results so the
+    /// hot path's question reads it without the file.
+    pub seed: Value,
     /// Normal mode.
     pub normal: ModeSettings,
     /// `quick=true` mode.
@@ -295,6 +301,10 @@ pub fn load(path: &Path) -> Result<ScenarioFile, String> {
         timeout,
         paired: raw.paired,
         profile_at,
+        seed: match raw.seed {
+            Some(t) => serde_json::to_value(t).map_err(|e| at("seed", e.to_string()))?,
+            None => Value::Null,
+        },
         normal,
         quick,
         smoke,

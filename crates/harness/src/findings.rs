@@ -1,0 +1,259 @@
+//! What a run answered of a hot path's seed question, as data: the verdict word, what the
+//! figures rest on, the sentences and tables that say why.
+//!
+//! A hot path asks its seed's question through [`crate::HotPath::answer`], over a [`Run`]
+//! (the run's cells and the `[seed]` tables of its scenario files), and returns an
+//! [`Answer`]; `lab` adds the hot path's name and question, writes `findings.json` and
+//! lays the same objects out in `index.html` and `summary.md`. The comparisons an answer
+//! makes go through [`crate::judge`], so every hot path judges by one rule.
+//!
+//! This module words nothing and renders nothing; it is the shape both sides agree on.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::schema::RunRecord;
+
+/// How a seed's effect came out. The JSON words are read by scripts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Every part of the seed's claim that was tested showed, beyond the noise.
+    Reproduced,
+    /// Some parts showed and others did not or could not be told: the sentences say which.
+    Partly,
+    /// The parts that could be judged did not show.
+    NotReproduced,
+    /// Nothing could be judged: too few repetitions, too few cores, cells missing.
+    CannotTell,
+}
+
+impl Verdict {
+    /// The word as `findings.json` has it.
+    pub fn word(self) -> &'static str {
+        match self {
+            Verdict::Reproduced => "reproduced",
+            Verdict::Partly => "partly",
+            Verdict::NotReproduced => "not_reproduced",
+            Verdict::CannotTell => "cannot_tell",
+        }
+    }
+
+    /// The verdict of a claim made of parts, each `Some(shown)` where it could be judged
+    /// and `None` where it could not: all shown is reproduced, none judged is cannot tell,
+    /// none shown is not reproduced, anything else is partly.
+    pub fn of_parts(parts: &[Option<bool>]) -> Verdict {
+        let shown = parts.iter().filter(|p| **p == Some(true)).count();
+        let judged = parts.iter().filter(|p| p.is_some()).count();
+        match (judged, shown) {
+            (0, _) => Verdict::CannotTell,
+            (_, 0) => Verdict::NotReproduced,
+            (j, s) if s == parts.len() && j == parts.len() => Verdict::Reproduced,
+            _ => Verdict::Partly,
+        }
+    }
+}
+
+/// What an answer's figures rest on. The JSON words are read by scripts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Basis {
+    /// A real implementation of each design, measured here.
+    Measured,
+    /// A simulated part (a server, a serving thread, a heap) whose parameters were chosen:
+    /// its rates depend on them.
+    Model,
+    /// The seed's own system (its server or database), measured here.
+    Real,
+}
+
+impl Basis {
+    /// The word as `findings.json` has it.
+    pub fn word(self) -> &'static str {
+        match self {
+            Basis::Measured => "measured",
+            Basis::Model => "model",
+            Basis::Real => "real",
+        }
+    }
+}
+
+/// A table an answer shows: the report lays it out as HTML and Markdown alike.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Table {
+    /// One line above the table.
+    pub title: String,
+    /// Column headings.
+    pub columns: Vec<String>,
+    /// Rows, each as long as `columns`.
+    pub rows: Vec<Vec<String>>,
+}
+
+/// What a hot path's question returns for one run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer {
+    /// The verdict, chosen by comparisons with intervals ([`crate::judge`]).
+    pub verdict: Verdict,
+    /// What the figures rest on.
+    pub basis: Basis,
+    /// The seed figures a model's parameters were fitted to, as "what (seed's value)";
+    /// empty for a measured or real basis.
+    pub calibrated_on: Vec<String>,
+    /// The one figure that decides the verdict, with its interval, e.g. "efficiency 0.51
+    /// [0.49–0.53] at 2 threads on 2 cores"; empty when nothing decided it.
+    pub figure: String,
+    /// The answer in at most three short sentences, each with its figures.
+    pub sentences: Vec<String>,
+    /// What a reader may unfold: per-variant details, caveats, sensitivity.
+    pub details: Vec<String>,
+    /// Tables of the answer (folded with the details).
+    pub tables: Vec<Table>,
+}
+
+impl Answer {
+    /// An answer that cannot tell, for `why`.
+    pub fn cannot_tell(basis: Basis, why: impl Into<String>) -> Answer {
+        Answer {
+            verdict: Verdict::CannotTell,
+            basis,
+            calibrated_on: Vec::new(),
+            figure: String::new(),
+            sentences: vec![why.into()],
+            details: Vec::new(),
+            tables: Vec::new(),
+        }
+    }
+}
+
+/// One finding as `findings.json`, `index.html` and `summary.md` have it: an [`Answer`]
+/// with the hot path and question it answers. Field names are read by scripts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Finding {
+    /// The hot path, e.g. `lookup`.
+    pub hot_path: String,
+    /// The question its seed asked.
+    pub question: String,
+    /// `reproduced`, `partly`, `not_reproduced` or `cannot_tell`.
+    pub verdict: Verdict,
+    /// `measured`, `model` or `real`.
+    pub basis: Basis,
+    /// Seed figures a model was fitted to; empty when none.
+    pub calibrated_on: Vec<String>,
+    /// The deciding figure with its interval.
+    #[serde(default)]
+    pub figure: String,
+    /// The answer, at most three sentences.
+    pub sentences: Vec<String>,
+    /// Folded details.
+    #[serde(default)]
+    pub details: Vec<String>,
+    /// Folded tables.
+    #[serde(default)]
+    pub tables: Vec<Table>,
+}
+
+impl Finding {
+    /// `answer` to `question` of `hot_path`.
+    pub fn new(hot_path: &str, question: &str, answer: Answer) -> Finding {
+        Finding {
+            hot_path: hot_path.to_owned(),
+            question: question.to_owned(),
+            verdict: answer.verdict,
+            basis: answer.basis,
+            calibrated_on: answer.calibrated_on,
+            figure: answer.figure,
+            sentences: answer.sentences,
+            details: answer.details,
+            tables: answer.tables,
+        }
+    }
+}
+
+/// One run as a question sees it: its cells and the `[seed]` table of each scenario file
+/// (the seed's baseline, figures and settings, as data).
+#[derive(Debug, Clone, Copy)]
+pub struct Run<'a> {
+    /// Every cell of the run, failed ones included.
+    pub cells: &'a [RunRecord],
+    /// `[seed]` tables by scenario file name.
+    pub seeds: &'a BTreeMap<String, serde_json::Value>,
+}
+
+impl<'a> Run<'a> {
+    /// Usable cells (ran and verified) of scenario file `file`.
+    pub fn of_file(&self, file: &str) -> Vec<&'a RunRecord> {
+        self.cells
+            .iter()
+            .filter(|c| c.usable() && file_of(c) == file)
+            .collect()
+    }
+
+    /// The `[seed]` table of `file`, if its results carry one.
+    pub fn seed(&self, file: &str) -> Option<&'a serde_json::Map<String, serde_json::Value>> {
+        self.seeds.get(file).and_then(|v| v.as_object())
+    }
+
+    /// A number of `file`'s `[seed]` table.
+    pub fn seed_f64(&self, file: &str, key: &str) -> Option<f64> {
+        self.seed(file)?.get(key)?.as_f64()
+    }
+
+    /// A word of `file`'s `[seed]` table.
+    pub fn seed_str(&self, file: &str, key: &str) -> Option<&'a str> {
+        self.seed(file)?.get(key)?.as_str()
+    }
+
+    /// A list of words of `file`'s `[seed]` table (empty when absent).
+    pub fn seed_strs(&self, file: &str, key: &str) -> Vec<String> {
+        self.seed(file)
+            .and_then(|s| s.get(key))
+            .and_then(|v| v.as_array())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
+/// The scenario file a record came from (older results carry none: the hot path's name).
+pub fn file_of(r: &RunRecord) -> &str {
+    if r.scenario_file.is_empty() {
+        &r.scenario
+    } else {
+        &r.scenario_file
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verdict_of_parts() {
+        use Verdict::*;
+        assert_eq!(Verdict::of_parts(&[Some(true), Some(true)]), Reproduced);
+        assert_eq!(Verdict::of_parts(&[Some(true), None]), Partly);
+        assert_eq!(Verdict::of_parts(&[Some(true), Some(false)]), Partly);
+        assert_eq!(Verdict::of_parts(&[Some(false), None]), NotReproduced);
+        assert_eq!(Verdict::of_parts(&[None, None]), CannotTell);
+        assert_eq!(Verdict::of_parts(&[]), CannotTell);
+    }
+
+    #[test]
+    fn words_are_the_json_words() {
+        for v in [
+            Verdict::Reproduced,
+            Verdict::Partly,
+            Verdict::NotReproduced,
+            Verdict::CannotTell,
+        ] {
+            assert_eq!(serde_json::to_value(v).unwrap(), v.word());
+        }
+        for b in [Basis::Measured, Basis::Model, Basis::Real] {
+            assert_eq!(serde_json::to_value(b).unwrap(), b.word());
+        }
+    }
+}
