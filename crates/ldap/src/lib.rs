@@ -165,6 +165,14 @@ impl HotPath for LdapHotPath {
         }
     }
 
+    fn question(&self) -> Option<&'static str> {
+        Some(findings::QUESTION)
+    }
+
+    fn answer(&self, run: &harness::findings::Run<'_>) -> Option<harness::findings::Answer> {
+        findings::answer(run)
+    }
+
     fn check(&self, params: &Params) -> Result<(), String> {
         scratch::check_data_dir(params.text(scratch::DATA_DIR.name))
     }
