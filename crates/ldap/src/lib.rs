@@ -252,6 +252,13 @@ fn measure(kind: Kind, params: &Params, settings: RunSettings) -> Result<Measure
     m.extra
         .insert("server_start_s".into(), json!(started_in.as_secs_f64()));
     m.extra.insert("entries_warmed".into(), json!(warmed));
+    // Said in every record so a reader of a profiled cell knows what its off-CPU graph
+    // is not: the clients measure no waits, and the server's sched_switch stacks are not
+    // recorded by this build.
+    m.extra.insert(
+        "server_off_cpu".into(),
+        json!("not recorded: the on-CPU profile includes the server's threads; an off-CPU profile of them (sched:sched_switch with stacks) is not taken by this build"),
+    );
     let window_cpus = m.window.as_secs_f64() * client_cpus.len() as f64;
     m.extra.insert(
         "client_cpu_util".into(),

@@ -147,9 +147,8 @@ impl Running {
     /// The last lines the server wrote, for a failure reason.
     pub fn log_tail(&self) -> String {
         let mut text = std::fs::read_to_string(&self.log).unwrap_or_default();
-        for extra in ["log/errors"] {
-            text.push_str(&std::fs::read_to_string(self.folder.join(extra)).unwrap_or_default());
-        }
+        // 389 DS writes its reasons to its own error log rather than to the terminal.
+        text.push_str(&std::fs::read_to_string(self.folder.join("log/errors")).unwrap_or_default());
         let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
         let tail = lines[lines.len().saturating_sub(3)..].join(" / ");
         if tail.is_empty() {
