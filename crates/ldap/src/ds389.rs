@@ -38,7 +38,11 @@ pub fn program() -> Result<PathBuf, String> {
 /// The template for `users` and `groups`, built if needed.
 pub fn template(users: usize, groups: usize) -> Result<PathBuf, String> {
     let bin = program()?;
-    let name = format!("389-ds-{}-u{users}-g{groups}", template::fingerprint(&bin));
+    let name = format!(
+        "389-ds-{}{}-u{users}-g{groups}",
+        template::fingerprint(&bin),
+        template::LAYOUT
+    );
     template::ensure("389-ds", &name, |dir| build(&bin, dir, users, groups))
 }
 
@@ -150,6 +154,8 @@ fn build(bin: &Path, dir: &Path, users: usize, groups: usize) -> Result<(), Stri
         "cn=config,cn=ldbm database,cn=plugins,cn=config",
         &[
             ("nsslapd-cache-autosize", "0".into()),
+            // The warm-up's one search reads every entry: no look-through limit (5000).
+            ("nsslapd-lookthroughlimit", "-1".into()),
             ("nsslapd-dbcachesize", "33554432".into()),
         ],
     );

@@ -37,8 +37,9 @@ pub fn programs() -> Result<(PathBuf, PathBuf), String> {
 pub fn template(users: usize, groups: usize) -> Result<PathBuf, String> {
     let (slapd, slapadd) = programs()?;
     let name = format!(
-        "openldap-{}-u{users}-g{groups}",
-        template::fingerprint(&slapd)
+        "openldap-{}{}-u{users}-g{groups}",
+        template::fingerprint(&slapd),
+        template::LAYOUT
     );
     template::ensure("openldap", &name, |dir| {
         std::fs::create_dir_all(dir.join("db")).map_err(|e| e.to_string())?;

@@ -17,6 +17,10 @@ use std::path::{Path, PathBuf};
 /// The file in a template naming the folder it was built in, so that a copy can rewrite
 /// absolute paths in its configuration to its own folder.
 const ROOT_FILE: &str = "template-root";
+/// Part of every template's name, changed when what a template holds changes, so that
+/// an older template is rebuilt rather than used (and then removed as superseded).
+pub const LAYOUT: &str = "l2";
+
 /// Present once a template is complete.
 const READY_FILE: &str = "template-ready";
 
