@@ -684,6 +684,19 @@ pub fn value_text(v: &Value) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn files_of_unavailable_hot_paths_are_named_in_one_line_with_each_reason_once() {
+        let why = "ns-slapd (389-ds-base) is not installed; install with just setup".to_owned();
+        let line = super::unavailable_line(&[
+            ("389ds.toml".into(), why.clone()),
+            ("openldap.toml".into(), why.clone()),
+        ]);
+        assert_eq!(
+            line,
+            format!("skipped (not installed here): 389ds.toml, openldap.toml: {why}")
+        );
+    }
+
     use super::*;
 
     fn args(list: &[&str]) -> Vec<String> {

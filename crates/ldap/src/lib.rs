@@ -216,7 +216,9 @@ fn measure(kind: Kind, params: &Params, settings: RunSettings) -> Result<Measure
         &server_cpus,
         users + groups,
     )?;
+    let warming = std::time::Instant::now();
     let warmed = workload::warm(&server.url())?;
+    let warm_s = warming.elapsed().as_secs_f64();
     let seed = SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
         .map_or(1, |d| d.as_nanos() as u64);
@@ -252,6 +254,7 @@ fn measure(kind: Kind, params: &Params, settings: RunSettings) -> Result<Measure
     m.extra
         .insert("server_start_s".into(), json!(started_in.as_secs_f64()));
     m.extra.insert("entries_warmed".into(), json!(warmed));
+    m.extra.insert("server_warm_s".into(), json!(warm_s));
     // Said in every record so a reader of a profiled cell knows what its off-CPU graph
     // is not: the clients measure no waits, and the server's sched_switch stacks are not
     // recorded by this build.
