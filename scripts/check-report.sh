@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Opens a report in headless Chromium as a reader would, saves a screenshot, and fails if
-# the page logs a console message, a table, chart or flamegraph link is missing or does
-# not resolve, the first section is not "Findings", or a section has a heading and nothing
-# under it.
+# Opens a report in headless Chromium as a reader would, saves a screenshot and the first
+# screen (1400 x 900, `first-screen.png` beside the report), and fails if the page logs a
+# console message, the verdict table does not end inside the first screen, a finding has
+# no chart, a table, chart or flamegraph link is missing or does not resolve, the first
+# section is not "Findings", or a section has a heading and nothing under it.
 #
 #   scripts/check-report.sh                 # renders the fixture run in a scratch folder
 #   scripts/check-report.sh reports/index.html
@@ -48,6 +49,35 @@ chromium "${flags[@]}" --window-size=1400,2200 --screenshot="$shot" "file://$pag
   >/dev/null 2>&1
 
 fail=0
+# The first screen (1400 x 900): the verdict table must end inside it. A copy of the page
+# beside it (so its links resolve) measures the table's bottom with one line of script;
+# the report itself stays script-free.
+dir=$(dirname "$page")
+probe="$dir/.probe-$$.html"
+trap 'rm -rf "$scratch" "$probe"' EXIT
+sed 's#</body>#<script>var t=document.getElementById("verdicts");document.body.setAttribute("data-verdicts-bottom",t?Math.ceil(t.getBoundingClientRect().bottom):-1)</script></body>#' "$page" >"$probe"
+chromium "${flags[@]}" --window-size=1400,900 --dump-dom "file://$probe" >"$scratch/probe.html" 2>/dev/null
+rm -f "$probe"
+bottom=$(sed -n 's/.*data-verdicts-bottom="\(-\{0,1\}[0-9]*\)".*/\1/p' "$scratch/probe.html" | head -1)
+if [ -z "$bottom" ] || [ "$bottom" -lt 0 ]; then
+  echo "check-report: no verdict table (<table id=\"verdicts\">) on the page" >&2
+  fail=1
+elif [ "$bottom" -gt 900 ]; then
+  echo "check-report: the verdict table ends at ${bottom}px, below the first screen (900px)" >&2
+  fail=1
+fi
+first_screen="$dir/first-screen.png"
+# The fixture renders in a scratch folder that goes at exit: keep its first screen.
+case "$page" in "$scratch"/*) first_screen="$repo/reports/first-screen.png" ;; esac
+chromium "${flags[@]}" --window-size=1400,900 --screenshot="$first_screen" "file://$page" >/dev/null 2>&1
+# Every finding has its chart.
+flat_dom=$(tr -d '\n' <"$scratch/dom.html")
+findings=$(grep -o '<section class="finding"' <<<"$flat_dom" | wc -l)
+charted=$(grep -oE '<section class="finding"[^>]*>([^<]|<[^/]|</[^s]|</s[^e])*<img ' <<<"$flat_dom" | wc -l)
+if [ "$findings" -gt 0 ] && [ "$charted" -lt "$findings" ]; then
+  echo "check-report: $((findings - charted)) of $findings findings have no chart" >&2
+  fail=1
+fi
 if grep -E 'CONSOLE' "$scratch/chromium.log"; then
   echo "check-report: the page logged console messages (above)" >&2
   fail=1
@@ -98,7 +128,6 @@ if [ -f "$summary" ]; then
     fail=1
   fi
 fi
-dir=$(dirname "$page")
 while IFS= read -r link; do
   [ -z "$link" ] && continue
   case "$link" in
@@ -111,4 +140,4 @@ done < <(grep -oE '(src|href)="[^"]*"' "$scratch/dom.html" | sed -E 's/^(src|hre
 if [ "$fail" -ne 0 ]; then
   exit 1
 fi
-echo "check-report: $(count 'table class=\"matrix\"') tables, $(count '<img ') charts, $(count 'class=\"flamegraph\"') flamegraph links load and resolve; screenshot: reports/screenshot.png"
+echo "check-report: $(count 'table class=\"matrix\"') tables, $(count '<img ') charts, $(count 'class=\"flamegraph\"') flamegraph links load and resolve; verdict table ends at ${bottom}px of the first screen; screenshots: reports/screenshot.png, $first_screen"

@@ -34,6 +34,31 @@ pub struct EnvInfo {
     /// `clock_read_ns`, measured under the cell's affinity.
     #[serde(default)]
     pub clock_read_ns: f64,
+    /// The reference measurement `lab matrix` takes once per round (a fixed single-thread
+    /// loop), so that `lab compare` can tell two machines, or one machine at two speeds,
+    /// apart; null for files written before it and outside a matrix.
+    #[serde(default)]
+    pub reference: Option<Reference>,
+    /// The cost of a child process beyond its warm-up and window (start to record on
+    /// stdout), seconds, median over the run's counted repetitions; null where unmeasured.
+    #[serde(default)]
+    pub run_overhead_s: Option<f64>,
+    /// The load (other processes' CPU plus steal, in CPUs) above which a repetition was
+    /// retaken (`interference=` of `lab matrix`); null where retakes were off or before
+    /// they existed.
+    #[serde(default)]
+    pub interference_threshold: Option<f64>,
+}
+
+/// A fixed amount of single-thread work timed once per round (`env.reference`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Reference {
+    /// What was run and how it was timed.
+    pub work: String,
+    /// Milliseconds the work took in each round, in the order of the rounds.
+    pub per_round_ms: Vec<f64>,
+    /// The median of `per_round_ms`.
+    pub median_ms: f64,
 }
 
 impl EnvInfo {
@@ -50,6 +75,9 @@ impl EnvInfo {
             affinity: affinity::format_cpu_list(&cpus),
             debug_build: cfg!(debug_assertions),
             clock_read_ns: crate::sampler::clock_read_ns(),
+            reference: None,
+            run_overhead_s: None,
+            interference_threshold: None,
         }
     }
 }

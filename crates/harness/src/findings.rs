@@ -90,6 +90,29 @@ pub struct Table {
     pub rows: Vec<Vec<String>>,
 }
 
+/// The one chart that answers a question, named by what it plots; `lab` finds the file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Chart {
+    /// Per-thread throughput against threads of one scenario file, at its most cores.
+    PerThread {
+        /// Scenario file.
+        file: String,
+    },
+    /// Throughput against threads of one scenario file, at its most cores.
+    Throughput {
+        /// Scenario file.
+        file: String,
+    },
+    /// Throughput against a swept parameter of one scenario file.
+    Sweep {
+        /// Scenario file.
+        file: String,
+        /// The parameter swept.
+        param: String,
+    },
+}
+
 /// What a hot path's question returns for one run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Answer {
@@ -109,6 +132,8 @@ pub struct Answer {
     pub details: Vec<String>,
     /// Tables of the answer (folded with the details).
     pub tables: Vec<Table>,
+    /// The chart that answers the question, when the run drew it.
+    pub chart: Option<Chart>,
 }
 
 impl Answer {
@@ -122,6 +147,7 @@ impl Answer {
             sentences: vec![why.into()],
             details: Vec::new(),
             tables: Vec::new(),
+            chart: None,
         }
     }
 }
@@ -151,6 +177,12 @@ pub struct Finding {
     /// Folded tables.
     #[serde(default)]
     pub tables: Vec<Table>,
+    /// The chart that answers the question, as the answer named it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chart: Option<Chart>,
+    /// That chart's file, relative to the project root, once `lab` has found it.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub chart_svg: String,
 }
 
 impl Finding {
@@ -166,6 +198,8 @@ impl Finding {
             sentences: answer.sentences,
             details: answer.details,
             tables: answer.tables,
+            chart: answer.chart,
+            chart_svg: String::new(),
         }
     }
 }

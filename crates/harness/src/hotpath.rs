@@ -33,6 +33,19 @@ pub struct Description {
     pub charted_extras: &'static [(&'static str, &'static str)],
 }
 
+/// Something a cell needs that this machine lacks (a shared library, a server binary),
+/// with the packages that install it: `lab matrix` skips the scenario files that need it
+/// and says so in one line, instead of failing their cells.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Missing {
+    /// What is missing, e.g. `libdqlite.so.0`.
+    pub what: String,
+    /// The Debian packages that install it (`scripts/setup.sh` installs them).
+    pub packages: Vec<String>,
+    /// Why it is missing, in one line (the loader's error, say).
+    pub reason: String,
+}
+
 /// A hot path as `lab` runs it.
 pub trait HotPath: Sync {
     /// Its name, summary, variants, parameters and charted figures.
@@ -66,12 +79,10 @@ pub trait HotPath: Sync {
     fn check_threads(&self, _params: &Params, _threads: usize) -> Result<(), String> {
         Ok(())
     }
-    /// Whether this hot path can run on this machine: `Err` says in one line what is
-    /// missing and the command that installs it (a hot path whose variants are programs
-    /// installed from packages). `lab matrix` skips the scenario files of a hot path that
-    /// is not available, and says so.
-    fn available(&self) -> Result<(), String> {
-        Ok(())
+    /// What a cell with these parameters needs that this machine lacks, if anything
+    /// (e.g. `backend=libdqlite` without libdqlite); `None` when it can run here.
+    fn missing(&self, _params: &Params) -> Option<Missing> {
+        None
     }
     /// The question the hot path's seed asked, in the user's words; `None` for a hot path
     /// with no seed (noop), whose cells get no finding.

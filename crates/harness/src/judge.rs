@@ -72,7 +72,7 @@ impl Est {
     /// `Some(true)` when this interval lies wholly above `other`'s, `Some(false)` when it
     /// does not, `None` when either side has too few repetitions to judge.
     pub fn above(&self, other: &Est) -> Option<bool> {
-        (self.judged() && other.judged()).then(|| self.low > other.high)
+        (self.judged() && other.judged()).then_some(self.low > other.high)
     }
 
     /// As [`Est::above`], the other way round.

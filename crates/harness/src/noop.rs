@@ -1,29 +1,67 @@
 //! The calibration hot path: an operation that does nothing, so that its throughput is
 //! the runner's own ceiling (phase check, sampled clock reads, tally updates). Subtract
 //! its cost per operation mentally from any hot path's figures.
+//!
+//! Its `lock` parameter measures the lock table's own cost: `plain` takes a mutex of the
+//! worker's own (never contended) through [`OpCtx::acquire`], as an unnamed lock; `named`
+//! takes the same mutex through [`OpCtx::lock`], counted and sampled for the table. The
+//! difference of their costs per operation is the instrument's.
 
 use std::hint::black_box;
+use std::sync::Mutex;
 
 use crate::hotpath::{Description, HotPath, Variant};
-use crate::params::Params;
+use crate::locks::{LockId, LockSet};
+use crate::params::{ParamKind, ParamSpec, Params};
 use crate::runner::{self, CellFailure, Measurement, RunSettings};
 use crate::workload::{OpCtx, Outcome, Worker, Workload};
 
 /// The `noop` hot path.
 pub struct NoopHotPath;
 
-/// The workload: every worker counts its own operations, nothing is shared.
-pub struct Noop;
+/// How each operation takes its worker's own mutex.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoopLock {
+    /// No lock at all.
+    None,
+    /// Through [`OpCtx::acquire`]: not in the lock table.
+    Plain,
+    /// Through [`OpCtx::lock`]: in the lock table.
+    Named,
+}
 
-/// A worker that only counts.
+const LOCK_CHOICES: &[&str] = &["none", "plain", "named"];
+
+/// The per-thread mutex's id in the lock table.
+const OWN_MUTEX: LockId = LockId(0);
+
+/// The workload: every worker counts its own operations, nothing is shared.
+pub struct Noop {
+    /// How operations take the worker's mutex.
+    pub lock: NoopLock,
+    /// Threads (the per-thread mutexes are that many slots).
+    pub threads: usize,
+}
+
+/// A worker that only counts (under its own mutex, with `lock`).
 pub struct NoopWorker {
     done: u64,
+    lock: NoopLock,
+    own: Mutex<u64>,
 }
 
 impl Worker for NoopWorker {
     #[inline]
-    fn op(&mut self, _ctx: &mut OpCtx) -> Outcome {
+    fn op(&mut self, ctx: &mut OpCtx) -> Outcome {
         self.done = black_box(self.done + 1);
+        let own = &self.own;
+        let take = || own.try_lock().ok();
+        let wait = || own.lock().expect("own mutex");
+        match self.lock {
+            NoopLock::None => {}
+            NoopLock::Plain => *ctx.acquire(take, wait) += 1,
+            NoopLock::Named => **ctx.lock(OWN_MUTEX, take, wait) += 1,
+        }
         Outcome::OK
     }
 }
@@ -36,7 +74,11 @@ impl Workload for Noop {
     }
 
     fn worker(&self, _index: usize, _threads: usize) -> NoopWorker {
-        NoopWorker { done: 0 }
+        NoopWorker {
+            done: 0,
+            lock: self.lock,
+            own: Mutex::new(0),
+        }
     }
     fn verify(&self, workers: &[NoopWorker]) -> Result<(), String> {
         if workers.iter().all(|w| w.done > 0) {
@@ -49,6 +91,14 @@ impl Workload for Noop {
         // The same sampling as the fastest hot path, so the ceiling is comparable.
         16
     }
+    fn locks(&self) -> Option<LockSet> {
+        let set = LockSet::new();
+        Some(match self.lock {
+            NoopLock::None => set,
+            NoopLock::Plain => set.unnamed("each worker's own mutex (lock=plain)"),
+            NoopLock::Named => set.with(OWN_MUTEX, "own mutex", self.threads as u32),
+        })
+    }
 }
 
 const VARIANTS: &[Variant] = &[Variant {
@@ -56,12 +106,19 @@ const VARIANTS: &[Variant] = &[Variant {
     summary: "does nothing: the runner's own cost per operation",
 }];
 
+const PARAMS: &[ParamSpec] = &[ParamSpec {
+    name: "lock",
+    kind: ParamKind::Choice(LOCK_CHOICES),
+    default: "none",
+    help: "take the worker's own mutex: none, plain (unnamed) or named (in the lock table)",
+}];
+
 /// What `lab` lists about the noop hot path.
 const DESCRIPTION: Description = Description {
     name: "noop",
     summary: "calibration: an empty operation, to show the runner's own cost",
     variants: VARIANTS,
-    params: &[],
+    params: PARAMS,
     charted_extras: &[],
 };
 
@@ -72,10 +129,21 @@ impl HotPath for NoopHotPath {
     fn measure(
         &self,
         variant: &str,
-        _params: &Params,
+        params: &Params,
         settings: RunSettings,
     ) -> Result<Measurement, CellFailure> {
         self.variant(variant).map_err(CellFailure::new)?;
-        runner::run(&Noop, settings)
+        // Read without insisting: a test hot path that borrows noop's measure may not
+        // declare the parameter.
+        let lock = match params.to_map().get("lock").and_then(|v| v.as_str()) {
+            Some("plain") => NoopLock::Plain,
+            Some("named") => NoopLock::Named,
+            _ => NoopLock::None,
+        };
+        let noop = Noop {
+            lock,
+            threads: settings.threads,
+        };
+        runner::run(&noop, settings)
     }
 }

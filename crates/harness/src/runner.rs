@@ -24,6 +24,8 @@ use std::time::{Duration, Instant};
 use hdrhistogram::Histogram;
 
 use crate::account::{ThreadAccount, ThreadClock, TimeAccount, TimeShare};
+use crate::interference::{self, Interference};
+use crate::locks::{self, LockCounters, LockMeasurement, LockTally};
 use crate::sampler::{self, LatencySampler};
 use crate::stats;
 use crate::workload::{OpCtx, Status, Worker, Workload};
@@ -86,8 +88,9 @@ pub struct Measurement {
     pub idle: u64,
     /// Whether the hot path measures its blocked time ([`Workload::waits_measured`]).
     pub waits_measured: bool,
-    /// Time workers spent blocked on the hot path, summed over threads, less what the
-    /// kernel already counted as on CPU or run queue (see [`crate::account`]).
+    /// Time workers spent inside the hot path's waits, summed over threads, whole (what
+    /// [`Measurement::wait_share`] and the off-CPU profile count); the time account's
+    /// `blocked` keeps only the part the kernel did not count as on CPU or run queue.
     pub waited: Duration,
     /// Where the threads' time went during the window.
     pub time: TimeAccount,
@@ -98,6 +101,9 @@ pub struct Measurement {
     pub latency: Histogram<u64>,
     /// Process CPU time (user + system) consumed during the window.
     pub cpu_time: Duration,
+    /// What the rest of the machine did during the window ([`crate::interference`]);
+    /// `None` where `/proc/stat` cannot be read.
+    pub interference: Option<Interference>,
     /// `Ok` if the invariants held, else the reason they did not.
     pub verified: Result<(), String>,
     /// Hot-path-specific figures.
@@ -106,6 +112,9 @@ pub struct Measurement {
     /// (a hot path whose variants are real servers reads their schedstat); `None` for
     /// every other hot path.
     pub server_time_share: Option<TimeShare>,
+    /// The lock table's figures, when the hot path names its locks
+    /// ([`Workload::locks`]).
+    pub locks: Option<LockMeasurement>,
 }
 
 impl Measurement {
@@ -148,6 +157,7 @@ struct Tally {
     timeouts: u64,
     idle: u64,
     latency: Histogram<u64>,
+    locks: Vec<LockTally>,
 }
 
 impl Tally {
@@ -159,6 +169,7 @@ impl Tally {
             timeouts: 0,
             idle: 0,
             latency: stats::new_histogram(),
+            locks: Vec::new(),
         }
     }
 }
@@ -183,6 +194,7 @@ pub fn run<W: Workload>(workload: &W, settings: RunSettings) -> Result<Measureme
 fn run_inner<W: Workload>(workload: &W, settings: RunSettings) -> Result<Measurement, CellFailure> {
     let threads = settings.threads;
     let sample_every = workload.latency_sample_every().max(1);
+    let lock_every = workload.lock_sample_every().max(1);
     let workers = crate::workload::workers(workload, threads);
     let phase = AtomicU8::new(WARMUP);
     // What a worker's `OpCtx` may know of the window: its planned end, and a flag of its
@@ -193,7 +205,7 @@ fn run_inner<W: Workload>(workload: &W, settings: RunSettings) -> Result<Measure
     // Measured on the calling thread, which runs under the cell's affinity like the workers.
     let clock_read_ns = sampler::clock_read_ns();
 
-    let (joined, window, cpu_time) = std::thread::scope(|scope| {
+    let (joined, window, cpu_time, interference) = std::thread::scope(|scope| {
         let handles: Vec<_> = workers
             .into_iter()
             .enumerate()
@@ -206,7 +218,8 @@ fn run_inner<W: Workload>(workload: &W, settings: RunSettings) -> Result<Measure
                     .name(format!("worker-{index}"))
                     .spawn_scoped(scope, move || {
                         let sampler = LatencySampler::new(sample_every, index as u64);
-                        worker_loop(worker, phase, (window_ends, closed), barrier, sampler)
+                        let samplers = (sampler, lock_every, index as u64);
+                        worker_loop(worker, phase, (window_ends, closed), barrier, samplers)
                     })
                     .expect("spawning a worker thread")
             })
@@ -218,6 +231,8 @@ fn run_inner<W: Workload>(workload: &W, settings: RunSettings) -> Result<Measure
         }
         // A profiler gets ready before the window opens, so that it samples all of it.
         crate::probe::window_opened();
+        // The machine's counters just outside the window's clock, so that they cover it.
+        let machine = interference::Window::open();
         // Clock and CPU time first, then the flag: nothing counted precedes the window.
         let cpu_start = process_cpu_time();
         let start = Instant::now();
@@ -229,10 +244,11 @@ fn run_inner<W: Workload>(workload: &W, settings: RunSettings) -> Result<Measure
         closed.store(true, Ordering::Release);
         let end = Instant::now();
         let cpu_time = process_cpu_time().saturating_sub(cpu_start);
+        let interference = machine.close();
         // After the figures are read: a profiler may take a while to stop.
         crate::probe::window_closed();
         let joined: Vec<_> = handles.into_iter().map(|h| h.join()).collect();
-        (joined, end - start, cpu_time)
+        (joined, end - start, cpu_time, interference)
     });
 
     let mut workers = Vec::with_capacity(threads);
@@ -247,6 +263,7 @@ fn run_inner<W: Workload>(workload: &W, settings: RunSettings) -> Result<Measure
                 total.timeouts += tally.timeouts;
                 total.idle += tally.idle;
                 stats::merge_into(&mut total.latency, &tally.latency);
+                locks::add_tallies(&mut total.locks, &tally.locks);
                 accounts.push(account);
                 workers.push(worker);
             }
@@ -276,9 +293,14 @@ fn run_inner<W: Workload>(workload: &W, settings: RunSettings) -> Result<Measure
         clock_read_ns,
         latency: total.latency,
         cpu_time,
+        interference,
         verified,
         extra,
         server_time_share: None,
+        locks: workload.locks().map(|set| LockMeasurement {
+            set,
+            tallies: total.locks,
+        }),
     })
 }
 
@@ -287,7 +309,7 @@ fn worker_loop<K: Worker>(
     phase: &AtomicU8,
     (window_ends, closed): (&OnceLock<Instant>, &Arc<AtomicBool>),
     barrier: &Barrier,
-    mut sampler: LatencySampler,
+    (mut sampler, lock_every, seed): (LatencySampler, u32, u64),
 ) -> (K, Tally, ThreadAccount) {
     let mut tally = Tally::new();
     let mut ctx = OpCtx {
@@ -308,9 +330,13 @@ fn worker_loop<K: Worker>(
                     // This thread never saw the window open: nothing it did was measured.
                     tally = Tally::new();
                     crate::probe::thread_reset();
+                    locks::thread_take();
                     worker.window_opened();
                     break ThreadAccount::default();
                 };
+                // The lock table: the context's counts and the holds timed on this thread.
+                tally.locks = std::mem::take(&mut ctx.locks.tallies);
+                locks::add_tallies(&mut tally.locks, &locks::thread_take());
                 // Every counted operation started after `opened` and ended before
                 // `reading`, so every wait it recorded lies inside this span.
                 break ThreadAccount::between(&opened, &reading, ctx.waited());
@@ -320,9 +346,11 @@ fn worker_loop<K: Worker>(
             ctx = OpCtx {
                 window_ends_at: window_ends.get().copied(),
                 closed: Some(Arc::clone(closed)),
+                locks: LockCounters::sampled(lock_every, seed),
                 ..OpCtx::default()
             };
             crate::probe::thread_reset();
+            locks::thread_reset(lock_every, seed);
             worker.window_opened();
             opened = Some(reading);
             seen = now;

@@ -8,6 +8,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::account::TimeShare;
 use crate::env::EnvInfo;
+use crate::interference::Interference;
+use crate::lock_table::{self, Bounds, LockRow};
 use crate::runner::Measurement;
 use crate::stats::{self, LatencySummary};
 
@@ -181,6 +183,27 @@ pub struct RunRecord {
     /// Hot-path-specific figures (snake_case names), median over repetitions for numbers.
     #[serde(default)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+    /// What the rest of the machine did during the cell's windows and how many of its
+    /// repetitions were retaken for it ([`Interference`]); null for a failed cell and in
+    /// files written before it was measured.
+    #[serde(default)]
+    pub interference: Option<Interference>,
+    /// The lock table: one row per lock, permit set or connection set the hot path names
+    /// (see [`crate::lock_table`]), median over repetitions row by row; null where the hot
+    /// path names no locks (and in files written before the table existed).
+    #[serde(default)]
+    pub locks: Option<Vec<LockRow>>,
+    /// Whether `locks` names every synchronization point the hot path takes; null with
+    /// `locks`.
+    #[serde(default)]
+    pub locks_complete: Option<bool>,
+    /// What the hot path takes but does not name (when `locks_complete` is false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub locks_unnamed: Option<String>,
+    /// The asymptotic bounds from the busiest lock: `knee_threads` (N*) and
+    /// `bound_ops_per_sec` (min(N / (D + S), K / S)); null without a busiest lock.
+    #[serde(default)]
+    pub bounds: Option<Bounds>,
 }
 
 /// What identifies a cell, without its figures.
@@ -202,6 +225,14 @@ impl RunRecord {
     /// A record of one repetition.
     pub fn from_measurement(key: &CellKey, affinity: &str, m: &Measurement) -> RunRecord {
         let ops = m.ops_per_sec();
+        let locks = m.locks.as_ref().map(|l| {
+            let clock = (m.window.as_secs_f64(), m.clock_read_ns);
+            lock_table::rows(&l.set, &l.tallies, clock, m.ops)
+        });
+        let bounds = locks
+            .as_deref()
+            .and_then(|rows| lock_table::bounds(rows, key.threads, ops));
+        let unnamed = m.locks.as_ref().and_then(|l| l.set.unnamed.clone());
         RunRecord {
             scenario: key.scenario.clone(),
             variant: key.variant.clone(),
@@ -238,6 +269,11 @@ impl RunRecord {
             verify_error: m.verified.clone().err(),
             profile: None,
             extra: m.extra.clone(),
+            interference: m.interference.clone(),
+            locks_complete: locks.as_ref().map(|_| unnamed.is_none()),
+            locks_unnamed: unnamed,
+            locks,
+            bounds,
         }
     }
 
@@ -279,6 +315,11 @@ impl RunRecord {
             verify_error: None,
             profile: None,
             extra: serde_json::Map::new(),
+            interference: None,
+            locks: None,
+            locks_complete: None,
+            locks_unnamed: None,
+            bounds: None,
         }
     }
 
@@ -386,6 +427,12 @@ impl RunRecord {
         merged.verify_error = reps.iter().find_map(|r| r.verify_error.clone());
         merged.profile = reps.iter().find_map(|r| r.profile.clone());
         merged.extra = merge_extra(reps);
+        merged.interference =
+            Interference::merge(reps.iter().filter_map(|r| r.interference.as_ref()));
+        let tables: Vec<&[LockRow]> = reps.iter().filter_map(|r| r.locks.as_deref()).collect();
+        merged.locks = (!tables.is_empty()).then(|| lock_table::merge_rows(&tables));
+        let bounds: Vec<&Bounds> = reps.iter().filter_map(|r| r.bounds.as_ref()).collect();
+        merged.bounds = lock_table::merge_bounds(&bounds);
         Some(merged)
     }
 }

@@ -198,6 +198,46 @@ pub fn conformance(hot_path: &dyn HotPath, cases: &[Case]) -> Vec<Run> {
     check_conformance(hot_path, cases).unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// A verified cell for tests of a hot path's question: `ops` ops/s measured `reps` times,
+/// its interval `ops` ± `spread`, with parameters `params` (`name`, JSON value).
+#[allow(clippy::too_many_arguments)]
+pub fn synthetic_cell(
+    hot_path: &str,
+    file: &str,
+    variant: &str,
+    params: &[(&str, serde_json::Value)],
+    threads: usize,
+    cores: usize,
+    ops: f64,
+    spread: f64,
+    reps: usize,
+) -> crate::RunRecord {
+    let key = crate::schema::CellKey {
+        scenario: hot_path.into(),
+        variant: variant.into(),
+        params: params
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), v.clone()))
+            .collect(),
+        threads,
+        cores,
+    };
+    let mut r = crate::RunRecord::failed(&key, "0", "synthetic");
+    r.status = crate::schema::CellStatus::Ok;
+    r.failure = None;
+    r.verified = true;
+    r.scenario_file = file.into();
+    r.repeats = reps;
+    r.ops_per_sec = ops;
+    r.ops_per_sec_min = ops - spread;
+    r.ops_per_sec_max = ops + spread;
+    r.ops_per_sec_ci = [ops - spread, ops + spread];
+    r.ops_per_sec_reps = vec![ops; reps];
+    r.per_thread_ops_per_sec = ops / threads.max(1) as f64;
+    r.duration_s = 0.1;
+    r
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

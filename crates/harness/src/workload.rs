@@ -8,6 +8,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::locks::{Held, Hold, LockCounters, LockId, LockSet};
+
 /// How one step of a worker ended. Only [`Status::Ok`] counts as an operation: a reader
 /// of `ops_per_sec` sizes a server from it, so failures, timeouts and steps that did no
 /// work have counts of their own.
@@ -85,6 +87,7 @@ pub struct OpCtx {
     pub(crate) waited_ns: u64,
     pub(crate) window_ends_at: Option<Instant>,
     pub(crate) closed: Option<Arc<AtomicBool>>,
+    pub(crate) locks: LockCounters,
 }
 
 impl OpCtx {
@@ -112,6 +115,36 @@ impl OpCtx {
         let guard = block();
         self.record_wait(start.elapsed());
         guard
+    }
+
+    /// Takes lock `id` of the hot path's [`LockSet`] as [`OpCtx::acquire`] does (`try_now`
+    /// first, `block` timed only when it fails) and counts it in the lock table; the
+    /// returned guard times the hold when this acquisition is sampled, until it drops.
+    #[inline]
+    pub fn lock<G>(
+        &mut self,
+        id: LockId,
+        try_now: impl FnOnce() -> Option<G>,
+        block: impl FnOnce() -> G,
+    ) -> Held<G> {
+        if let Some(guard) = try_now() {
+            let hold = self.locks.acquired(id, None);
+            return Held::new(guard, hold);
+        }
+        let start = Instant::now();
+        let guard = block();
+        let waited = start.elapsed();
+        self.record_wait(waited);
+        let hold = self.locks.acquired(id, Some(waited));
+        Held::new(guard, hold)
+    }
+
+    /// Counts an acquisition of lock `id` that the hot path made (and whose wait it
+    /// accounted through [`OpCtx::record_wait`]) itself: `waited` is `Some` when it had to
+    /// wait. Keep the returned [`Hold`] for as long as the lock, permit or lease is held.
+    #[inline]
+    pub fn acquired(&mut self, id: LockId, waited: Option<Duration>) -> Hold {
+        self.locks.acquired(id, waited)
     }
 
     /// When the measured window is due to close, once it has opened; `None` in the
@@ -189,6 +222,19 @@ pub trait Workload: Sync {
     /// When false the record's `wait_share` is null ("not measured"), never a misleading 0.
     fn waits_measured(&self) -> bool {
         false
+    }
+
+    /// The locks this hot path names ([`OpCtx::lock`], [`OpCtx::acquired`]) for the lock
+    /// table, and what it leaves unnamed; `None` (the default) when it names none, and
+    /// the record's `locks` is then null rather than an empty table.
+    fn locks(&self) -> Option<LockSet> {
+        None
+    }
+
+    /// Time the hold of one acquisition in this many (every one for 1); by default the
+    /// latency sampling rate, which already says what a clock read costs here.
+    fn lock_sample_every(&self) -> u32 {
+        self.latency_sample_every()
     }
 
     /// Figures that belong to this hot path (the `extra` object of a record), computed

@@ -28,7 +28,9 @@ enum Command {
     /// hot-path parameter (users=6000 write_pct=0,10 ...). All are optional; defaults come
     /// from the scenario files benches/<name>.toml.
     /// resume=<run-id> continues an interrupted run with its recorded settings
-    /// (force=true: on another commit or host).
+    /// (force=true: on another commit or host). interference=0.25 retakes a repetition
+    /// during which other processes took more than 0.25 CPU (off: never). A matrix is
+    /// refused while another lab matrix measures on this machine (force=true: run anyway).
     Matrix {
         /// key=value settings.
         #[arg(value_name = "SETTINGS")]
@@ -70,9 +72,12 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Run(args) => run_cell::run(&CellRequest::from_run_args(&args)?),
         Command::Matrix { settings } => {
             let settings = plan::Settings::parse(&settings)?;
+            let force = settings.force;
             let root = crate::root::project_root();
             let (settings, start) = crate::resume::prepare(settings, &root)?;
             let plan = plan::MatrixPlan::build(&settings, &root)?;
+            // Held until the matrix returns, whatever way it returns.
+            let _lock = crate::lock::acquire(force)?;
             for line in plan.settings_lines() {
                 eprintln!("{line}");
             }

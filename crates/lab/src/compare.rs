@@ -7,6 +7,9 @@
 //! and the command exits 1, only when the slowdown is significant at [`ALPHA`] and the
 //! ratio of medians is below `1 - threshold`. Exit 2 for bad input: files of different
 //! scenarios, with no cells in common, or with different parameters for the same cells.
+//! Two runs from machines that are not comparable (`comparable`: another CPU, a reference
+//! loop more than 10% apart, a run beside other work) are not judged at all: one line
+//! `machine differed: ...`, exit 0.
 //!
 //! Not here: any averaging across cells or machines; each cell is judged alone.
 
@@ -150,6 +153,26 @@ fn params_conflict(b: &[RunRecord], n: &[RunRecord]) -> Option<String> {
     None
 }
 
+/// The lock whose mean hold grew most from `old` to `new` (by more than 10%), in words:
+/// `hold of directory mutex grew 2.10x (390 ns -> 820 ns)`. What a regressed cell's
+/// reader looks at first: a lock held longer serialises more.
+pub fn grown_lock(old: &RunRecord, new: &RunRecord) -> Option<String> {
+    let (before, after) = (old.locks.as_deref()?, new.locks.as_deref()?);
+    let hold = |r: &harness::lock_table::LockRow| r.hold_ns.map(|h| h.mean).filter(|&m| m > 0.0);
+    after
+        .iter()
+        .filter_map(|a| {
+            let b = before.iter().find(|b| b.name == a.name)?;
+            let (hb, ha) = (hold(b)?, hold(a)?);
+            Some((a.name.as_str(), hb, ha, ha / hb))
+        })
+        .filter(|&(_, _, _, grew)| grew > 1.10)
+        .max_by(|x, y| x.3.total_cmp(&y.3))
+        .map(|(name, hb, ha, grew)| {
+            format!("hold of {name} grew {grew:.2}x ({hb:.0} ns -> {ha:.0} ns)")
+        })
+}
+
 /// Runs `lab compare`.
 pub fn run(base: &Path, new: &Path, threshold: f64) -> anyhow::Result<ExitCode> {
     if !(threshold > 0.0 && threshold < 1.0) {
@@ -192,6 +215,11 @@ pub fn run(base: &Path, new: &Path, threshold: f64) -> anyhow::Result<ExitCode> 
             new.display()
         );
     }
+    if let Some(why) = crate::comparable::difference(b, n) {
+        // A regression between two machines is the machines': no cell is judged.
+        println!("machine differed: {why}; no cell judged");
+        return Ok(ExitCode::SUCCESS);
+    }
     println!(
         "{:<10} {:<20} {:>4} {:>4} {:>10} {:>10} {:>7}  verdict (Mann-Whitney U at p < {ALPHA}; regression beyond {:.0}%)",
         "scenario",
@@ -228,6 +256,11 @@ pub fn run(base: &Path, new: &Path, threshold: f64) -> anyhow::Result<ExitCode> 
             _ => {}
         }
         let mut text = verdict.text();
+        if matches!(verdict, Verdict::Regressed { .. } | Verdict::Slower { .. }) {
+            if let Some(lock) = grown_lock(old, cell) {
+                text.push_str(&format!("; {lock}"));
+            }
+        }
         if (bv.is_empty() || nv.is_empty()) && bn.min(nn) >= MIN_REPS {
             text.push_str(": a file predates per-repetition values");
         }
@@ -333,5 +366,43 @@ mod tests {
             judge(&base, &wild, 0.10),
             Verdict::NoChange { .. }
         ));
+    }
+
+    #[test]
+    fn a_regressed_cell_names_the_lock_held_longer() {
+        let with_holds = |holds: &[(&str, f64)]| {
+            let key = harness::schema::CellKey {
+                scenario: "lookup".into(),
+                variant: "global-mutex".into(),
+                params: Default::default(),
+                threads: 2,
+                cores: 2,
+            };
+            let mut r = RunRecord::failed(&key, "0-1", "x");
+            r.locks = Some(
+                holds
+                    .iter()
+                    .map(|&(name, mean)| harness::lock_table::LockRow {
+                        name: name.into(),
+                        hold_ns: Some(harness::lock_table::Quantiles {
+                            mean,
+                            ..Default::default()
+                        }),
+                        ..Default::default()
+                    })
+                    .collect(),
+            );
+            r
+        };
+        let old = with_holds(&[("directory mutex", 400.0), ("entry cache", 100.0)]);
+        let new = with_holds(&[("directory mutex", 840.0), ("entry cache", 105.0)]);
+        let text = grown_lock(&old, &new).unwrap();
+        assert_eq!(
+            text,
+            "hold of directory mutex grew 2.10x (400 ns -> 840 ns)"
+        );
+        // Within 10%: nothing to name; no table: nothing either.
+        assert_eq!(grown_lock(&old, &old), None);
+        assert_eq!(grown_lock(&old, &with_holds(&[])), None);
     }
 }

@@ -51,10 +51,30 @@ pub fn rows(files: &[ResultsFile]) -> Vec<BTreeMap<String, Value>> {
             row.insert("run_id".to_owned(), Value::String(file.run_id.clone()));
             let value = serde_json::to_value(cell).unwrap_or(Value::Null);
             flatten("", &value, &mut row);
+            busiest_lock(cell, &mut row);
             out.push(row);
         }
     }
     out
+}
+
+/// The lock table's busiest lock as columns of its own (`locks.busiest.name`, its
+/// utilisation, ceiling and share of it, mean hold); the whole table stays in `locks` as
+/// JSON text.
+fn busiest_lock(cell: &harness::RunRecord, row: &mut BTreeMap<String, Value>) {
+    let Some(b) = cell.locks.as_deref().and_then(harness::lock_table::busiest) else {
+        return;
+    };
+    let number = |v: Option<f64>| v.map_or(Value::Null, |v| serde_json::json!(v));
+    for (name, value) in [
+        ("name", Value::String(b.name.clone())),
+        ("utilization", number(b.utilization)),
+        ("ceiling_ops_per_sec", number(b.ceiling_ops_per_sec)),
+        ("ceiling_share", number(b.ceiling_share)),
+        ("hold_ns_mean", number(b.hold_ns.map(|h| h.mean))),
+    ] {
+        row.insert(format!("locks.busiest.{name}"), value);
+    }
 }
 
 fn flatten(prefix: &str, value: &Value, row: &mut BTreeMap<String, Value>) {
@@ -183,5 +203,32 @@ mod tests {
         assert_eq!(row["ops_per_sec_ci.low"], serde_json::json!(1.0));
         assert_eq!(row["ops_per_sec_ci.high"], serde_json::json!(2.0));
         assert!(!row.keys().any(|k| k.starts_with("profile")));
+    }
+
+    #[test]
+    fn the_busiest_lock_has_columns_of_its_own() {
+        let mut file = fixture();
+        let row = |name: &str, u: f64| harness::lock_table::LockRow {
+            name: name.into(),
+            slots: Some(1),
+            utilization: Some(u),
+            ceiling_share: Some(u),
+            ceiling_ops_per_sec: Some(1000.0),
+            ..Default::default()
+        };
+        file.cells[0].locks = Some(vec![row("reads", 0.1), row("directory mutex", 0.9)]);
+        let rows = rows(std::slice::from_ref(&file));
+        assert_eq!(
+            rows[0]["locks.busiest.name"],
+            Value::String("directory mutex".into())
+        );
+        assert_eq!(rows[0]["locks.busiest.utilization"], serde_json::json!(0.9));
+        assert!(!rows[1].contains_key("locks.busiest.name") || file.cells[1].locks.is_some());
+        let text = String::from_utf8(csv(std::slice::from_ref(&file)).unwrap()).unwrap();
+        assert!(text
+            .lines()
+            .next()
+            .unwrap()
+            .contains("locks.busiest.ceiling_share"));
     }
 }

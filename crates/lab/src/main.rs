@@ -2,22 +2,27 @@
 //! hands the work to a module and turns any error into one line on stderr and a non-zero
 //! exit (2 for bad input, 1 for a run whose cells failed), never a backtrace.
 
+mod adaptive;
 mod catalog;
 mod cell_request;
 mod children;
 mod cli;
+mod comparable;
 mod compare;
 mod export;
 mod fault;
 mod fs;
 mod list;
+mod lock;
 mod matrix;
 mod order;
 mod plan;
 mod profile;
 mod progress;
+mod reference;
 mod report;
 mod resume;
+mod retake;
 mod root;
 mod run_cell;
 mod scenario_file;

@@ -13,14 +13,17 @@
 //! in flight, whose repetition is discarded rather than counted as failed, and still
 //! write the cells that finished and their report, marked incomplete. Children and their
 //! scratch folders are handled by `children`.
+//!
+//! A repetition taken while other processes loaded the machine is retaken (`retake`), a
+//! reference loop is timed after every round (`reference`), and the cost of a child
+//! beyond its warm-up and window is measured; all three land in the results' `env`.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::Context;
-use harness::env::EnvInfo;
 use harness::schema::{self, ProfileRef, ResultsFile, ResumeState, SCHEMA_VERSION};
 use harness::RunRecord;
 
@@ -76,12 +79,27 @@ pub fn run(plan: &MatrixPlan, start: Start) -> anyhow::Result<ExitCode> {
 
     let exe = std::env::current_exe().context("cannot find the lab executable")?;
     let max_repeats = cells.iter().map(|c| c.scenario.repeats).max().unwrap_or(0);
-    'outer: for rep in 0..max_repeats {
+    let mut retaker = crate::retake::Retaker::new(plan.interference);
+    let planned: Vec<usize> = cells.iter().map(|c| c.scenario.repeats).collect();
+    let mut extended = 0;
+    'outer: for rep in 0..max_repeats + crate::adaptive::EXTRA_ROUNDS {
+        if rep >= max_repeats {
+            // Extra rounds, only for cells whose interval is still wide (`adaptive`).
+            let wide = crate::adaptive::wide_cells(&run.reps, &planned, rep);
+            if wide == 0 || interrupted.load(Ordering::SeqCst) {
+                break;
+            }
+            extended += wide;
+            bar.inc_length(wide as u64);
+            progress::phase(&bar, &crate::adaptive::round_line(rep - max_repeats, wide));
+        }
         let mut ran = false;
         for i in order::round_order(cells.len(), run.order_seed, rep) {
             let cell = &cells[i];
-            // Done already (a resumed run) or not wanted.
-            if rep >= cell.scenario.repeats || rep < run.reps[i].len() {
+            // Done already (a resumed run), not wanted, or past its planned repetitions and
+            // narrow enough.
+            let more = || crate::adaptive::wants_more(&run.reps[i], planned[i]);
+            if rep < run.reps[i].len() || !(rep < planned[i] || more()) {
                 continue;
             }
             if interrupted.load(Ordering::SeqCst) {
@@ -96,7 +114,17 @@ pub fn run(plan: &MatrixPlan, start: Start) -> anyhow::Result<ExitCode> {
                 rep + 1,
                 cell.scenario.repeats
             ));
-            match run_child(&exe, &plan.root, cell, None, rep, interrupted) {
+            let measured = cell.scenario.warmup + cell.scenario.duration;
+            let overheads = &mut run.overheads;
+            let kept = retaker.repetition(|| {
+                let started = Instant::now();
+                let record = run_child(&exe, &plan.root, cell, None, rep, interrupted)?;
+                if record.usable() {
+                    overheads.push(started.elapsed().saturating_sub(measured).as_secs_f64());
+                }
+                Some(record)
+            });
+            match kept {
                 Some(mut record) => {
                     record.scenario_file = cell.scenario.file.clone();
                     run.reps[i].push(record)
@@ -107,8 +135,11 @@ pub fn run(plan: &MatrixPlan, start: Start) -> anyhow::Result<ExitCode> {
             ran = true;
         }
         if ran {
+            run.reference.push(crate::reference::measure());
             run.write(plan, false)?;
-            progress::round_done(&bar, rep + 1, max_repeats);
+            if rep < max_repeats {
+                progress::round_done(&bar, rep + 1, max_repeats);
+            }
         }
     }
     let mut profiles = std::mem::take(&mut run.profiles);
@@ -167,6 +198,13 @@ pub fn run(plan: &MatrixPlan, start: Start) -> anyhow::Result<ExitCode> {
     println!("report:  {}", relative(&page, &plan.root).display());
     println!("latest:  reports/index.html");
     let results = source.results;
+    let retaken = crate::retake::total_line(&results);
+    for line in retaken
+        .into_iter()
+        .chain(crate::adaptive::total_line(extended))
+    {
+        println!("{line}");
+    }
     if let Some(signal) = signals::received() {
         eprintln!(
             "interrupted by {}: the results hold only the cells that finished; continue with `just matrix resume={run_id}`",
@@ -194,6 +232,10 @@ struct RunState {
     reps: Vec<Vec<RunRecord>>,
     /// The profile of each cell, once taken.
     profiles: Vec<Option<ProfileRef>>,
+    /// The reference loop's milliseconds, one per finished round (`env.reference`).
+    reference: Vec<f64>,
+    /// Seconds each counted child took beyond its warm-up and window.
+    overheads: Vec<f64>,
 }
 
 impl RunState {
@@ -213,6 +255,8 @@ impl RunState {
                 resumed: false,
                 reps,
                 profiles,
+                reference: Vec::new(),
+                overheads: Vec::new(),
             };
         };
         let results = previous.results;
@@ -243,6 +287,8 @@ impl RunState {
             resumed: true,
             reps,
             profiles,
+            reference: results.env.reference.map_or(Vec::new(), |r| r.per_round_ms),
+            overheads: results.env.run_overhead_s.into_iter().collect(),
         }
     }
 
@@ -268,7 +314,7 @@ impl RunState {
             complete,
             settings_by_file: plan.settings_lines(),
             seeds: plan.seeds(),
-            env: EnvInfo::capture(),
+            env: crate::reference::env(&self.reference, &self.overheads, plan.interference),
             cells: records,
             order_seed: self.order_seed,
             resume: Some(ResumeState {

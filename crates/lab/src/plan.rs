@@ -117,23 +117,8 @@ pub struct MatrixPlan {
     pub root: PathBuf,
     /// Lines about selected scenario files that run no cell (no variant left).
     pub skipped: Vec<String>,
-}
-
-/// The one line saying which files were skipped because their hot path cannot run here:
-/// `skipped (not installed here): a.toml, b.toml: <why>` (each distinct reason once).
-fn unavailable_line(files: &[(String, String)]) -> String {
-    let names: Vec<&str> = files.iter().map(|(f, _)| f.as_str()).collect();
-    let mut reasons: Vec<&str> = Vec::new();
-    for (_, why) in files {
-        if !reasons.contains(&why.as_str()) {
-            reasons.push(why);
-        }
-    }
-    format!(
-        "skipped (not installed here): {}: {}",
-        names.join(", "),
-        reasons.join("; ")
-    )
+    /// The load (CPUs) above which a repetition is retaken (`interference=`); `None`: off.
+    pub interference: Option<f64>,
 }
 
 /// Default core counts: powers of two up to the CPUs available, and that count itself.
@@ -192,14 +177,9 @@ impl MatrixPlan {
         let nproc = affinity::allowed_cpus().len();
         let mut scenarios = Vec::new();
         let mut skipped = Vec::new();
-        // Files whose hot path cannot run here (its programs not installed): one line for
-        // all of them, with what is missing and the command that installs it.
-        let mut unavailable: Vec<(String, String)> = Vec::new();
+        // Files whose cells need what this machine lacks: skipped, said in one line.
+        let mut lacking: Vec<(String, harness::hotpath::Missing)> = Vec::new();
         for file in selected {
-            if let Err(why) = file.hot_path.available() {
-                unavailable.push((format!("{}.toml", file.name), why));
-                continue;
-            }
             let mode: &ModeSettings = if settings.smoke {
                 file.smoke
                     .as_ref()
@@ -275,6 +255,10 @@ impl MatrixPlan {
             }
             let param_sets = combinations(file.hot_path, &sweeps, &file.paired)
                 .with_context(|| format!("{}.toml", file.name))?;
+            if let Some(missing) = param_sets.iter().find_map(|p| file.hot_path.missing(p)) {
+                lacking.push((file.name.clone(), missing));
+                continue;
+            }
             check_counts(file, &param_sets, &threads)?;
             let mut pick = |typed: Option<Duration>, own: Duration, name: &str| match typed {
                 Some(d) => {
@@ -338,13 +322,16 @@ impl MatrixPlan {
                 seed: file.seed.clone(),
             });
         }
+        if let Some(line) = lacking_line(&lacking) {
+            skipped.push(line);
+        }
         if scenarios.is_empty() {
+            if let Some(line) = lacking_line(&lacking) {
+                bail!("{line}; nothing else was selected");
+            }
             bail!("variants=...: none of the selected scenario files has these variants");
         }
         let mut command = String::from("just matrix");
-        if !unavailable.is_empty() {
-            skipped.push(unavailable_line(&unavailable));
-        }
         for arg in &settings.typed {
             command.push(' ');
             command.push_str(arg);
@@ -357,6 +344,9 @@ impl MatrixPlan {
             command,
             root: root.to_path_buf(),
             skipped,
+            interference: settings
+                .interference
+                .unwrap_or(Some(crate::retake::DEFAULT_THRESHOLD)),
         })
     }
 
@@ -403,6 +393,33 @@ impl MatrixPlan {
         }
         cells
     }
+}
+
+/// One line naming the files skipped because this machine lacks something, what it
+/// lacks and what installs it; `None` when nothing was skipped.
+fn lacking_line(lacking: &[(String, harness::hotpath::Missing)]) -> Option<String> {
+    if lacking.is_empty() {
+        return None;
+    }
+    let files: Vec<String> = lacking.iter().map(|(f, _)| format!("{f}.toml")).collect();
+    let mut what: Vec<&str> = Vec::new();
+    let mut packages: Vec<&str> = Vec::new();
+    for (_, m) in lacking {
+        if !what.contains(&m.what.as_str()) {
+            what.push(&m.what);
+        }
+        for p in &m.packages {
+            if !packages.contains(&p.as_str()) {
+                packages.push(p);
+            }
+        }
+    }
+    Some(format!(
+        "skipped {} (this machine lacks {}): `just setup` installs it (Debian: {})",
+        files.join(", "),
+        what.join(", "),
+        packages.join(" ")
+    ))
 }
 
 /// The scenario files `scenarios=` names (or the default ones, or those with a `[smoke]`
@@ -684,19 +701,6 @@ pub fn value_text(v: &Value) -> String {
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn files_of_unavailable_hot_paths_are_named_in_one_line_with_each_reason_once() {
-        let why = "ns-slapd (389-ds-base) is not installed; install with just setup".to_owned();
-        let line = super::unavailable_line(&[
-            ("389ds.toml".into(), why.clone()),
-            ("openldap.toml".into(), why.clone()),
-        ]);
-        assert_eq!(
-            line,
-            format!("skipped (not installed here): 389ds.toml, openldap.toml: {why}")
-        );
-    }
-
     use super::*;
 
     fn args(list: &[&str]) -> Vec<String> {
@@ -938,6 +942,26 @@ mod tests {
             .params
             .contains(&("users".to_owned(), "300".to_owned())));
         assert_eq!(request.profile.as_deref(), Some("p"));
+    }
+
+    #[test]
+    fn files_needing_what_the_machine_lacks_are_named_in_one_line() {
+        let lib = |what: &str| harness::hotpath::Missing {
+            what: what.into(),
+            packages: vec!["libdqlite0".into()],
+            reason: "cannot load".into(),
+        };
+        assert_eq!(lacking_line(&[]), None);
+        let line = lacking_line(&[
+            ("sqlmix-libdqlite".into(), lib("libdqlite.so.0")),
+            ("sqlmix-libdqlite-pool".into(), lib("libdqlite.so.0")),
+        ])
+        .unwrap();
+        assert_eq!(
+            line,
+            "skipped sqlmix-libdqlite.toml, sqlmix-libdqlite-pool.toml (this machine lacks \
+             libdqlite.so.0): `just setup` installs it (Debian: libdqlite0)"
+        );
     }
 
     #[test]

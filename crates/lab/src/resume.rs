@@ -36,9 +36,6 @@ pub struct Previous {
 /// the recorded ones for `resume=<run-id>`, after checking the run can be continued here.
 pub fn prepare(settings: Settings, root: &Path) -> anyhow::Result<(Settings, Start)> {
     let Some(id) = settings.resume.clone() else {
-        if settings.force {
-            bail!("force=true: only with resume=<run-id>, to resume on another commit or machine");
-        }
         let typed = settings.typed.clone();
         return Ok((
             settings,
@@ -139,14 +136,14 @@ mod tests {
     }
 
     #[test]
-    fn force_alone_and_other_settings_with_resume_are_refused() {
+    fn other_settings_with_resume_are_refused() {
         let root = Path::new("/nonexistent");
         let parse = |args: &[&str]| {
             let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
             Settings::parse(&args).unwrap()
         };
-        let err = prepare(parse(&["force=true"]), root).unwrap_err();
-        assert!(err.to_string().starts_with("force=true: only with resume="));
+        // force=true alone runs beside another matrix (`lock`).
+        assert!(prepare(parse(&["force=true"]), root).is_ok());
         let err = prepare(parse(&["resume=x", "threads=2"]), root).unwrap_err();
         assert!(
             err.to_string().starts_with("threads=2: resume=<run-id>"),

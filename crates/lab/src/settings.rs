@@ -31,6 +31,7 @@ pub const KEYS: &[&str] = &[
     "profile",
     "resume",
     "force",
+    "interference",
 ];
 
 /// Thread (or client) counts typed for one scenario file: `sqlmix-slots.threads=8,16`.
@@ -78,8 +79,12 @@ pub struct Settings {
     pub profile_all: bool,
     /// `resume=<run-id>`: continue that interrupted run with its own settings.
     pub resume: Option<String>,
-    /// `force=true`: resume even on another commit or machine.
+    /// `force=true`: resume even on another commit or machine, or run beside another
+    /// `lab matrix` that is measuring on this machine.
     pub force: bool,
+    /// `interference=`: the load (other processes' CPU plus steal, in CPUs) above which a
+    /// repetition is retaken; `interference=off` gives `Some(None)`: no retakes.
+    pub interference: Option<Option<f64>>,
     /// Everything else: hot-path parameters, checked when scenario files are known.
     pub params: Vec<(String, String)>,
     /// The arguments as typed, for the command that reproduces the run.
@@ -109,6 +114,18 @@ fn boolean(key: &str, value: &str) -> anyhow::Result<bool> {
         "true" | "1" | "yes" => Ok(true),
         "false" | "0" | "no" => Ok(false),
         _ => bail!("{key}={value:?}: expected true or false"),
+    }
+}
+
+fn interference(value: &str) -> anyhow::Result<Option<f64>> {
+    if value.trim() == "off" {
+        return Ok(None);
+    }
+    match value.trim().parse::<f64>() {
+        Ok(x) if x > 0.0 && x.is_finite() => Ok(Some(x)),
+        _ => bail!(
+            "interference={value:?}: expected the load in CPUs above which a repetition is retaken, a number above 0 (e.g. interference=0.25), or off"
+        ),
     }
 }
 
@@ -166,6 +183,7 @@ impl Settings {
                 }
                 "resume" => s.resume = Some(value.trim().to_owned()),
                 "force" => s.force = boolean(key, value)?,
+                "interference" => s.interference = Some(interference(value)?),
                 "duration" => s.duration = Some(duration(value)?),
                 "warmup" => s.warmup = Some(duration(value)?),
                 "timeout" => s.timeout = Some(duration(value)?),
@@ -220,6 +238,10 @@ mod tests {
         assert!(s.quick);
         assert_eq!(s.duration, Some(Duration::from_millis(500)));
         assert_eq!(s.params, vec![("users".to_owned(), "10".to_owned())]);
+        let s = Settings::parse(&args(&["interference=0.5", "force=true"])).unwrap();
+        assert_eq!((s.interference, s.force), (Some(Some(0.5)), true));
+        let s = Settings::parse(&args(&["interference=off"])).unwrap();
+        assert_eq!(s.interference, Some(None));
     }
 
     #[test]
@@ -239,6 +261,8 @@ mod tests {
             ("cores=0", cores.as_str()),
             ("cores=100000", "cores=\"100000\""),
             ("quick=maybe", "quick=\"maybe\""),
+            ("interference=0", "interference=\"0\": expected the load in CPUs"),
+            ("interference=lots", "interference=\"lots\""),
             ("smoke=maybe", "smoke=\"maybe\""),
             ("duration=forever", "duration="),
             ("threads", "expected key=value"),

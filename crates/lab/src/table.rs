@@ -8,21 +8,8 @@ use std::fmt::Write;
 use harness::schema::CellStatus;
 use harness::RunRecord;
 
-/// A number with an SI suffix and three significant figures: 2310000 -> `2.31M`.
-pub fn si(value: f64) -> String {
-    let (scaled, suffix) = match value.abs() {
-        v if v >= 1e9 => (value / 1e9, "G"),
-        v if v >= 1e6 => (value / 1e6, "M"),
-        v if v >= 1e3 => (value / 1e3, "k"),
-        _ => (value, ""),
-    };
-    let digits = match scaled.abs() {
-        v if v >= 100.0 => 0,
-        v if v >= 10.0 => 1,
-        _ => 2,
-    };
-    format!("{scaled:.digits$}{suffix}")
-}
+/// Numbers are written one way across the lab: the judge's three significant figures.
+pub use harness::judge::si;
 
 /// What one table cell shows.
 pub fn cell_text(record: Option<&RunRecord>) -> String {

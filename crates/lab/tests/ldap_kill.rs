@@ -138,8 +138,14 @@ fn kill_mid_window_and_check(file: &str, server: &str) {
 
 #[test]
 fn a_real_server_cell_killed_mid_window_leaves_no_process_folder_or_port() {
-    if let Err(why) = ldap::LdapHotPath.available() {
-        eprintln!("skipped: {why}");
+    let defaults = harness::testing::params(&ldap::LdapHotPath, &[]);
+    if let Some(m) = ldap::LdapHotPath.missing(&defaults) {
+        eprintln!(
+            "skipped: {} ({}); install with {}",
+            m.what,
+            m.reason,
+            ldap::INSTALL
+        );
         return;
     }
     kill_mid_window_and_check("openldap", "slapd");

@@ -7,7 +7,7 @@
 //!
 //! This module measures nothing and renders nothing: `lab` lays the [`Answer`] out.
 
-use harness::findings::{Answer, Basis, Run, Table, Verdict};
+use harness::findings::{Answer, Basis, Chart, Run, Table, Verdict};
 use harness::judge::{self, si, Est};
 use harness::RunRecord;
 
@@ -303,6 +303,9 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
         sentences,
         details,
         tables,
+        chart: Some(Chart::PerThread {
+            file: FILE.to_owned(),
+        }),
     })
 }
 

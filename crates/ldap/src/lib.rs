@@ -41,6 +41,9 @@ use crate::workload::LdapWorkload;
 pub const INSTALL: &str =
     "just setup (apt-get install -y 389-ds-base python3-lib389 ldap-utils slapd)";
 
+/// The Debian packages both servers come from (`scripts/setup.sh` installs them).
+pub const PACKAGES: &[&str] = &["389-ds-base", "python3-lib389", "ldap-utils", "slapd"];
+
 /// The most worker threads a cell may ask of a server.
 pub const MAX_SERVER_THREADS: usize = 1024;
 
@@ -153,16 +156,16 @@ impl HotPath for LdapHotPath {
         &DESCRIPTION
     }
 
-    fn available(&self) -> Result<(), String> {
-        let missing: Vec<String> = [Kind::Ds389, Kind::OpenLdap]
+    fn missing(&self, _params: &Params) -> Option<harness::hotpath::Missing> {
+        let why: Vec<String> = [Kind::Ds389, Kind::OpenLdap]
             .iter()
             .filter_map(|k| k.available().err())
             .collect();
-        if missing.is_empty() {
-            Ok(())
-        } else {
-            Err(format!("{}; install with {INSTALL}", missing.join(", ")))
-        }
+        (!why.is_empty()).then(|| harness::hotpath::Missing {
+            what: "389 Directory Server and OpenLDAP's slapd".to_owned(),
+            packages: PACKAGES.iter().map(|p| (*p).to_owned()).collect(),
+            reason: why.join(", "),
+        })
     }
 
     fn question(&self) -> Option<&'static str> {

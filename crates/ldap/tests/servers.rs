@@ -30,8 +30,13 @@ fn installed() -> Vec<Kind> {
 
 #[test]
 fn every_variant_measures_and_verifies_against_a_real_server() {
-    if let Err(why) = LdapHotPath.available() {
-        eprintln!("skipped: {why}");
+    if let Some(m) = LdapHotPath.missing(&testing::params(&LdapHotPath, &[])) {
+        eprintln!(
+            "skipped: {} ({}); install with {}",
+            m.what,
+            m.reason,
+            ldap::INSTALL
+        );
         return;
     }
     let runs = testing::conformance(

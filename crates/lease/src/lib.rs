@@ -9,6 +9,7 @@
 //! back, non-holders refused). Whether a store is durable comes from its settings
 //! (`synchronous=full`); the kill test in `lab` checks it across a crash.
 
+pub mod findings;
 pub mod other_stores;
 pub mod sqlite_stores;
 pub mod store;
@@ -178,6 +179,12 @@ const DESCRIPTION: Description = Description {
 impl HotPath for LeaseHotPath {
     fn description(&self) -> &'static Description {
         &DESCRIPTION
+    }
+    fn question(&self) -> Option<&'static str> {
+        Some(findings::QUESTION)
+    }
+    fn answer(&self, run: &harness::findings::Run<'_>) -> Option<harness::findings::Answer> {
+        findings::answer(run)
     }
     fn check(&self, params: &Params) -> Result<(), String> {
         let (lease, extend) = (params.int("lease_s"), params.int("extend_s"));

@@ -10,6 +10,7 @@ use dashmap::DashMap;
 use lmdb::{Database, Environment, EnvironmentFlags, Transaction, WriteFlags};
 use tempfile::TempDir;
 
+use crate::store::lock_ids::WRITER;
 use crate::store::{LeaseStore, SessionStats, StoredLease};
 
 fn encode(l: &StoredLease) -> Vec<u8> {
@@ -88,8 +89,11 @@ impl LmdbLeases {
     ) -> Result<bool, String> {
         let start = Instant::now();
         let mut txn = self.env.begin_rw_txn().map_err(lm)?;
-        // Beginning a write transaction is taking LMDB's single writer lock.
-        crate::store::note_wait(start.elapsed());
+        // Beginning a write transaction is taking LMDB's single writer lock, held until
+        // the commit.
+        let waited = start.elapsed();
+        crate::store::note_wait(waited);
+        let _writer = harness::locks::thread_acquired(WRITER, Some(waited));
         let current = match txn.get(self.db, &lease) {
             Ok(bytes) => decode(bytes),
             Err(lmdb::Error::NotFound) => None,
@@ -157,7 +161,9 @@ impl LeaseStore for LmdbLeases {
     fn sweep(&self, s: &mut SessionStats, now: i64) -> Result<u64, String> {
         let start = Instant::now();
         let mut txn = self.env.begin_rw_txn().map_err(lm)?;
-        crate::store::note_wait(start.elapsed());
+        let waited = start.elapsed();
+        crate::store::note_wait(waited);
+        let _writer = harness::locks::thread_acquired(WRITER, Some(waited));
         let mut removed = 0;
         for name in &self.names {
             let expired = match txn.get(self.db, name) {
@@ -175,6 +181,11 @@ impl LeaseStore for LmdbLeases {
     }
     fn durable(&self) -> bool {
         self.sync
+    }
+    fn locks(&self) -> harness::locks::LockSet {
+        // The begin is always timed (LMDB has no try-begin): every write counts as
+        // contended, its wait the begin's whole time.
+        harness::locks::LockSet::new().with(WRITER, "LMDB writer lock", 1)
     }
     fn read_back(&self) -> Result<HashMap<String, StoredLease>, String> {
         // Through this environment: LMDB forbids opening the same environment twice in
@@ -300,6 +311,9 @@ impl LeaseStore for MemoryLeases {
     }
     fn durable(&self) -> bool {
         false
+    }
+    fn locks(&self) -> harness::locks::LockSet {
+        harness::locks::LockSet::new().unnamed("the concurrent map's shard locks (inside dashmap)")
     }
     fn read_back(&self) -> Result<HashMap<String, StoredLease>, String> {
         Ok(self

@@ -109,7 +109,10 @@ impl GroupCommit {
             let take = st.queue.len().min(GROUP_MAX);
             let group: Vec<Extend> = st.queue.drain(..take).collect();
             drop(st);
+            // The committer's role is the store's single writer: one group at a time.
+            let writer = harness::locks::thread_acquired(crate::store::lock_ids::WRITER, None);
             let outcome = commit_group(&mut self.conn.lock(), &group);
+            drop(writer);
             self.batches.fetch_add(1, Ordering::Relaxed);
             self.extends
                 .fetch_add(group.len() as u64, Ordering::Relaxed);
@@ -386,6 +389,17 @@ impl LeaseStore for SqliteLeases {
 
     fn durable(&self) -> bool {
         self.synchronous == "full"
+    }
+
+    fn locks(&self) -> harness::locks::LockSet {
+        let set = harness::locks::LockSet::new();
+        let set = if self.design == SqlDesign::Batched {
+            set.with(crate::store::lock_ids::WRITER, "group committer", 1)
+                .unnamed("the commit queue's lock")
+        } else {
+            set
+        };
+        set.unnamed("SQLite's write lock (its waits are the busy handler's sleeps)")
     }
 
     fn read_back(&self) -> Result<HashMap<String, StoredLease>, String> {

@@ -23,6 +23,13 @@ pub fn take_waits() -> Duration {
     WAITED.with(|w| w.replace(Duration::ZERO))
 }
 
+/// The lock table's ids of the stores' locks.
+pub mod lock_ids {
+    use harness::locks::LockId;
+    /// A store's single writer: LMDB's writer lock, the batched store's committer.
+    pub const WRITER: LockId = LockId(0);
+}
+
 /// Time and rows one session spent on one table.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct TableTime {
@@ -120,4 +127,10 @@ pub trait LeaseStore: Send + Sync + 'static {
     }
     /// Resets store-wide window figures.
     fn window_opened(&self) {}
+    /// The locks this store names for the lock table (through
+    /// [`harness::locks::thread_acquired`], ids from [`lock_ids`]) and what it leaves
+    /// unnamed; by default it names none.
+    fn locks(&self) -> harness::locks::LockSet {
+        harness::locks::LockSet::new().unnamed("this store's locks (it names none)")
+    }
 }

@@ -379,6 +379,10 @@ impl<S: LeaseStore> Workload for LeaseWorkload<S> {
         true
     }
 
+    fn locks(&self) -> Option<harness::locks::LockSet> {
+        Some(self.store.locks())
+    }
+
     fn worker(&self, index: usize, threads: usize) -> LeaseWorker<S> {
         let apps = (0..self.shape.applications)
             .filter(|a| a % threads == index)

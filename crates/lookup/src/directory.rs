@@ -4,7 +4,23 @@
 //! Generation is deterministic (no RNG) so every variant and every run searches the same
 //! data. This module does not decide how entries are locked or stored: variants do.
 
+use harness::locks::LockSet;
 use harness::OpCtx;
+
+/// The lock table's ids of lookup's locks (one namespace for every design and dispatch).
+pub mod lock_ids {
+    use harness::locks::LockId;
+    /// The directory's one lock, or a reader-writer lock's exclusive side.
+    pub const DIRECTORY: LockId = LockId(0);
+    /// A reader-writer lock's shared side.
+    pub const DIRECTORY_READ: LockId = LockId(1);
+    /// The entry cache's lock (its LRU list and counters).
+    pub const ENTRY_CACHE: LockId = LockId(2);
+    /// A single writer's lock (LMDB's, the snapshot's).
+    pub const WRITER: LockId = LockId(3);
+    /// A dispatching server's shared request queue.
+    pub const QUEUE: LockId = LockId(4);
+}
 
 /// A user entry: the attributes the seed's search returns.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -151,6 +167,12 @@ pub trait Directory: Send + Sync + 'static {
     /// The sum of every user's revision: equals the number of successful modifications if
     /// none was lost.
     fn total_revisions(&self) -> u64;
+
+    /// The locks this design names for the lock table (ids from [`lock_ids`]), and what
+    /// it takes without naming; by default, that it names none.
+    fn locks(&self) -> LockSet {
+        LockSet::new().unnamed("this design's locks (it names none)")
+    }
 
     /// Design-specific figures for the record's `extra` (e.g. a cache hit ratio).
     fn extra(&self) -> serde_json::Map<String, serde_json::Value> {

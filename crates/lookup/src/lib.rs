@@ -16,6 +16,7 @@
 
 pub mod directory;
 pub mod dispatch;
+pub mod findings;
 pub mod variants;
 pub mod workload;
 
@@ -111,6 +112,12 @@ const DESCRIPTION: Description = Description {
 impl HotPath for LookupHotPath {
     fn description(&self) -> &'static Description {
         &DESCRIPTION
+    }
+    fn question(&self) -> Option<&'static str> {
+        Some(findings::QUESTION)
+    }
+    fn answer(&self, run: &harness::findings::Run<'_>) -> Option<harness::findings::Answer> {
+        findings::answer(run)
     }
     fn measure(
         &self,

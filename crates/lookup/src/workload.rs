@@ -183,6 +183,10 @@ impl<D: Directory> Workload for LookupWorkload<D> {
         Ok(())
     }
 
+    fn locks(&self) -> Option<harness::locks::LockSet> {
+        Some(self.dir.locks())
+    }
+
     fn latency_sample_every(&self) -> u32 {
         // A search takes a few hundred nanoseconds; reading the clock twice for each would
         // be a noticeable share of it.
@@ -240,6 +244,9 @@ mod tests {
         }
         fn total_revisions(&self) -> u64 {
             self.inner.total_revisions()
+        }
+        fn locks(&self) -> harness::locks::LockSet {
+            self.inner.locks()
         }
     }
 

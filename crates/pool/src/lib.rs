@@ -30,6 +30,7 @@
 //! acquisition-only cells `ns_per_cycle` (each client's time per acquire + release,
 //! harness work included: see `noop`).
 
+pub mod findings;
 pub mod pools;
 pub mod server;
 pub mod workload;
@@ -204,6 +205,12 @@ const DESCRIPTION: Description = Description {
 impl HotPath for PoolHotPath {
     fn description(&self) -> &'static Description {
         &DESCRIPTION
+    }
+    fn question(&self) -> Option<&'static str> {
+        Some(findings::QUESTION)
+    }
+    fn answer(&self, run: &harness::findings::Run<'_>) -> Option<harness::findings::Answer> {
+        findings::answer(run)
     }
     fn check(&self, params: &Params) -> Result<(), String> {
         let capacity = params.count("connections") * params.count("max_requests");

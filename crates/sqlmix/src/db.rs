@@ -25,7 +25,8 @@ pub const JOURNAL_MODES: &[&str] = &["wal", "delete", "truncate", "persist", "me
 /// Accepted synchronous levels.
 pub const SYNCHRONOUS: &[&str] = &["off", "normal", "full"];
 
-const SCHEMA: &str = "
+/// The tables and index of every model database.
+pub const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS units (
     model TEXT NOT NULL,
     name TEXT NOT NULL,
@@ -171,10 +172,23 @@ pub fn write_txn(
     unit: &str,
     status: &str,
 ) -> rusqlite::Result<i64> {
+    write_txn_locked_at(conn, behavior, model, unit, status).map(|(version, _)| version)
+}
+
+/// [`write_txn`], also returning when its UPDATE had returned: by then the transaction
+/// holds SQLite's write lock (taken inside the UPDATE), which the COMMIT releases.
+pub fn write_txn_locked_at(
+    conn: &mut Connection,
+    behavior: TransactionBehavior,
+    model: &str,
+    unit: &str,
+    status: &str,
+) -> rusqlite::Result<(i64, std::time::Instant)> {
     let tx = conn.transaction_with_behavior(behavior)?;
     let version: i64 = tx
         .prepare_cached(UPDATE_UNIT)?
         .query_row(params![model, unit, status], |r| r.get(0))?;
+    let locked_at = std::time::Instant::now();
     tx.prepare_cached(INSERT_EVENT)?
         .execute(params![model, unit, version, status])?;
     if version % CULL_EVERY == 0 {
@@ -182,7 +196,7 @@ pub fn write_txn(
             .execute(params![model, unit, version - EVENTS_KEPT])?;
     }
     tx.commit()?;
-    Ok(version)
+    Ok((version, locked_at))
 }
 
 /// Whether an error is SQLite's "busy" or "locked": the ones the runner retries.
@@ -197,6 +211,13 @@ pub fn is_busy(err: &rusqlite::Error) -> bool {
 pub fn all_units(conn: &Connection) -> rusqlite::Result<Vec<(String, String, i64, String)>> {
     let mut stmt = conn.prepare("SELECT model, name, version, agent_status FROM units")?;
     let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
+    rows.collect()
+}
+
+/// The payload of every stored event.
+pub fn all_payloads(conn: &Connection) -> rusqlite::Result<Vec<String>> {
+    let mut stmt = conn.prepare("SELECT payload FROM events")?;
+    let rows = stmt.query_map([], |r| r.get(0))?;
     rows.collect()
 }
 

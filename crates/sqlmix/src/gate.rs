@@ -7,6 +7,7 @@ use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use harness::locks::Hold;
 use harness::OpCtx;
 use parking_lot::{Condvar, Mutex};
 use rand::Rng;
@@ -27,6 +28,19 @@ pub fn backoff(attempt: u32, rng: &mut impl Rng) -> Duration {
     full.mul_f64(rng.random_range(0.5..=1.0))
 }
 
+/// The lock table's ids of sqlmix's gates and locks.
+pub mod lock_ids {
+    use harness::locks::LockId;
+    /// The transaction semaphore's permits (every shard's, as one set).
+    pub const SEMAPHORE: LockId = LockId(0);
+    /// A connection pool's connections (every shard's, as one set).
+    pub const POOL: LockId = LockId(1);
+    /// `single-conn`'s one connection, `rw-split`'s writer connection.
+    pub const CONNECTION: LockId = LockId(2);
+    /// SQLite's write lock, one per database file, as the runner sees it.
+    pub const SQLITE_WRITE: LockId = LockId(3);
+}
+
 /// A fixed set of connections; a transaction takes any free one and waits when none is.
 pub struct Pool {
     free: Mutex<Vec<Connection>>,
@@ -38,6 +52,7 @@ pub struct Pool {
 pub struct Pooled<'a> {
     pool: &'a Pool,
     conn: Option<Connection>,
+    hold: Hold,
 }
 
 impl Pool {
@@ -59,15 +74,23 @@ impl Pool {
     /// Takes a free connection, waiting (and accounting the wait) if there is none.
     pub fn get(&self, ctx: &mut OpCtx) -> Pooled<'_> {
         let mut free = self.free.lock();
+        let mut waited = None;
         if free.is_empty() {
             let start = Instant::now();
             while free.is_empty() {
                 self.returned.wait(&mut free);
             }
+            waited = Some(start.elapsed());
             ctx.record_wait(start.elapsed());
         }
         let conn = free.pop();
-        Pooled { pool: self, conn }
+        drop(free);
+        let hold = ctx.acquired(lock_ids::POOL, waited);
+        Pooled {
+            pool: self,
+            conn,
+            hold,
+        }
     }
 }
 
@@ -86,6 +109,7 @@ impl DerefMut for Pooled<'_> {
 
 impl Drop for Pooled<'_> {
     fn drop(&mut self) {
+        self.hold.end();
         if let Some(conn) = self.conn.take() {
             self.pool.free.lock().push(conn);
             self.pool.returned.notify_one();
@@ -98,11 +122,13 @@ impl Drop for Pooled<'_> {
 pub struct Semaphore {
     free: Mutex<usize>,
     released: Condvar,
+    slots: usize,
 }
 
 /// A held slot; released when dropped.
 pub struct Permit<'a> {
     semaphore: &'a Semaphore,
+    hold: Hold,
 }
 
 impl Semaphore {
@@ -111,26 +137,39 @@ impl Semaphore {
         Semaphore {
             free: Mutex::new(slots),
             released: Condvar::new(),
+            slots,
         }
+    }
+
+    /// Slots in all.
+    pub fn slots(&self) -> usize {
+        self.slots
     }
 
     /// Takes a slot, waiting (and accounting the wait) while none is free.
     pub fn acquire(&self, ctx: &mut OpCtx) -> Permit<'_> {
         let mut free = self.free.lock();
+        let mut waited = None;
         if *free == 0 {
             let start = Instant::now();
             while *free == 0 {
                 self.released.wait(&mut free);
             }
+            waited = Some(start.elapsed());
             ctx.record_wait(start.elapsed());
         }
         *free -= 1;
-        Permit { semaphore: self }
+        drop(free);
+        Permit {
+            semaphore: self,
+            hold: ctx.acquired(lock_ids::SEMAPHORE, waited),
+        }
     }
 }
 
 impl Drop for Permit<'_> {
     fn drop(&mut self) {
+        self.hold.end();
         *self.semaphore.free.lock() += 1;
         self.semaphore.released.notify_one();
     }

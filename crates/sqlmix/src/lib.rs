@@ -6,13 +6,16 @@
 //! worse, a semaphore of 2 over 2 connections was best, sharding by namespace helped less
 //! than linearly, and a burst of writes tanked the reads. This crate reruns that
 //! investigation on real SQLite (rusqlite, bundled): [`db`] holds the schema and the two
-//! transactions, [`gate`] the pool, semaphore, breaker and backoff, [`dqlite`] a
-//! dqlite-like serving path (`backend=dqlite`), [`runner`] the six designs, and
-//! [`workload`] the mix and its verification.
+//! transactions, [`gate`] the pool, semaphore, breaker and backoff, [`dqlite`] a model of
+//! dqlite's serving path (`backend=dqlite-model`), [`libdqlite`] a real dqlite node in
+//! this process with a wire-protocol client of our own (`backend=libdqlite`), [`runner`]
+//! the six designs, and [`workload`] the mix and its verification.
 
 pub mod db;
 pub mod dqlite;
+pub mod findings;
 pub mod gate;
+pub mod libdqlite;
 pub mod runner;
 pub mod workload;
 
@@ -60,8 +63,24 @@ const VARIANTS: &[Variant] = &[
     },
 ];
 
-/// Accepted `backend` values.
-pub const BACKENDS: &[&str] = &["local", "dqlite"];
+/// Accepted `backend` values. `dqlite` is the old name of `dqlite-model`, kept so that
+/// results files and commands that say `dqlite` still mean the model.
+pub const BACKENDS: &[&str] = &["local", "dqlite-model", "libdqlite", "dqlite"];
+
+/// Whether a `backend` value names the model of dqlite's serving path (`dqlite-model`, or
+/// `dqlite` as results files written before the real node existed say).
+pub fn is_model_backend(word: &str) -> bool {
+    matches!(word, "dqlite-model" | "dqlite")
+}
+
+/// The `backend` value as this build names it: `dqlite` reads as `dqlite-model`.
+pub fn backend_word(word: &str) -> &str {
+    if is_model_backend(word) {
+        "dqlite-model"
+    } else {
+        word
+    }
+}
 
 const SLOT_WORDS: &[&str] = &["nproc", "2nproc", "4nproc", "unlimited"];
 
@@ -134,7 +153,19 @@ const PARAMS: &[ParamSpec] = &[
         name: "backend",
         kind: ParamKind::Choice(BACKENDS),
         default: "local",
-        help: "local = in-process SQLite; dqlite = one serving thread per app, a round trip per statement, writes committed through Raft, busy returned at once",
+        help: "local = in-process SQLite; dqlite-model = a model of dqlite (one serving thread per app, a round trip per statement, writes committed through Raft, busy returned at once; `dqlite` is its old name); libdqlite = a real dqlite node per app in this process (needs libdqlite.so.0)",
+    },
+    ParamSpec {
+        name: "databases",
+        kind: ParamKind::Choice(libdqlite::DATABASES),
+        default: "per-model",
+        help: "backend=libdqlite: per-model = a database per model with its own client pool (Juju's layout); per-app = one database per app (the model's layout)",
+    },
+    ParamSpec {
+        name: "dqlite_bind",
+        kind: ParamKind::Choice(libdqlite::node::BINDS),
+        default: "abstract",
+        help: "backend=libdqlite: where a node listens: abstract = an abstract Unix socket (Juju's @node-N), loopback = a free TCP port on 127.0.0.1",
     },
     ParamSpec {
         name: "rtt_us",
@@ -143,7 +174,7 @@ const PARAMS: &[ParamSpec] = &[
             max: 1_000_000,
         },
         default: "20",
-        help: "backend=dqlite: round trip per request, microseconds (the seed's apps sat on local sockets)",
+        help: "backend=dqlite-model: round trip per request, microseconds (the seed's apps sat on local sockets)",
     },
     ParamSpec {
         name: "serve_us",
@@ -152,7 +183,7 @@ const PARAMS: &[ParamSpec] = &[
             max: 1_000_000,
         },
         default: "200",
-        help: "backend=dqlite: the serving thread's own time per request (protocol, VFS, loop), microseconds",
+        help: "backend=dqlite-model: the serving thread's own time per request (protocol, VFS, loop), microseconds",
     },
     ParamSpec {
         name: "commit_us",
@@ -161,13 +192,13 @@ const PARAMS: &[ParamSpec] = &[
             max: 1_000_000,
         },
         default: "1000",
-        help: "backend=dqlite: a write's Raft commit (replication and sync), microseconds; the write lock stays held meanwhile",
+        help: "backend=dqlite-model: a write's Raft commit (replication and sync), microseconds; the write lock stays held meanwhile",
     },
     ParamSpec {
         name: "idle_conns",
         kind: ParamKind::Int { min: 0, max: 1024 },
         default: "2",
-        help: "backend=dqlite: idle client connections kept per app (Go database/sql's default: 2); more are closed when returned",
+        help: "backend=dqlite-model and libdqlite: idle client connections kept per app (per database with libdqlite) (Go database/sql's default: 2); more are closed when returned",
     },
     ParamSpec {
         name: "breaker_mode",
@@ -206,9 +237,13 @@ pub fn config(variant: &str, params: &Params) -> Result<RunnerConfig, String> {
             synchronous: params.choice("synchronous", SYNCHRONOUS),
         },
         data_dir: harness::scratch::data_dir(params).map(Path::to_path_buf),
-        backend: match params.word("backend") {
+        backend: match backend_word(params.word("backend")) {
             "local" => Backend::Local,
-            "dqlite" => Backend::Dqlite {
+            "libdqlite" => Backend::Libdqlite {
+                idle_conns: params.count("idle_conns"),
+                databases: libdqlite::Databases::parse(params.word("databases"))?,
+            },
+            "dqlite-model" => Backend::Dqlite {
                 rtt: std::time::Duration::from_micros(params.int("rtt_us") as u64),
                 serve: std::time::Duration::from_micros(params.int("serve_us") as u64),
                 commit: std::time::Duration::from_micros(params.int("commit_us") as u64),
@@ -227,6 +262,7 @@ pub fn config(variant: &str, params: &Params) -> Result<RunnerConfig, String> {
             ShardResources::Split
         },
         breaker_mode: BreakerMode::parse(params.word("breaker_mode"))?,
+        dqlite_bind: libdqlite::node::Bind::parse(params.word("dqlite_bind"))?,
     })
 }
 
@@ -250,8 +286,25 @@ impl HotPath for SqlmixHotPath {
     fn description(&self) -> &'static Description {
         &DESCRIPTION
     }
+    fn question(&self) -> Option<&'static str> {
+        Some(findings::QUESTION)
+    }
+    fn answer(&self, run: &harness::findings::Run<'_>) -> Option<harness::findings::Answer> {
+        findings::answer(run)
+    }
     fn check(&self, params: &Params) -> Result<(), String> {
         harness::scratch::check_data_dir(params.text("data_dir"))
+    }
+    fn missing(&self, params: &Params) -> Option<harness::hotpath::Missing> {
+        // Only the real node needs anything this machine may lack.
+        (params.word("backend") == "libdqlite")
+            .then(libdqlite::node::available)
+            .and_then(Result::err)
+            .map(|reason| harness::hotpath::Missing {
+                what: libdqlite::node::LIBRARY.to_owned(),
+                packages: vec![libdqlite::node::PACKAGE.to_owned()],
+                reason,
+            })
     }
     fn measure(
         &self,

@@ -10,9 +10,11 @@
 //! | `sharded` | S database files, each with its own pool and K-slot semaphore; namespaces hashed to a shard, the controller on shard 0 |
 //! | `breaker` | the pool plus a circuit breaker that parks (or, `breaker_mode=reject`, turns away) transactions after repeated busy errors |
 //!
-//! With `backend=local` the connections are in-process SQLite; with `backend=dqlite` each
-//! shard is an app of [`crate::dqlite`] (one serving thread, a round trip per statement,
-//! writes committed through "Raft") and the pool is that app's client pool.
+//! With `backend=local` the connections are in-process SQLite; with `backend=dqlite-model`
+//! each shard is an app of [`crate::dqlite`] (one serving thread, a round trip per
+//! statement, writes committed through "Raft") and the pool is that app's client pool; with
+//! `backend=libdqlite` each shard is a real dqlite node in this process
+//! ([`crate::libdqlite`]) with a client pool per database.
 //!
 //! `sharded` shares the same totals as the unsharded designs by default
 //! (`shard_resources=split`: `pool_size` connections and `slots` permits divided across
@@ -32,7 +34,10 @@ use tempfile::TempDir;
 
 use crate::db::{self, DbSettings, ReadResult};
 use crate::dqlite::{AppConfig, DqliteApp};
-use crate::gate::{self, Admit, Breaker, BreakerMode, Pool, Semaphore};
+use crate::gate::{self, lock_ids, Admit, Breaker, BreakerMode, Pool, Semaphore};
+use crate::libdqlite::node::Bind;
+use crate::libdqlite::{self, App, Databases};
+use harness::locks::{Held, LockSet};
 
 /// The designs, by variant name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,7 +76,8 @@ impl Design {
 pub enum Backend {
     /// In-process SQLite; busy errors come back at once and the runner backs off.
     Local,
-    /// A dqlite-like app per shard ([`crate::dqlite`]).
+    /// The model of dqlite's serving path, an app per shard ([`crate::dqlite`];
+    /// `backend=dqlite-model`, formerly `dqlite`).
     Dqlite {
         /// Round trip per request.
         rtt: Duration,
@@ -82,6 +88,24 @@ pub enum Backend {
         /// Idle client connections kept per app.
         idle_conns: usize,
     },
+    /// A real dqlite node per shard, in this process ([`crate::libdqlite`]).
+    Libdqlite {
+        /// Idle client connections kept per database.
+        idle_conns: usize,
+        /// One database per model or per app.
+        databases: Databases,
+    },
+}
+
+impl Backend {
+    /// The `backend` word for this backend, as results record it.
+    pub fn word(&self) -> &'static str {
+        match self {
+            Backend::Local => "local",
+            Backend::Dqlite { .. } => "dqlite-model",
+            Backend::Libdqlite { .. } => "libdqlite",
+        }
+    }
 }
 
 /// How `sharded` shares connections and permits between its shards.
@@ -138,10 +162,13 @@ pub struct RunnerConfig {
     pub shard_resources: ShardResources,
     /// What `breaker` does while open.
     pub breaker_mode: BreakerMode,
+    /// Where a `backend=libdqlite` node listens.
+    pub dqlite_bind: Bind,
 }
 
 struct Shard {
     app: Option<DqliteApp>,
+    real: Option<App>,
     single: Option<Mutex<Connection>>,
     writer: Option<Mutex<Connection>>,
     pool: Option<Pool>,
@@ -242,12 +269,9 @@ impl TxnRunner {
         let mut paths = Vec::new();
         let mut resources = Vec::new();
         for s in 0..shards {
-            let path = dir.path().join(format!("shard-{s}.db"));
-            let mut conn = db::open(&path, config.db).map_err(sql)?;
             let mine: Vec<usize> = (0..config.models)
                 .filter(|&m| shard_of_model[m] == s)
                 .collect();
-            db::create(&mut conn, &mine, config.units).map_err(sql)?;
             let (pool_size, slots) = match config.shard_resources {
                 ShardResources::Split if shards > 1 => (
                     share(config.pool_size, shards, s),
@@ -255,9 +279,17 @@ impl TxnRunner {
                 ),
                 _ => (config.pool_size, config.slots),
             };
-            built.push(Self::gates(config, s, &path, conn, pool_size, slots)?);
             let gated = matches!(config.design, Design::Semaphore | Design::Sharded);
             resources.push((pool_size, slots.filter(|_| gated)));
+            if let Backend::Libdqlite { .. } = config.backend {
+                let node_dir = dir.path().join(format!("node-{s}"));
+                built.push(Self::real(config, s, &node_dir, &mine, pool_size, slots)?);
+                continue;
+            }
+            let path = dir.path().join(format!("shard-{s}.db"));
+            let mut conn = db::open(&path, config.db).map_err(sql)?;
+            db::create(&mut conn, &mine, config.units).map_err(sql)?;
+            built.push(Self::gates(config, s, &path, conn, pool_size, slots)?);
             paths.push(path);
         }
         Ok(TxnRunner {
@@ -272,6 +304,52 @@ impl TxnRunner {
             backend: config.backend,
             shard_split: config.shard_resources,
             dir,
+        })
+    }
+
+    /// Shard `index` as a real dqlite node with the design's gates in front of it.
+    fn real(
+        config: &RunnerConfig,
+        index: usize,
+        dir: &Path,
+        models: &[usize],
+        pool_size: usize,
+        slots: Option<usize>,
+    ) -> Result<Shard, String> {
+        let Backend::Libdqlite {
+            idle_conns,
+            databases,
+        } = config.backend
+        else {
+            unreachable!("called for backend=libdqlite only")
+        };
+        let max_open = match config.design {
+            Design::SingleConn => 1,
+            Design::RwSplit => return Err(
+                "variant rw-split with backend=libdqlite: dqlite has no read-only connections; accepted with libdqlite: single-conn, pool, semaphore, sharded, breaker".to_owned(),
+            ),
+            _ => pool_size,
+        };
+        let app = App::start(
+            index,
+            dir,
+            &config.dqlite_bind,
+            databases,
+            models,
+            config.units,
+            max_open,
+            idle_conns.min(max_open),
+        )?;
+        Ok(Shard {
+            app: None,
+            real: Some(app),
+            single: None,
+            writer: None,
+            pool: None,
+            semaphore: match config.design {
+                Design::Semaphore | Design::Sharded => slots.map(Semaphore::new),
+                _ => None,
+            },
         })
     }
 
@@ -304,7 +382,7 @@ impl TxnRunner {
         {
             if config.design == Design::RwSplit {
                 return Err(
-                    "variant rw-split with backend=dqlite: dqlite has no read-only connections; accepted with dqlite: single-conn, pool, semaphore, sharded, breaker".to_owned(),
+                    "variant rw-split with backend=dqlite-model: dqlite has no read-only connections; accepted with dqlite-model: single-conn, pool, semaphore, sharded, breaker".to_owned(),
                 );
             }
             // The seeding connection closes: the app opens its own on its serving thread.
@@ -328,6 +406,7 @@ impl TxnRunner {
             )?;
             return Ok(Shard {
                 app: Some(app),
+                real: None,
                 single: None,
                 writer: None,
                 pool: None,
@@ -337,6 +416,7 @@ impl TxnRunner {
         Ok(match config.design {
             Design::SingleConn => Shard {
                 app: None,
+                real: None,
                 single: Some(Mutex::new(first)),
                 writer: None,
                 pool: None,
@@ -349,6 +429,7 @@ impl TxnRunner {
                     .map_err(sql)?;
                 Shard {
                     app: None,
+                    real: None,
                     single: None,
                     writer: Some(Mutex::new(first)),
                     pool: Some(Pool::new(readers)),
@@ -357,6 +438,7 @@ impl TxnRunner {
             }
             _ => Shard {
                 app: None,
+                real: None,
                 single: None,
                 writer: None,
                 pool: Some(pool(Some(first)).map_err(sql)?),
@@ -402,7 +484,41 @@ impl TxnRunner {
             .iter()
             .filter_map(|s| s.app.as_ref())
             .map(DqliteApp::connects)
+            .chain(
+                self.shards
+                    .iter()
+                    .filter_map(|s| s.real.as_ref())
+                    .map(App::connects),
+            )
             .sum()
+    }
+
+    /// The real dqlite apps, shard by shard (empty unless `backend=libdqlite`).
+    pub fn real_apps(&self) -> impl Iterator<Item = &App> {
+        self.shards.iter().filter_map(|s| s.real.as_ref())
+    }
+
+    /// What the databases hold: every unit row (model, unit, version, agent status) and
+    /// every event payload, read from the files or, for `backend=libdqlite`, through the
+    /// nodes.
+    pub fn stored(&self) -> Result<crate::workload::Stored, String> {
+        let mut stored = crate::workload::Stored::default();
+        for app in self.real_apps() {
+            let mine = app.stored()?;
+            stored.units.extend(mine.units);
+            stored.payloads.extend(mine.payloads);
+        }
+        for path in &self.paths {
+            let conn =
+                Connection::open(path).map_err(|e| format!("reopening {}: {e}", path.display()))?;
+            stored
+                .units
+                .extend(db::all_units(&conn).map_err(|e| format!("reading units: {e}"))?);
+            stored
+                .payloads
+                .extend(db::all_payloads(&conn).map_err(|e| format!("reading events: {e}"))?);
+        }
+        Ok(stored)
     }
 
     /// Times the breaker opened (`breaker` only).
@@ -492,6 +608,23 @@ impl TxnRunner {
         ctx: &mut OpCtx,
         cost: &mut TxnCost,
     ) -> rusqlite::Result<TxnResult> {
+        if let Some(real) = &shard.real {
+            let model_index = match txn {
+                Txn::Read { model, .. } | Txn::Write { model, .. } => model,
+            };
+            let (mut conn, new) = real.get(ctx, model_index).map_err(libdqlite::to_sqlite)?;
+            cost.connects += u32::from(new);
+            let result = match txn {
+                Txn::Read { unit, .. } => real
+                    .read_txn(ctx, &mut conn, model, unit)
+                    .map(TxnResult::Read),
+                Txn::Write { unit, status, .. } => real
+                    .write_txn(ctx, &mut conn, model, unit, status)
+                    .map(TxnResult::Written),
+            };
+            real.put(conn);
+            return result.map_err(libdqlite::to_sqlite);
+        }
         if let Some(app) = &shard.app {
             let (conn, new) = app.get(ctx).map_err(|_| rusqlite::Error::InvalidQuery)?;
             cost.connects += u32::from(new);
@@ -517,23 +650,81 @@ impl TxnRunner {
                 }
             }
             Txn::Write { unit, status, .. } => {
-                let write = |conn: &mut Connection, behavior| {
-                    db::write_txn(conn, behavior, model, unit, status).map(TxnResult::Written)
+                // SQLite's write lock, as the runner sees it: held from the return of a
+                // successful write's UPDATE (which took it) to the end of its COMMIT, one
+                // lock per database file; a write that met busy errors first waited for it
+                // (the backoff slept so far).
+                let write = |conn: &mut Connection,
+                             behavior,
+                             ctx: &mut OpCtx|
+                 -> rusqlite::Result<TxnResult> {
+                    let (written, start) =
+                        db::write_txn_locked_at(conn, behavior, model, unit, status)?;
+                    let waited = (cost.busy_errors > 0).then_some(cost.backoff);
+                    ctx.acquired(lock_ids::SQLITE_WRITE, waited)
+                        .end_after(start.elapsed());
+                    Ok(TxnResult::Written(written))
                 };
                 match (&shard.single, &shard.writer, &shard.pool) {
                     (Some(single), _, _) => {
-                        write(&mut lock(single, ctx), TransactionBehavior::Deferred)
+                        let mut conn = lock(single, ctx);
+                        write(&mut conn, TransactionBehavior::Deferred, ctx)
                     }
                     (None, Some(writer), _) => {
-                        write(&mut lock(writer, ctx), TransactionBehavior::Immediate)
+                        let mut conn = lock(writer, ctx);
+                        write(&mut conn, TransactionBehavior::Immediate, ctx)
                     }
                     (None, None, Some(pool)) => {
-                        write(&mut pool.get(ctx), TransactionBehavior::Deferred)
+                        let mut conn = pool.get(ctx);
+                        write(&mut conn, TransactionBehavior::Deferred, ctx)
                     }
                     (None, None, None) => unreachable!("every design has somewhere to write"),
                 }
             }
         }
+    }
+
+    /// The gates and locks this runner's design takes, as the lock table names them
+    /// (every shard's together: the table's K is their sum).
+    pub fn locks(&self) -> LockSet {
+        let sum = |f: fn(&Shard) -> Option<usize>| -> Option<u32> {
+            let k: usize = self.shards.iter().filter_map(f).sum();
+            (k > 0).then_some(k as u32)
+        };
+        let mut set = LockSet::new();
+        if let Some(k) = sum(|s| s.semaphore.as_ref().map(Semaphore::slots)) {
+            set = set.with(lock_ids::SEMAPHORE, "transaction semaphore", k);
+        }
+        if let Some(k) = sum(|s| s.pool.as_ref().map(Pool::size)) {
+            let name = if self.design == Design::RwSplit {
+                "read-only connections"
+            } else {
+                "connection pool"
+            };
+            set = set.with(lock_ids::POOL, name, k);
+        }
+        if let Some(k) = sum(|s| s.single.as_ref().or(s.writer.as_ref()).map(|_| 1)) {
+            let name = if self.design == Design::RwSplit {
+                "writer connection mutex"
+            } else {
+                "connection mutex"
+            };
+            set = set.with(lock_ids::CONNECTION, name, k);
+        }
+        if self.breaker.is_some() {
+            set = set.unnamed("the breaker's state lock");
+        }
+        if self.shards.iter().any(|s| s.app.is_some()) {
+            return set.unnamed(
+                "the dqlite app's client pool, serving thread and write lock (backend=dqlite)",
+            );
+        }
+        set.with(
+            lock_ids::SQLITE_WRITE,
+            "SQLite write lock (a write's UPDATE to COMMIT)",
+            self.shards.len() as u32,
+        )
+        .unnamed("SQLite's other internal locks (WAL index, checkpoints)")
     }
 
     /// Which design this runner is.
@@ -542,8 +733,11 @@ impl TxnRunner {
     }
 }
 
-fn lock<'m>(m: &'m Mutex<Connection>, ctx: &mut OpCtx) -> parking_lot::MutexGuard<'m, Connection> {
-    ctx.acquire(|| m.try_lock(), || m.lock())
+fn lock<'m>(
+    m: &'m Mutex<Connection>,
+    ctx: &mut OpCtx,
+) -> Held<parking_lot::MutexGuard<'m, Connection>> {
+    ctx.lock(lock_ids::CONNECTION, || m.try_lock(), || m.lock())
 }
 
 #[cfg(test)]
@@ -567,6 +761,7 @@ mod tests {
             backend: Backend::Local,
             shard_resources: ShardResources::Each,
             breaker_mode: BreakerMode::Park,
+            dqlite_bind: Bind::Abstract,
         };
         let runner = TxnRunner::new(&config).unwrap();
         assert_eq!(runner.shard_of_model[0], 0);

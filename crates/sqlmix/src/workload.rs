@@ -2,7 +2,7 @@
 //! of random models through the [`TxnRunner`], keeping what it needs to prove afterwards
 //! that nothing was lost, nothing failed was applied, and no read saw half a write.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -45,6 +45,15 @@ impl SqlmixWorkload {
             models,
         }
     }
+}
+
+/// What the databases hold after a run, as `verify` reads it back.
+#[derive(Debug, Default, Clone)]
+pub struct Stored {
+    /// Every unit row: (model, unit, version, agent status).
+    pub units: Vec<(String, String, i64, String)>,
+    /// The payload of every stored event.
+    pub payloads: HashSet<String>,
 }
 
 #[derive(Debug, Default, Clone)]
@@ -158,6 +167,10 @@ impl Workload for SqlmixWorkload {
         true
     }
 
+    fn locks(&self) -> Option<harness::locks::LockSet> {
+        Some(self.runner.locks())
+    }
+
     fn worker(&self, index: usize, _threads: usize) -> SqlmixWorker {
         let mut rng = SmallRng::seed_from_u64(0x5a1 + index as u64);
         let plan = (0..PLAN_LEN)
@@ -204,13 +217,10 @@ impl Workload for SqlmixWorkload {
             }
         }
         let failed: Vec<&String> = workers.iter().flat_map(|w| &w.failed_writes).collect();
-        let mut rows = 0;
-        for path in self.runner.paths() {
-            let conn = rusqlite::Connection::open(path)
-                .map_err(|e| format!("reopening {}: {e}", path.display()))?;
-            let units = db::all_units(&conn).map_err(|e| format!("reading units: {e}"))?;
-            rows += units.len();
-            for (model, unit, version, status) in units {
+        let stored = self.runner.stored()?;
+        let rows = stored.units.len();
+        {
+            for (model, unit, version, status) in stored.units {
                 let e = expected
                     .remove(&(model.clone(), unit.clone()))
                     .unwrap_or_default();
@@ -232,12 +242,8 @@ impl Workload for SqlmixWorkload {
                     ));
                 }
             }
-            for f in &failed {
-                if db::events_with_payload(&conn, f).map_err(|e| format!("reading events: {e}"))?
-                    > 0
-                {
-                    return Err(format!("an event of the failed write {f:?} is stored"));
-                }
+            if let Some(f) = failed.iter().find(|f| stored.payloads.contains(**f)) {
+                return Err(format!("an event of the failed write {f:?} is stored"));
             }
         }
         if rows != self.models * self.units {
@@ -292,12 +298,9 @@ impl Workload for SqlmixWorkload {
                 serde_json::json!(rate(sum(|w| w.rejected), window)),
             );
         }
-        let backend = match self.runner.backend() {
-            crate::runner::Backend::Local => "local",
-            crate::runner::Backend::Dqlite { .. } => "dqlite",
-        };
+        let backend = self.runner.backend().word();
         extra.insert("backend".into(), serde_json::json!(backend));
-        if backend == "dqlite" {
+        if backend != "local" {
             extra.insert(
                 "connects_per_sec".into(),
                 serde_json::json!(rate(sum(|w| w.connects), window)),

@@ -42,7 +42,7 @@ fn every_design_conforms_under_contended_writes_and_cleans_up() {
     // (`every_design_but_rw_split_verifies_over_the_dqlite_serving_path`).
     let dqlite = [
         small.as_slice(),
-        &[("backend", "dqlite"), ("commit_us", "200")],
+        &[("backend", "dqlite-model"), ("commit_us", "200")],
     ]
     .concat();
     let served = ["single-conn", "pool", "semaphore", "sharded", "breaker"];
@@ -115,7 +115,7 @@ fn tampering_with_a_committed_write_is_caught() {
 /// Parameters for the dqlite backend with short round trips and commits, then `extra`.
 fn dqlite(dir: &std::path::Path, extra: &[(&str, &str)]) -> Params {
     let mut pairs = vec![
-        ("backend", "dqlite"),
+        ("backend", "dqlite-model"),
         ("rtt_us", "20"),
         ("commit_us", "200"),
     ];
@@ -140,7 +140,7 @@ fn every_design_but_rw_split_verifies_over_the_dqlite_serving_path() {
         }
         let m = result.unwrap();
         assert_eq!(m.verified, Ok(()), "{}", variant.name);
-        assert_eq!(m.extra["backend"], "dqlite");
+        assert_eq!(m.extra["backend"], "dqlite-model");
         assert!(m.extra["writes_per_sec"].as_f64().unwrap() > 0.0);
         assert!(m.waits_measured);
         assert_eq!(
@@ -150,6 +150,20 @@ fn every_design_but_rw_split_verifies_over_the_dqlite_serving_path() {
             variant.name
         );
     }
+}
+
+#[test]
+fn the_old_backend_name_dqlite_still_means_the_model() {
+    let dir = tempfile::tempdir().unwrap();
+    // Results files written before the real node existed say backend=dqlite.
+    let map = [("backend".to_owned(), serde_json::json!("dqlite"))].into();
+    let p = Params::from_map(SqlmixHotPath.params(), &map).unwrap();
+    assert!(sqlmix::is_model_backend(p.word("backend")));
+    assert_eq!(sqlmix::backend_word("dqlite"), "dqlite-model");
+    let p = dqlite(dir.path(), &[("backend", "dqlite")]);
+    let m = SqlmixHotPath.measure("pool", &p, settings(2)).unwrap();
+    assert_eq!(m.verified, Ok(()));
+    assert_eq!(m.extra["backend"], "dqlite-model");
 }
 
 #[test]

@@ -105,7 +105,38 @@ pub fn line_chart_with_bars(
     let whole = |v: &f64| format!("{v:.0}");
     render(title, |root| {
         let axis: XAxis<'_> = (x_label, 0.0..x_max + 0.5, &whole, None);
-        draw(root, title, axis, y_label, series, bars, marker_x)
+        draw(root, title, axis, y_label, series, (bars, &[]), marker_x)
+    })
+}
+
+/// [`line_chart_with_bars`] with a dashed line per series beside its measured one:
+/// `dashed[i]` (a bound, say) is drawn in the colour of `series[i]`.
+pub fn line_chart_with_dashed(
+    title: &str,
+    labels: (&str, &str),
+    series: &[Series],
+    bars: &[Bars],
+    dashed: &[Series],
+    marker_x: Option<f64>,
+) -> Result<String, String> {
+    let x_max = series
+        .iter()
+        .chain(dashed)
+        .flat_map(|s| s.points.iter())
+        .map(|p| p.0)
+        .fold(1.0, f64::max);
+    let whole = |v: &f64| format!("{v:.0}");
+    render(title, |root| {
+        let axis: XAxis<'_> = (labels.0, 0.0..x_max + 0.5, &whole, None);
+        draw(
+            root,
+            title,
+            axis,
+            labels.1,
+            series,
+            (bars, dashed),
+            marker_x,
+        )
     })
 }
 
@@ -131,7 +162,7 @@ pub fn sweep_chart_with_bars(
     let range = -0.5..labels.len() as f64 - 0.5;
     render(title, |root| {
         let axis: XAxis<'_> = (x_label, range, &label, Some(labels.len()));
-        draw(root, title, axis, y_label, series, bars, None)
+        draw(root, title, axis, y_label, series, (bars, &[]), None)
     })
 }
 
@@ -164,11 +195,16 @@ fn draw(
     (x_label, x_range, x_format, x_count): XAxis<'_>,
     y_label: &str,
     series: &[Series],
-    bars: &[Bars],
+    (bars, dashed): (&[Bars], &[Series]),
     marker_x: Option<f64>,
 ) -> Drawn {
     root.fill(&WHITE)?;
-    let log = wants_log(series.iter().flat_map(|s| s.points.iter().map(|p| p.1)));
+    let log = wants_log(
+        series
+            .iter()
+            .chain(dashed)
+            .flat_map(|s| s.points.iter().map(|p| p.1)),
+    );
     // A log axis is drawn as log10 of the values on a linear one (labels turned back into
     // values), so both axes share one coordinate type and one drawing path.
     let scale = |y: f64| {
@@ -178,18 +214,21 @@ fn draw(
             y
         }
     };
-    let series: Vec<Series> = series
-        .iter()
-        .map(|s| Series {
-            name: s.name.clone(),
-            points: s
-                .points
-                .iter()
-                .filter(|p| !log || p.1 > 0.0)
-                .map(|&(x, y)| (x, scale(y)))
-                .collect(),
-        })
-        .collect();
+    let scaled = |all: &[Series]| -> Vec<Series> {
+        all.iter()
+            .map(|s| Series {
+                name: s.name.clone(),
+                points: s
+                    .points
+                    .iter()
+                    .filter(|p| !log || p.1 > 0.0)
+                    .map(|&(x, y)| (x, scale(y)))
+                    .collect(),
+            })
+            .collect()
+    };
+    let series = scaled(series);
+    let dashed = scaled(dashed);
     let bars: Vec<Bars> = bars
         .iter()
         .map(|b| {
@@ -202,6 +241,7 @@ fn draw(
     let ys = || {
         series
             .iter()
+            .chain(&dashed)
             .flat_map(|s| s.points.iter().map(|p| p.1))
             .chain(bars.iter().flatten().flat_map(|b| [b.1, b.2]))
             .filter(|y| y.is_finite())
@@ -267,6 +307,22 @@ fn draw(
             let bars = bars.as_slice();
             draw_bars(&mut chart, bars, color)?;
         }
+    }
+    for (i, s) in dashed
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| !s.points.is_empty())
+    {
+        let color = colour(i);
+        chart
+            .draw_series(DashedLineSeries::new(
+                s.points.clone(),
+                8,
+                5,
+                color.mix(0.7).stroke_width(2),
+            ))?
+            .label(s.name.clone())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.mix(0.5)));
     }
     chart
         .configure_series_labels()

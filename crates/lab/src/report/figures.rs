@@ -170,6 +170,45 @@ pub fn analyse<'a>(
                     );
                     extras.push((label.to_owned(), format!("{final_dir}/charts/{name}")));
                 }
+                // The measured throughput beside each variant's lock bound
+                // min(N / (D + S), K / S), where a variant has one.
+                let dashed: Vec<charts::Series> = g
+                    .variants
+                    .iter()
+                    .map(|v| charts::Series {
+                        name: format!("{v} lock bound"),
+                        points: super::locks::bound_points(g, v, cores),
+                    })
+                    .collect();
+                if dashed.iter().any(|s| !s.points.is_empty()) {
+                    let name = format!("{}-c{cores}-lock-bounds.svg", g.slug);
+                    let measured: Vec<charts::Series> = g
+                        .variants
+                        .iter()
+                        .map(|v| charts::Series {
+                            name: v.clone(),
+                            points: cells_of(v)
+                                .iter()
+                                .map(|(x, c)| (*x, c.ops_per_sec))
+                                .collect(),
+                        })
+                        .collect();
+                    let title = title("throughput and lock bounds");
+                    outputs.add(chart_dir.join(&name), move || {
+                        charts::line_chart_with_dashed(
+                            &title,
+                            ("threads", "ops/s"),
+                            &measured,
+                            &[],
+                            &dashed,
+                            marker,
+                        )
+                        .map(String::into_bytes)
+                        .map_err(anyhow::Error::msg)
+                    });
+                    let label = "throughput and lock bounds".to_owned();
+                    extras.push((label, format!("{final_dir}/charts/{name}")));
+                }
                 g.charts.push(ChartRef {
                     cores,
                     ops: format!("{final_dir}/charts/{ops_name}"),
@@ -178,15 +217,20 @@ pub fn analyse<'a>(
                 });
             }
             g.fits = advice::usl_rows(g, source.results.env.nproc);
-            g.thread_advice = advice::thread_advice_all(g);
+            // Client counts and fixed points are not a setting a reader chooses.
+            let axis = findings::axis_of(&source.results, &g.file);
+            if axis.is_none_or(|a| a == "threads") {
+                g.thread_advice = advice::thread_advice_all(g);
+            }
         }
         let sweeps = sweep::sweeps(&groups, chart_dir, final_dir, index, outputs);
+        let mut found = findings::findings(&source.results, &groups);
+        findings::attach_charts(&mut found, &groups, &sweeps);
         out.push(Analysed {
             source,
             groups,
             sweeps,
-            findings: findings::findings(&source.results.cells),
-            batch_gains: super::batch_gain::batch_gains(&source.results.cells),
+            findings: found,
         });
     }
     out

@@ -19,6 +19,9 @@ th{background:#f3f3f3}td.over{background:#fff6e0}td.failed{background:#fde2e2;co
 .charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,460px),1fr));gap:1em;margin:.5em 0 1em}\
 figure{margin:0}figure img{width:100%;height:auto;border:1px solid #ddd}\
 .findings li{margin:.3em 0}.verdict{font-weight:bold}\
+.verdict.reproduced{color:#1a7f37}.verdict.partly{color:#9a6700}.verdict.not_reproduced{color:#b00}.verdict.cannot_tell{color:#666}\
+#verdicts td{font-size:14px}.finding-body{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,460px);gap:1em;align-items:start}\
+details{margin:.3em 0 1.2em}summary{cursor:pointer;color:#0366d6}\
 code{background:#f6f6f6;padding:1px 4px}small{color:#666}.thin{color:#b60}";
 
 /// The whole page. `runs` lists earlier reports (for `reports/index.html`).
@@ -34,7 +37,7 @@ pub fn page(analysed: &[Analysed<'_>], prefix: &str, runs: Option<&[String]>) ->
         esc(&ids.join(", ")),
         esc(&ids.join(", "))
     );
-    findings(&mut out, analysed);
+    super::findings_page::html(&mut out, analysed, prefix);
     out.push_str("<p>Figures are medians over interleaved repetitions with their 95% confidence interval in brackets (order statistics; with fewer than 6 repetitions no such interval reaches 95%, so min-max is shown and labelled with n); charts draw it as error bars. Efficiency = ops / (min(threads, cores) x ops at 1 thread). Highlighted cells ran more threads than cores. Compare ratios within one run; this machine is noisy.</p>\n");
     if analysed.len() > 1 {
         side_by_side(&mut out, analysed);
@@ -153,7 +156,10 @@ fn machine(out: &mut String, a: &Analysed<'_>, prefix: &str) {
         ("started", r.started.clone()),
         ("finished", r.finished.clone()),
         ("results file", a.source.path.display().to_string()),
-    ] {
+    ]
+    .into_iter()
+    .chain(crate::retake::env_rows(e))
+    {
         let _ = write!(out, "<tr><th>{k}</th><td>{}</td></tr>", esc(&v));
     }
     out.push_str("</table>\n");
@@ -161,6 +167,14 @@ fn machine(out: &mut String, a: &Analysed<'_>, prefix: &str) {
         out.push_str("<p>Settings per scenario file:</p><ul class=\"settings\">\n");
         for line in &r.settings_by_file {
             let _ = writeln!(out, "<li><code>{}</code></li>", esc(line));
+        }
+        out.push_str("</ul>\n");
+    }
+    let retakes = crate::retake::lines(r);
+    if !retakes.is_empty() {
+        out.push_str("<p>Interference and retakes per scenario file:</p><ul class=\"settings\">\n");
+        for line in &retakes {
+            let _ = writeln!(out, "<li>{}</li>", esc(line));
         }
         out.push_str("</ul>\n");
     }
@@ -196,9 +210,6 @@ fn machine(out: &mut String, a: &Analysed<'_>, prefix: &str) {
             esc(&hot_path),
             esc(&hot_path)
         );
-        if hot_path == "pool" {
-            batch_gain_table(out, &a.batch_gains);
-        }
         for sweep in a.sweeps.iter().filter(|s| s.hot_path == hot_path) {
             sweep_section(out, sweep, prefix);
         }
@@ -208,70 +219,6 @@ fn machine(out: &mut String, a: &Analysed<'_>, prefix: &str) {
         out.push_str("</section>\n");
     }
     out.push_str("</section>\n");
-}
-
-/// The Findings section: per hot path, its seed's question and this run's answer.
-fn findings(out: &mut String, analysed: &[Analysed<'_>]) {
-    out.push_str("<section class=\"findings\" id=\"findings\"><h2>Findings</h2>\n");
-    for a in analysed {
-        if analysed.len() > 1 {
-            let _ = writeln!(out, "<h3>Run {}</h3>", esc(&a.source.results.run_id));
-        }
-        if a.findings.is_empty() {
-            out.push_str("<p>No hot path with a seed question ran.</p>\n");
-        }
-        out.push_str("<ul class=\"findings\">\n");
-        for f in &a.findings {
-            let _ = writeln!(
-                out,
-                "<li><b>{}</b> — <i>{}</i> <span class=\"verdict\">[{}]</span><ul>",
-                esc(f.hot_path),
-                esc(f.question),
-                super::findings::verdict(f)
-            );
-            for sentence in &f.sentences {
-                let _ = writeln!(out, "<li>{}</li>", code_spans(&esc(sentence)));
-            }
-            out.push_str("</ul></li>\n");
-        }
-        out.push_str("</ul>\n");
-    }
-    out.push_str("</section>\n");
-}
-
-/// Backquoted names in a finding as `<code>`.
-fn code_spans(text: &str) -> String {
-    let mut out = String::new();
-    for (i, part) in text.split('`').enumerate() {
-        if i % 2 == 1 {
-            let _ = write!(out, "<code>{part}</code>");
-        } else {
-            out.push_str(part);
-        }
-    }
-    out
-}
-
-/// The pool fix's gain per batch size next to the seed's, with what bound each cell.
-fn batch_gain_table(out: &mut String, gains: &[super::batch_gain::BatchGain]) {
-    let Some(first) = gains.first() else {
-        return;
-    };
-    let _ = writeln!(
-        out,
-        "<h3>pool-seed-batch: gain of the fix per datapoints per request</h3><p><small>{} clients; datapoints/s with their interval; server CPU busy: the share of the simulated server's cores busy in the window; bound by: what limited each cell</small></p>",
-        first.clients
-    );
-    let _ = writeln!(
-        out,
-        "<table class=\"gains\"><tr><th>{}</th></tr>",
-        super::batch_gain::BatchGain::COLUMNS.join("</th><th>")
-    );
-    for g in gains {
-        let row: Vec<String> = g.row().iter().map(|c| esc(c)).collect();
-        let _ = writeln!(out, "<tr><td>{}</td></tr>", row.join("</td><td>"));
-    }
-    out.push_str("</table>\n");
 }
 
 fn sweep_section(out: &mut String, sweep: &super::Sweep, prefix: &str) {
@@ -359,6 +306,7 @@ fn group(out: &mut String, g: &Group<'_>, prefix: &str) {
     }
     out.push_str("<h4>Matrix per variant</h4>\n");
     super::markup::variant_tables(out, g, "matrix", |out, record| cell(out, record, prefix));
+    out.push_str(&super::locks::html_section(g));
     super::time_chart::section(out, g);
     if !g.diffs.is_empty() {
         out.push_str(
@@ -462,6 +410,9 @@ fn cell(out: &mut String, record: Option<&RunRecord>, prefix: &str) {
         .collect();
     if !extras.is_empty() {
         let _ = write!(out, "<br><small>{}</small>", esc(&extras.join(" · ")));
+    }
+    if let Some(busiest) = super::locks::busiest_text(r) {
+        let _ = write!(out, "<br><small>busiest lock: {}</small>", esc(&busiest));
     }
     if let Some(p) = &r.profile {
         let thin = if p.samples < THIN_SAMPLES {

@@ -8,20 +8,20 @@
 //!
 //! One concern per module: `load` reads results files, `group` groups cells, `sweep` finds
 //! parameter sweeps, `figures` decides the charts, `diff` the flamegraph differentials,
-//! `advice` and `findings` analyse (returning data), `charts` and `time_chart` draw,
+//! `advice` analyses and `findings` asks each hot path's question (returning data), `findings_page` lays the findings out, `charts` and `time_chart` draw,
 //! `html` and `summary` lay pages out, and `output` is the one place chart files are
 //! written. This module ties them together and writes the pages.
 
 mod advice;
-mod batch_gain;
-mod cells;
 mod charts;
 mod diff;
 mod figures;
 pub mod findings;
+mod findings_page;
 mod group;
 mod html;
 mod load;
+pub mod locks;
 mod markup;
 mod output;
 mod summary;
@@ -47,15 +47,13 @@ pub struct Analysed<'a> {
     pub groups: Vec<Group<'a>>,
     /// Parameter sweeps found among the groups.
     pub sweeps: Vec<Sweep>,
-    /// What the run answered, per hot path, in [`findings::ORDER`].
-    pub findings: Vec<findings::Finding>,
-    /// The pool fix's gain per batch size (`pool-seed-batch`), empty without those cells.
-    pub batch_gains: Vec<batch_gain::BatchGain>,
+    /// What the run answered, per hot path, in catalog order.
+    pub findings: Vec<harness::findings::Finding>,
 }
 
 impl Analysed<'_> {
-    /// The hot paths of this source in report order: [`findings::ORDER`] first, then any
-    /// other (e.g. `noop`) as first seen.
+    /// The hot paths of this source in report order: the catalog's, then any other as
+    /// first seen.
     pub fn hot_paths(&self) -> Vec<String> {
         let mut seen: Vec<String> = Vec::new();
         for g in &self.groups {
@@ -63,12 +61,11 @@ impl Analysed<'_> {
                 seen.push(g.scenario.clone());
             }
         }
-        let rank = |h: &String| {
-            findings::ORDER
-                .iter()
-                .position(|o| o == h)
-                .unwrap_or(findings::ORDER.len())
-        };
+        let names: Vec<&str> = crate::catalog::hot_paths()
+            .iter()
+            .map(|h| h.name())
+            .collect();
+        let rank = |h: &String| names.iter().position(|o| o == h).unwrap_or(names.len());
         // A stable sort keeps unknown hot paths in the order first seen.
         seen.sort_by_key(rank);
         seen
@@ -109,6 +106,13 @@ pub fn render(root: &Path, sources: &[Source]) -> anyhow::Result<PathBuf> {
             html::page(&analysed, "../../", None),
         )?;
         std::fs::write(staging.join("summary.md"), summary::markdown(&analysed))?;
+        // What scripts read: one object per finding, the same ones the pages lay out.
+        let found: Vec<&harness::findings::Finding> =
+            analysed.iter().flat_map(|a| a.findings.iter()).collect();
+        std::fs::write(
+            staging.join("findings.json"),
+            serde_json::to_string_pretty(&found)?,
+        )?;
         let results: Vec<ResultsFile> = sources.iter().map(|s| s.results.clone()).collect();
         std::fs::write(staging.join("cells.csv"), crate::export::csv(&results)?)?;
         let target = reports.join(&id);

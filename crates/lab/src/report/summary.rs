@@ -8,28 +8,8 @@ use crate::table::si;
 
 /// The Markdown summary.
 pub fn markdown(analysed: &[Analysed<'_>]) -> String {
-    let mut out = String::from("# Findings\n\n");
-    for a in analysed {
-        if analysed.len() > 1 {
-            let _ = writeln!(out, "## Run {}\n", a.source.results.run_id);
-        }
-        if a.findings.is_empty() {
-            out.push_str("No hot path with a seed question ran.\n\n");
-        }
-        for f in &a.findings {
-            let _ = writeln!(
-                out,
-                "**{}**: *{}* [{}]\n",
-                f.hot_path,
-                f.question,
-                super::findings::verdict(f)
-            );
-            for sentence in &f.sentences {
-                let _ = writeln!(out, "- {sentence}");
-            }
-            out.push('\n');
-        }
-    }
+    let mut out = String::new();
+    super::findings_page::markdown(&mut out, analysed);
     for a in analysed {
         let r = &a.source.results;
         let _ = writeln!(
@@ -52,6 +32,13 @@ pub fn markdown(analysed: &[Analysed<'_>]) -> String {
         if !r.settings_by_file.is_empty() {
             out.push('\n');
         }
+        for (k, v) in crate::retake::env_rows(&r.env) {
+            let _ = writeln!(out, "- {k}: {v}");
+        }
+        for line in crate::retake::lines(r) {
+            let _ = writeln!(out, "- {line}");
+        }
+        out.push('\n');
         for hot_path in a.hot_paths() {
             hot_path_section(&mut out, a, &hot_path);
         }
@@ -59,23 +46,9 @@ pub fn markdown(analysed: &[Analysed<'_>]) -> String {
     out
 }
 
-/// One hot path: its gain table (pool), its sweeps, then its groups.
+/// One hot path: its sweeps, then its groups.
 fn hot_path_section(out: &mut String, a: &Analysed<'_>, hot_path: &str) {
     let _ = writeln!(out, "## {hot_path}\n");
-    if hot_path == "pool" && !a.batch_gains.is_empty() {
-        let columns = super::batch_gain::BatchGain::COLUMNS;
-        let _ = writeln!(
-            out,
-            "### pool-seed-batch: gain of the fix per datapoints per request ({} clients)\n\n| {} |\n|{}",
-            a.batch_gains[0].clients,
-            columns.join(" | "),
-            "---|".repeat(columns.len())
-        );
-        for g in &a.batch_gains {
-            let _ = writeln!(out, "| {} |", g.row().join(" | "));
-        }
-        out.push('\n');
-    }
     {
         for sweep in a.sweeps.iter().filter(|s| s.hot_path == hot_path) {
             let _ = writeln!(
@@ -130,6 +103,7 @@ fn hot_path_section(out: &mut String, a: &Analysed<'_>, hot_path: &str) {
                 }
                 out.push('\n');
             }
+            out.push_str(&super::locks::markdown_section(g));
             out.push_str(&super::advice::markdown_section(g));
         }
     }

@@ -9,9 +9,18 @@ pub fn lab(root: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_lab"))
         .args(args)
         .env("LAB_ROOT", root)
+        .env("TMPDIR", private_tmp(root))
         .current_dir(root)
         .output()
         .unwrap()
+}
+
+/// A temporary folder of `root`'s own: the machine's matrix lock lives in the temporary
+/// folder, and tests' matrices, which run side by side, must not refuse one another.
+pub fn private_tmp(root: &Path) -> std::path::PathBuf {
+    let tmp = root.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    tmp
 }
 
 /// Copies the `.toml` scenario files of the repository into `root/benches`.

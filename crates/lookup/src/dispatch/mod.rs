@@ -279,6 +279,7 @@ impl<D: Directory> Server<D> {
         }
         // As the runner does: a profiler samples exactly the window, clock read first.
         harness::probe::window_opened();
+        let machine = harness::interference::Window::open();
         let cpu_start = harness::runner::process_cpu_time();
         let start = Instant::now();
         self.core.measuring.store(true, Ordering::Relaxed);
@@ -286,9 +287,12 @@ impl<D: Directory> Server<D> {
         self.core.measuring.store(false, Ordering::Relaxed);
         let window = start.elapsed();
         let cpu_time = harness::runner::process_cpu_time().saturating_sub(cpu_start);
+        let interference = machine.close();
         harness::probe::window_closed();
         let finished = self.finish().map_err(CellFailure::new)?;
-        Ok(self.figures(finished, window, cpu_time))
+        let mut figures = self.figures(finished, window, cpu_time);
+        figures.interference = interference;
+        Ok(figures)
     }
 
     fn figures(&self, finished: Finished, window: Duration, cpu_time: Duration) -> Measurement {
@@ -345,8 +349,18 @@ impl<D: Directory> Server<D> {
             waited: Duration::from_nanos(queue_ns + directory_ns),
             latency,
             cpu_time,
+            interference: None,
             verified: self.verify(reports, modified),
             extra,
+            // Not collected in a dispatching server yet: its search threads outlive the
+            // window and rayon's are not ours, so the table is empty and says why.
+            locks: Some(harness::locks::LockMeasurement {
+                set: harness::locks::LockSet::new().unnamed(
+                    "a dispatching server's locks (the request queue, the mailboxes, and the \
+                     directory's locks on its search threads) are not collected yet",
+                ),
+                tallies: Vec::new(),
+            }),
             // The search threads keep a wall-clock split of their own (searching, waiting
             // for work, waiting on the directory) rather than the runner's per-thread
             // scheduler readings, so "on CPU" here is time spent searching and the

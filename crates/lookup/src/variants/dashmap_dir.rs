@@ -3,6 +3,7 @@
 
 use dashmap::try_result::TryResult;
 use dashmap::DashMap;
+use harness::locks::LockSet;
 use harness::OpCtx;
 
 use crate::directory::{Directory, DirectoryData, Entry};
@@ -46,6 +47,10 @@ impl Directory for DashMapDirectory {
             }
             None => false,
         }
+    }
+
+    fn locks(&self) -> LockSet {
+        LockSet::new().unnamed("dashmap's per-shard reader-writer locks (inside the crate)")
     }
 
     fn total_revisions(&self) -> u64 {

@@ -12,10 +12,12 @@ use std::collections::HashMap;
 use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use harness::locks::LockSet;
 use harness::OpCtx;
 use lru::LruCache;
 use parking_lot::{Mutex, RwLock};
 
+use crate::directory::lock_ids::{DIRECTORY, DIRECTORY_READ, ENTRY_CACHE};
 use crate::directory::{Directory, DirectoryData, Entry};
 
 /// The database (a map behind a reader-writer lock) with an LRU entry cache in front.
@@ -49,29 +51,44 @@ impl EntryCacheDirectory {
 impl Directory for EntryCacheDirectory {
     fn search(&self, uid: &str, _thread: usize, ctx: &mut OpCtx) -> Option<Entry> {
         {
-            let mut cache = ctx.acquire(|| self.cache.try_lock(), || self.cache.lock());
+            let mut cache = ctx.lock(ENTRY_CACHE, || self.cache.try_lock(), || self.cache.lock());
             if let Some(entry) = cache.get(uid) {
                 self.hits.fetch_add(1, Ordering::Relaxed);
                 return Some(entry.clone());
             }
         }
         self.misses.fetch_add(1, Ordering::Relaxed);
-        let database = ctx.acquire(|| self.database.try_read(), || self.database.read());
+        let database = ctx.lock(
+            DIRECTORY_READ,
+            || self.database.try_read(),
+            || self.database.read(),
+        );
         let entry = database.get(uid)?.clone();
-        let mut cache = ctx.acquire(|| self.cache.try_lock(), || self.cache.lock());
+        let mut cache = ctx.lock(ENTRY_CACHE, || self.cache.try_lock(), || self.cache.lock());
         cache.put(entry.uid.clone(), entry.clone());
         Some(entry)
     }
 
     fn modify(&self, uid: &str, ctx: &mut OpCtx) -> bool {
-        let mut database = ctx.acquire(|| self.database.try_write(), || self.database.write());
+        let mut database = ctx.lock(
+            DIRECTORY,
+            || self.database.try_write(),
+            || self.database.write(),
+        );
         let Some(entry) = database.get_mut(uid) else {
             return false;
         };
         entry.revision += 1;
-        ctx.acquire(|| self.cache.try_lock(), || self.cache.lock())
+        ctx.lock(ENTRY_CACHE, || self.cache.try_lock(), || self.cache.lock())
             .pop(uid);
         true
+    }
+
+    fn locks(&self) -> LockSet {
+        LockSet::new()
+            .shared(DIRECTORY_READ, "database lock (read)")
+            .with(DIRECTORY, "database lock (write)", 1)
+            .with(ENTRY_CACHE, "entry cache lock (LRU and counters)", 1)
     }
 
     fn total_revisions(&self) -> u64 {

@@ -9,10 +9,12 @@
 use std::path::Path;
 use std::time::Instant;
 
+use harness::locks::LockSet;
 use harness::OpCtx;
 use lmdb::{Database, Environment, EnvironmentFlags, Transaction, WriteFlags};
 use tempfile::TempDir;
 
+use crate::directory::lock_ids::WRITER;
 use crate::directory::{Directory, DirectoryData, Entry};
 
 /// Users (key = uid) and groups (key = `group:<cn>`) in one LMDB database.
@@ -78,7 +80,10 @@ impl Directory for LmdbDirectory {
         let Ok(mut txn) = self.env.begin_rw_txn() else {
             return false;
         };
-        ctx.record_wait(start.elapsed());
+        let waited = start.elapsed();
+        ctx.record_wait(waited);
+        // Held until the commit (or the early return) drops the transaction.
+        let _writer = ctx.acquired(WRITER, Some(waited));
         let Some(mut entry) = txn.get(self.db, &uid).ok().and_then(Entry::decode) else {
             return false;
         };
@@ -86,6 +91,12 @@ impl Directory for LmdbDirectory {
         txn.put(self.db, &uid, &entry.encode(), WriteFlags::empty())
             .is_ok()
             && txn.commit().is_ok()
+    }
+
+    fn locks(&self) -> LockSet {
+        // Readers take no lock (MVCC). The begin is always timed, so every write counts
+        // as contended and its wait is the begin's whole time.
+        LockSet::new().with(WRITER, "LMDB writer lock", 1)
     }
 
     fn total_revisions(&self) -> u64 {

@@ -5,8 +5,10 @@
 use std::collections::HashMap;
 use std::marker::PhantomData;
 
+use harness::locks::LockSet;
 use harness::OpCtx;
 
+use crate::directory::lock_ids::{DIRECTORY, DIRECTORY_READ};
 use crate::directory::{Directory, DirectoryData, Entry};
 
 type Users = HashMap<String, Entry>;
@@ -17,6 +19,8 @@ pub trait LockFamily: Send + Sync + 'static {
     type Lock: Send + Sync;
     /// Wraps the map.
     fn new(users: Users) -> Self::Lock;
+    /// The lock as the lock table names it.
+    fn locks() -> LockSet;
     /// Runs `f` with shared access, accounting any wait to `ctx`.
     fn read<R>(lock: &Self::Lock, ctx: &mut OpCtx, f: impl FnOnce(&Users) -> R) -> R;
     /// Runs `f` with exclusive access, accounting any wait to `ctx`.
@@ -35,11 +39,15 @@ impl LockFamily for GlobalMutex {
     fn new(users: Users) -> Self::Lock {
         std::sync::Mutex::new(users)
     }
+    fn locks() -> LockSet {
+        LockSet::new().with(DIRECTORY, "directory mutex", 1)
+    }
     fn read<R>(lock: &Self::Lock, ctx: &mut OpCtx, f: impl FnOnce(&Users) -> R) -> R {
         Self::write(lock, ctx, |users| f(users))
     }
     fn write<R>(lock: &Self::Lock, ctx: &mut OpCtx, f: impl FnOnce(&mut Users) -> R) -> R {
-        let mut guard = ctx.acquire(
+        let mut guard = ctx.lock(
+            DIRECTORY,
             || lock.try_lock().ok(),
             || lock.lock().expect("directory mutex poisoned"),
         );
@@ -52,15 +60,20 @@ impl LockFamily for StdRwLock {
     fn new(users: Users) -> Self::Lock {
         std::sync::RwLock::new(users)
     }
+    fn locks() -> LockSet {
+        rw_locks()
+    }
     fn read<R>(lock: &Self::Lock, ctx: &mut OpCtx, f: impl FnOnce(&Users) -> R) -> R {
-        let guard = ctx.acquire(
+        let guard = ctx.lock(
+            DIRECTORY_READ,
             || lock.try_read().ok(),
             || lock.read().expect("directory lock poisoned"),
         );
         f(&guard)
     }
     fn write<R>(lock: &Self::Lock, ctx: &mut OpCtx, f: impl FnOnce(&mut Users) -> R) -> R {
-        let mut guard = ctx.acquire(
+        let mut guard = ctx.lock(
+            DIRECTORY,
             || lock.try_write().ok(),
             || lock.write().expect("directory lock poisoned"),
         );
@@ -73,14 +86,24 @@ impl LockFamily for ParkingLotRwLock {
     fn new(users: Users) -> Self::Lock {
         parking_lot::RwLock::new(users)
     }
+    fn locks() -> LockSet {
+        rw_locks()
+    }
     fn read<R>(lock: &Self::Lock, ctx: &mut OpCtx, f: impl FnOnce(&Users) -> R) -> R {
-        let guard = ctx.acquire(|| lock.try_read(), || lock.read());
+        let guard = ctx.lock(DIRECTORY_READ, || lock.try_read(), || lock.read());
         f(&guard)
     }
     fn write<R>(lock: &Self::Lock, ctx: &mut OpCtx, f: impl FnOnce(&mut Users) -> R) -> R {
-        let mut guard = ctx.acquire(|| lock.try_write(), || lock.write());
+        let mut guard = ctx.lock(DIRECTORY, || lock.try_write(), || lock.write());
         f(&mut guard)
     }
+}
+
+/// A reader-writer lock's two sides: readers share (no ceiling), a writer excludes.
+fn rw_locks() -> LockSet {
+    LockSet::new()
+        .shared(DIRECTORY_READ, "directory lock (read)")
+        .with(DIRECTORY, "directory lock (write)", 1)
 }
 
 /// The user map behind one lock of family `F`. Groups are held too (a directory holds
@@ -120,6 +143,10 @@ impl<F: LockFamily> Directory for LockedDirectory<F> {
             }
             None => false,
         })
+    }
+
+    fn locks(&self) -> LockSet {
+        F::locks()
     }
 
     fn total_revisions(&self) -> u64 {

@@ -13,8 +13,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use arc_swap::ArcSwap;
+use harness::locks::LockSet;
 use harness::OpCtx;
 
+use crate::directory::lock_ids::WRITER;
 use crate::directory::{Directory, DirectoryData, Entry};
 
 type Snapshot = HashMap<String, Arc<Entry>>;
@@ -72,7 +74,8 @@ impl Directory for SnapshotDirectory {
     }
 
     fn modify(&self, uid: &str, ctx: &mut OpCtx) -> bool {
-        let _writer = ctx.acquire(
+        let _writer = ctx.lock(
+            WRITER,
             || self.writer.try_lock().ok(),
             || self.writer.lock().expect("writer mutex poisoned"),
         );
@@ -86,6 +89,11 @@ impl Directory for SnapshotDirectory {
         next.insert(uid.to_owned(), Arc::new(updated));
         self.users.store(Arc::new(next));
         true
+    }
+
+    fn locks(&self) -> LockSet {
+        // Readers take no lock: one load of the snapshot pointer.
+        LockSet::new().with(WRITER, "writer mutex", 1)
     }
 
     fn total_revisions(&self) -> u64 {

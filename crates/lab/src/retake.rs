@@ -1,0 +1,392 @@
+//! Retakes: a repetition measured while other processes (or a hypervisor) took more than a
+//! threshold of CPU from the machine is run again, a bounded number of times, so that a
+//! cell's figures come from the machine at its own speed rather than from whatever else
+//! ran beside it. The interference itself is measured in the child
+//! (`harness::interference`); this module decides, and words what it did.
+//!
+//! What a retake keeps of the failure policy: an attempt that failed (crashed, timed out,
+//! unverified) is kept as it is, never retaken, since a failure is a finding; an attempt
+//! interrupted by lab's own stop discards the whole repetition, retakes and all; the
+//! results file is still written once per round, so a `kill -9` loses at most the round in
+//! flight, retakes included.
+//!
+//! Not here: the threshold's setting (`settings`, `interference=`) and the loop over
+//! rounds (`matrix`).
+
+use harness::schema::{CellStatus, ResultsFile};
+use harness::RunRecord;
+
+/// Load (other processes' CPU plus steal, in CPUs) above which a repetition is retaken,
+/// beyond what the tick counting can resolve. A quarter of a CPU: on the 2-core machine
+/// this was written on, the quiet runs' repetitions see a median 0.02-0.05 CPU of
+/// others, while a repetition beside a build or a busy loop sees 0.5-1.5; a quarter of a
+/// core lost to others costs a single-thread cell up to a quarter of its speed, more than
+/// the ±5% the intervals aim for, and a lower bound would retake for the tick noise of
+/// short windows. `interference=0.1` or `interference=off` change it.
+pub const DEFAULT_THRESHOLD: f64 = 0.25;
+
+/// Retakes per repetition at most: a machine that stays busy must not stall the matrix.
+/// After them the least loaded attempt is kept and counted as kept over the threshold.
+pub const MAX_RETAKES: usize = 2;
+
+/// Repetitions in a row whose retakes were all in vain, after which retakes stop until a
+/// repetition comes in under the threshold by itself: on a machine that stays busy for
+/// minutes, retaking would triple the run's time and keep the same load.
+pub const IN_VAIN_LIMIT: usize = 3;
+
+/// Retakes repetitions over a run, remembering whether the machine stays busy.
+#[derive(Debug)]
+pub struct Retaker {
+    threshold: Option<f64>,
+    in_vain: usize,
+}
+
+impl Retaker {
+    /// Retakes above `threshold` (CPUs); none when `None`.
+    pub fn new(threshold: Option<f64>) -> Retaker {
+        Retaker {
+            threshold,
+            in_vain: 0,
+        }
+    }
+
+    /// Runs one repetition through `attempt` and retakes it while its load is above the
+    /// threshold, at most [`MAX_RETAKES`] times (none while the machine has stayed busy,
+    /// see [`IN_VAIN_LIMIT`]). `attempt` returns `None` when lab is stopping: then the
+    /// repetition is discarded, whatever was tried before.
+    pub fn repetition(&mut self, attempt: impl FnMut() -> Option<RunRecord>) -> Option<RunRecord> {
+        let retakes = if self.in_vain >= IN_VAIN_LIMIT {
+            0
+        } else {
+            MAX_RETAKES
+        };
+        let (kept, over) = repetition(self.threshold, retakes, attempt)?;
+        if over {
+            self.in_vain += 1;
+        } else {
+            self.in_vain = 0;
+        }
+        Some(kept)
+    }
+}
+
+/// One repetition with up to `retakes` retakes; the record kept and whether it is still
+/// over the threshold.
+fn repetition(
+    threshold: Option<f64>,
+    retakes: usize,
+    mut attempt: impl FnMut() -> Option<RunRecord>,
+) -> Option<(RunRecord, bool)> {
+    let mut tried: Vec<RunRecord> = Vec::new();
+    loop {
+        let record = attempt()?;
+        let over = match (threshold, &record.interference) {
+            (Some(t), Some(i)) if record.status == CellStatus::Ok && record.verified => i.above(t),
+            _ => false,
+        };
+        if !over {
+            return Some((keep(record, tried, false), false));
+        }
+        tried.push(record);
+        if tried.len() > retakes {
+            let best = (0..tried.len())
+                .min_by(|&a, &b| load(&tried[a]).total_cmp(&load(&tried[b])))
+                .expect("attempts were made");
+            let kept = tried.remove(best);
+            return Some((keep(kept, tried, true), true));
+        }
+    }
+}
+
+fn load(r: &RunRecord) -> f64 {
+    r.interference.as_ref().map_or(0.0, |i| i.load())
+}
+
+/// `kept` with the discarded attempts counted in its interference.
+fn keep(mut kept: RunRecord, discarded: Vec<RunRecord>, over: bool) -> RunRecord {
+    if let Some(i) = kept.interference.as_mut() {
+        i.retaken += discarded.len();
+        i.retaken_loads.extend(discarded.iter().map(load));
+        i.kept_over_threshold += usize::from(over);
+    }
+    kept
+}
+
+/// Retakes summed over some cells: (repetitions kept, retaken, kept over the threshold,
+/// the loads of the retaken ones).
+fn tally<'a>(cells: impl Iterator<Item = &'a RunRecord>) -> (usize, usize, usize, Vec<f64>) {
+    let (mut reps, mut retaken, mut over, mut loads) = (0, 0, 0, Vec::new());
+    for cell in cells {
+        reps += cell.repeats;
+        if let Some(i) = &cell.interference {
+            retaken += i.retaken;
+            over += i.kept_over_threshold;
+            loads.extend(&i.retaken_loads);
+        }
+    }
+    (reps, retaken, over, loads)
+}
+
+/// Why a repetition is kept although over the threshold.
+fn over_why() -> String {
+    format!(
+        "after {MAX_RETAKES} retakes, or with none once {IN_VAIN_LIMIT} repetitions in a row had retaken in vain"
+    )
+}
+
+fn cpus(x: f64) -> String {
+    format!("{x:.2}")
+}
+
+/// One line per scenario file: how many of its repetitions were retaken and why, and the
+/// load its kept repetitions ran under. Empty for files without interference figures.
+pub fn lines(results: &ResultsFile) -> Vec<String> {
+    let mut files: Vec<&str> = Vec::new();
+    for cell in &results.cells {
+        if cell.interference.is_some() && !files.contains(&cell.scenario_file.as_str()) {
+            files.push(&cell.scenario_file);
+        }
+    }
+    let threshold = results.env.interference_threshold;
+    files
+        .iter()
+        .map(|file| {
+            let cells: Vec<&RunRecord> = results
+                .cells
+                .iter()
+                .filter(|c| c.scenario_file == *file)
+                .collect();
+            let (reps, retaken, over, mut loads) = tally(cells.iter().copied());
+            let shares: Vec<f64> = cells
+                .iter()
+                .filter_map(|c| c.interference.as_ref().map(|i| i.other_cpu_share))
+                .collect();
+            let median = harness::stats::median(&shares);
+            let name = if file.is_empty() { "cells" } else { file };
+            let kept = format!(
+                "its cells' repetitions saw a median {} CPU of other processes",
+                cpus(median)
+            );
+            let Some(threshold) = threshold else {
+                return format!("{name}.toml: retakes off; {kept}");
+            };
+            if retaken == 0 {
+                return format!(
+                    "{name}.toml: no repetition retaken (threshold {} CPU); {kept}",
+                    cpus(threshold)
+                );
+            }
+            loads.sort_by(f64::total_cmp);
+            let mut line = format!(
+                "{name}.toml: {retaken} repetition(s) retaken for {reps} kept, because other processes and steal took {}-{} CPU during their windows, above {} CPU",
+                cpus(loads[0]),
+                cpus(loads[loads.len() - 1]),
+                cpus(threshold)
+            );
+            if over > 0 {
+                line.push_str(&format!("; {over} kept above it ({})", over_why()));
+            }
+            format!("{line}; {kept}")
+        })
+        .collect()
+}
+
+/// Rows for the report's environment table: the reference loop, the cost of a child and
+/// the retake threshold, where the results file has them.
+pub fn env_rows(env: &harness::env::EnvInfo) -> Vec<(&'static str, String)> {
+    let mut rows = Vec::new();
+    if let Some(r) = &env.reference {
+        rows.push((
+            "reference loop",
+            format!(
+                "{:.2} ms median over {} round(s) ({})",
+                r.median_ms,
+                r.per_round_ms.len(),
+                r.work
+            ),
+        ));
+    }
+    if let Some(s) = env.run_overhead_s {
+        rows.push((
+            "child overhead",
+            format!(
+                "{:.0} ms per repetition beyond warm-up and window (median)",
+                s * 1e3
+            ),
+        ));
+    }
+    if env.reference.is_some() {
+        rows.push((
+            "retakes",
+            match env.interference_threshold {
+                Some(t) => format!(
+                    "a repetition during which other processes and steal took more than {t:.2} CPU is retaken, up to {MAX_RETAKES} times"
+                ),
+                None => "off (interference=off)".to_owned(),
+            },
+        ));
+    }
+    rows
+}
+
+/// The run's total, for the terminal; `None` when nothing was retaken.
+pub fn total_line(results: &ResultsFile) -> Option<String> {
+    let (reps, retaken, over, _) = tally(results.cells.iter());
+    let threshold = results.env.interference_threshold?;
+    (retaken > 0).then(|| {
+        format!(
+            "retaken: {retaken} repetition(s) for {reps} kept: other processes took more than {} CPU during their windows{} (the report says which files)",
+            cpus(threshold),
+            if over > 0 {
+                format!("; {over} kept above it ({})", over_why())
+            } else {
+                String::new()
+            }
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use harness::interference::Interference;
+    use harness::schema::CellKey;
+
+    fn attempt(other: f64) -> RunRecord {
+        let key = CellKey {
+            scenario: "noop".into(),
+            variant: "noop".into(),
+            params: Default::default(),
+            threads: 1,
+            cores: 1,
+        };
+        let mut r = RunRecord::failed(&key, "0", "x");
+        r.status = CellStatus::Ok;
+        r.failure = None;
+        r.verified = true;
+        r.repeats = 1;
+        r.interference = Some(Interference {
+            other_cpu_share: other,
+            resolution: 0.05,
+            ..Interference::default()
+        });
+        r
+    }
+
+    fn run(loads: &[f64], threshold: Option<f64>) -> (Option<RunRecord>, usize) {
+        let mut calls = 0;
+        let kept = Retaker::new(threshold).repetition(|| {
+            calls += 1;
+            loads.get(calls - 1).map(|&l| attempt(l))
+        });
+        (kept, calls)
+    }
+
+    #[test]
+    fn a_quiet_repetition_is_kept_at_once() {
+        let (kept, calls) = run(&[0.1, 0.0], Some(0.25));
+        assert_eq!(calls, 1);
+        assert_eq!(kept.unwrap().interference.unwrap().retaken, 0);
+    }
+
+    #[test]
+    fn a_loaded_repetition_is_retaken_until_quiet() {
+        let (kept, calls) = run(&[1.0, 0.9, 0.05], Some(0.25));
+        assert_eq!(calls, 3);
+        let i = kept.unwrap().interference.unwrap();
+        assert_eq!((i.other_cpu_share, i.retaken), (0.05, 2));
+        assert_eq!(i.retaken_loads, vec![1.0, 0.9]);
+        assert_eq!(i.kept_over_threshold, 0);
+        // Within the tick resolution of the threshold is not above it.
+        assert_eq!(run(&[0.29, 0.0], Some(0.25)).1, 1);
+    }
+
+    #[test]
+    fn retakes_are_bounded_and_keep_the_least_loaded() {
+        let (kept, calls) = run(&[1.0, 0.6, 0.8, 0.0], Some(0.25));
+        assert_eq!(calls, 1 + MAX_RETAKES);
+        let i = kept.unwrap().interference.unwrap();
+        assert_eq!(i.other_cpu_share, 0.6);
+        assert_eq!((i.retaken, i.kept_over_threshold), (2, 1));
+        // Off: never retaken.
+        assert_eq!(run(&[1.0, 0.0], None).1, 1);
+    }
+
+    #[test]
+    fn retakes_stop_while_the_machine_stays_busy_and_resume_once_it_is_quiet() {
+        let mut retaker = Retaker::new(Some(0.25));
+        let mut calls = 0;
+        let mut one = |load: f64| {
+            let before = calls;
+            let kept = retaker.repetition(|| {
+                calls += 1;
+                Some(attempt(load))
+            });
+            (kept.unwrap().interference.unwrap(), calls - before)
+        };
+        for _ in 0..IN_VAIN_LIMIT {
+            assert_eq!(one(1.0).1, 1 + MAX_RETAKES);
+        }
+        // Busy throughout: one attempt each, still counted as kept over the threshold.
+        let (i, tries) = one(1.0);
+        assert_eq!((tries, i.retaken, i.kept_over_threshold), (1, 0, 1));
+        // Quiet again: retakes are back for the next loaded repetition.
+        assert_eq!(one(0.0).1, 1);
+        assert_eq!(one(1.0).1, 1 + MAX_RETAKES);
+    }
+
+    #[test]
+    fn failures_are_never_retaken_and_a_stop_discards_the_repetition() {
+        let mut calls = 0;
+        let kept = Retaker::new(Some(0.25)).repetition(|| {
+            calls += 1;
+            let mut r = attempt(1.0);
+            r.status = CellStatus::Failed;
+            Some(r)
+        });
+        assert_eq!((calls, kept.unwrap().status), (1, CellStatus::Failed));
+        // Interrupted during the retake: nothing is kept.
+        let (kept, calls) = run(&[1.0], Some(0.25));
+        assert_eq!((kept.is_none(), calls), (true, 2));
+    }
+
+    #[test]
+    fn the_lines_say_how_many_and_why() {
+        let mut results: ResultsFile = serde_json::from_value(serde_json::json!({
+            "schema": 1, "run_id": "x", "started": "", "env": {
+                "cpu_model": "", "nproc": 2, "kernel": "", "rustc": "", "git_commit": "",
+                "hostname": "", "affinity": "0-1"
+            }, "cells": []
+        }))
+        .unwrap();
+        results.env.interference_threshold = Some(0.25);
+        let mut loaded = attempt(0.0);
+        loaded.interference = Some(Interference {
+            retaken: 1,
+            retaken_loads: vec![0.9],
+            ..Interference::default()
+        });
+        loaded.scenario_file = "lookup".into();
+        let mut quiet = attempt(0.0);
+        quiet.scenario_file = "pool".into();
+        results.cells = vec![loaded, quiet];
+        let lines = lines(&results);
+        assert_eq!(lines.len(), 2);
+        assert!(
+            lines[0].starts_with("lookup.toml: 1 repetition(s) retaken for 1 kept")
+                && lines[0].contains("0.90-0.90 CPU")
+                && lines[0].contains("above 0.25 CPU"),
+            "{lines:?}"
+        );
+        assert!(
+            lines[1].starts_with("pool.toml: no repetition retaken"),
+            "{lines:?}"
+        );
+        assert!(total_line(&results)
+            .unwrap()
+            .starts_with("retaken: 1 repetition(s)"));
+        results.cells.pop();
+        results.cells[0].interference.as_mut().unwrap().retaken = 0;
+        assert_eq!(total_line(&results), None);
+    }
+}
