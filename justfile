@@ -56,8 +56,9 @@ bench crate *args:
     CRITERION_HOME="$PWD/reports/criterion" cargo bench -p "$1" -- "${@:2}"
 
 # Installs the packages some hot paths need (Debian/Ubuntu, as root): libdqlite0, the real
-# dqlite node of benches/sqlmix-libdqlite*.toml. Without it `just matrix` skips those files
-# and says so.
+# dqlite node of benches/sqlmix-libdqlite*.toml, and the real directory servers of
+# benches/389ds.toml and benches/openldap.toml. Without them `just matrix` skips those
+# files and says so.
 setup:
     bash scripts/setup.sh
 

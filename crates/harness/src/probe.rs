@@ -4,10 +4,12 @@
 //! The runner calls [`window_opened`] and [`window_closed`] on the controller thread, and
 //! [`OpCtx::record_wait`](crate::OpCtx::record_wait) calls [`waited`] for every measured
 //! wait. With no probe installed (every counted repetition) each call is one relaxed load
-//! of a flag. This module samples nothing and writes nothing.
+//! of a flag. A hot path that runs a server process of its own names it through
+//! [`set_companions`], so that a profiler samples that process with this one. This module
+//! samples nothing and writes nothing.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 /// What a profiler does at the edges of the measured window and at each measured wait.
@@ -83,4 +85,18 @@ pub fn thread_reset() {
             probe.thread_reset();
         }
     }
+}
+
+static COMPANIONS: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+
+/// Names the processes besides this one that a profiler should sample with it (a server
+/// the hot path started and is measuring); an empty list removes them. Set it before the
+/// window opens, clear it after.
+pub fn set_companions(pids: &[u32]) {
+    *COMPANIONS.lock().unwrap_or_else(|e| e.into_inner()) = pids.to_vec();
+}
+
+/// The processes named by [`set_companions`].
+pub fn companions() -> Vec<u32> {
+    COMPANIONS.lock().unwrap_or_else(|e| e.into_inner()).clone()
 }

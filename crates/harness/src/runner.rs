@@ -108,6 +108,10 @@ pub struct Measurement {
     pub verified: Result<(), String>,
     /// Hot-path-specific figures.
     pub extra: serde_json::Map<String, serde_json::Value>,
+    /// Where the threads of a server process outside this one went during the window
+    /// (a hot path whose variants are real servers reads their schedstat); `None` for
+    /// every other hot path.
+    pub server_time_share: Option<TimeShare>,
     /// The lock table's figures, when the hot path names its locks
     /// ([`Workload::locks`]).
     pub locks: Option<LockMeasurement>,
@@ -292,6 +296,7 @@ fn run_inner<W: Workload>(workload: &W, settings: RunSettings) -> Result<Measure
         interference,
         verified,
         extra,
+        server_time_share: None,
         locks: workload.locks().map(|set| LockMeasurement {
             set,
             tallies: total.locks,

@@ -137,6 +137,13 @@ pub struct RunRecord {
     /// over repetitions field by field. Null for a failed cell.
     #[serde(default)]
     pub time_share: Option<TimeShare>,
+    /// Where a server's threads' time went, for a hot path whose variants are real server
+    /// processes (`ldap`): the same four shares as `time_share`, from each server thread's
+    /// schedstat over the window, over the threads that ran at least 1% of it; `blocked`
+    /// is null (the kernel does not say what a sleeping thread waits for: the server's
+    /// off-CPU profile does), `other` is asleep. Absent for every other hot path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_time_share: Option<TimeShare>,
     /// The cost of one clock read in nanoseconds, measured in each repetition before its
     /// window (median over repetitions); every timed latency sample includes one, and it
     /// is not subtracted.
@@ -254,6 +261,7 @@ impl RunRecord {
             latency_ns: LatencySummary::of(&m.latency),
             wait_share: m.wait_share(),
             time_share: Some(m.time_share()),
+            server_time_share: m.server_time_share,
             clock_read_ns: m.clock_read_ns,
             retries: m.retries,
             errors: m.errors,
@@ -300,6 +308,7 @@ impl RunRecord {
             latency_ns: LatencySummary::default(),
             wait_share: None,
             time_share: None,
+            server_time_share: None,
             clock_read_ns: 0.0,
             retries: 0,
             errors: 0,
@@ -411,6 +420,8 @@ impl RunRecord {
         merged.wait_share = (waits.len() == reps.len()).then(|| stats::median(&waits));
         let shares: Option<Vec<TimeShare>> = reps.iter().map(|r| r.time_share).collect();
         merged.time_share = shares.and_then(|s| TimeShare::median_of(&s));
+        let server: Option<Vec<TimeShare>> = reps.iter().map(|r| r.server_time_share).collect();
+        merged.server_time_share = server.and_then(|s| TimeShare::median_of(&s));
         merged.clock_read_ns = median_of(|r| r.clock_read_ns);
         merged.cpu_util = median_of(|r| r.cpu_util);
         merged.retries = reps.iter().map(|r| r.retries).sum();

@@ -20,6 +20,7 @@
 
 use harness::noop::NoopHotPath;
 use harness::HotPath;
+use ldap::LdapHotPath;
 use lease::LeaseHotPath;
 use lookup::LookupHotPath;
 use pool::PoolHotPath;
@@ -32,6 +33,7 @@ pub fn hot_paths() -> &'static [&'static dyn HotPath] {
         &SqlmixHotPath,
         &PoolHotPath,
         &LeaseHotPath,
+        &LdapHotPath,
         &NoopHotPath,
     ]
 }

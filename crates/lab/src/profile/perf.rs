@@ -98,8 +98,10 @@ impl PerfRecorder {
                 ctl_path.display(),
                 ack_path.display()
             ))
+            // This process and any server the hot path runs (`harness::probe::companions`):
+            // a server started before perf is not this process's to inherit.
             .arg("-p")
-            .arg(std::process::id().to_string())
+            .arg(profiled_pids())
             .arg("-o")
             .arg(dir.join("perf.data"))
             .stdin(Stdio::null())
@@ -235,6 +237,15 @@ impl Drop for PerfRecorder {
         }
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// `<this pid>[,<companion pid>...]`, perf's `-p` list.
+fn profiled_pids() -> String {
+    std::iter::once(std::process::id())
+        .chain(harness::probe::companions())
+        .map(|p| p.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// Folds `perf script` output with inferno and tidies each stack (see [`tidy`]).

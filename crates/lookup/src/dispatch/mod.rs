@@ -376,6 +376,7 @@ impl<D: Directory> Server<D> {
                 waited_ns: queue_ns + directory_ns,
             },
             clock_read_ns: harness::sampler::clock_read_ns(),
+            server_time_share: None,
         }
     }
 

@@ -1,0 +1,153 @@
+//! A cell of the real-server hot path (`ldap`) killed in the middle of its window leaves
+//! nothing: no server process, no instance folder, no port held. The child `lab run` is
+//! killed with SIGKILL from outside (no destructor runs), as a crash or an OOM kill
+//! would; its server must die with it (parent-death signal) and lab must remove the
+//! child's scratch folder. Skipped, saying why, where the servers are not installed.
+
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use harness::HotPath;
+
+#[allow(dead_code)]
+mod common;
+
+/// Processes whose environment carries this `TMPDIR`: lab, its child, the server.
+fn processes(tmp: &Path) -> Vec<(i32, Vec<String>)> {
+    let marker = format!("TMPDIR={}", tmp.display());
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
+            continue;
+        };
+        if !environ.split(|&b| b == 0).any(|v| v == marker.as_bytes()) {
+            continue;
+        }
+        let args = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let args = args
+            .split(|&b| b == 0)
+            .map(|s| String::from_utf8_lossy(s).into_owned())
+            .collect();
+        found.push((pid, args));
+    }
+    found
+}
+
+fn wait_until(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(start.elapsed() < limit, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The port a running server listens on: slapd's from its `-h` URL, ns-slapd's from the
+/// `dse.ldif` in its `-D` folder.
+fn port_of(args: &[String]) -> u16 {
+    if let Some(url) = args.iter().find(|a| a.starts_with("ldap://")) {
+        return url
+            .trim_end_matches('/')
+            .rsplit(':')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+    }
+    let dir = args
+        .windows(2)
+        .find(|w| w[0] == "-D")
+        .map(|w| PathBuf::from(&w[1]))
+        .unwrap();
+    let dse = std::fs::read_to_string(dir.join("dse.ldif")).unwrap();
+    dse.lines()
+        .find_map(|l| l.strip_prefix("nsslapd-port: "))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+fn kill_mid_window_and_check(file: &str, server: &str) {
+    let root = tempfile::tempdir().unwrap();
+    common::copy_benches(root.path());
+    let tmp = root.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let mut lab = Command::new(env!("CARGO_BIN_EXE_lab"))
+        .args([
+            "matrix",
+            &format!("scenarios={file}"),
+            "threads=2",
+            "cores=1",
+            "repeats=1",
+            "duration=60s",
+            "warmup=10ms",
+            "timeout=120s",
+            "profile=false",
+            "users=300",
+            "groups=100",
+            "connections=2",
+        ])
+        .env("LAB_ROOT", root.path())
+        .env("TMPDIR", &tmp)
+        .current_dir(root.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let mut found = None;
+    wait_until("the server to start", Duration::from_secs(90), || {
+        found = processes(&tmp)
+            .into_iter()
+            .find(|(_, args)| args.first().is_some_and(|a| a.ends_with(server)));
+        found.is_some()
+    });
+    let (server_pid, server_args) = found.unwrap();
+    let port = port_of(&server_args);
+    let child = processes(&tmp)
+        .into_iter()
+        .find(|(_, args)| args.get(1).is_some_and(|a| a == "run"))
+        .expect("the child lab run");
+    // Inside the window: the server answers, the clients search.
+    std::thread::sleep(Duration::from_millis(500));
+    // SAFETY: signalling a process this test started (through lab).
+    unsafe { libc::kill(child.0, libc::SIGKILL) };
+    let status = lab.wait().unwrap();
+    assert_eq!(status.code(), Some(1), "the killed cell is a failed cell");
+    let alive = |pid: i32| Path::new(&format!("/proc/{pid}")).exists();
+    wait_until("the server to die", Duration::from_secs(5), || {
+        !alive(server_pid)
+    });
+    assert!(processes(&tmp).is_empty(), "{:?}", processes(&tmp));
+    let port_held = std::net::TcpStream::connect(("127.0.0.1", port)).is_ok();
+    assert!(!port_held, "port {port} still held");
+    // Only the template cache (a copy never started) may stay.
+    let left: Vec<String> = std::fs::read_dir(&tmp)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "contention-lab-ldap-templates")
+        .collect();
+    assert_eq!(left, Vec::<String>::new(), "folders left in TMPDIR");
+}
+
+#[test]
+fn a_real_server_cell_killed_mid_window_leaves_no_process_folder_or_port() {
+    let defaults = harness::testing::params(&ldap::LdapHotPath, &[]);
+    if let Some(m) = ldap::LdapHotPath.missing(&defaults) {
+        eprintln!(
+            "skipped: {} ({}); install with {}",
+            m.what,
+            m.reason,
+            ldap::INSTALL
+        );
+        return;
+    }
+    kill_mid_window_and_check("openldap", "slapd");
+    kill_mid_window_and_check("389ds", "ns-slapd");
+}

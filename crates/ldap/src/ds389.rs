@@ -1,0 +1,300 @@
+//! The `389-ds` variant: 389 Directory Server (`ns-slapd`), laid out by hand in a folder
+//! the lab owns, without `dscreate`.
+//!
+//! Why by hand: `dscreate` puts an instance under `/etc/dirsrv`, `/var/lib/dirsrv` and
+//! `/run`, and calls systemctl whatever its `.inf` says (lib389 reads `with_systemd = 1`
+//! from the package's defaults). Its first step is what the server needs: `dse.ldif` from
+//! the package's `template-dse.ldif` with its `%key%` paths filled in, the backend from
+//! `template-suffix-db.ldif`, the collation and certmap files. Here every path points
+//! into the template's folder (rewritten to the cell's on copy), the data is imported
+//! offline (`ns-slapd ldif2db`), the server listens on 127.0.0.1 only, the access log is
+//! off (it grows by 0.1 GB a minute under load), the size limit is lifted (the cache
+//! warm-up reads every entry), and the entry cache holds the whole directory, as on the
+//! seed's warmed-up server. Per cell only the port and `nsslapd-threadnumber` change.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::data;
+use crate::server::{self, Running};
+use crate::template;
+
+/// The package's data folder.
+const DATA: &str = "/usr/share/dirsrv/data";
+/// The files of an instance that hold absolute paths.
+const CONFIG_FILES: &[&str] = &["config/dse.ldif"];
+
+/// `ns-slapd`, or why it cannot run here.
+pub fn program() -> Result<PathBuf, String> {
+    let bin = server::find_program("ns-slapd").ok_or("ns-slapd (389-ds-base) is not installed")?;
+    for f in ["template-dse.ldif", "template-suffix-db.ldif"] {
+        if !Path::new(DATA).join(f).is_file() {
+            return Err(format!("{DATA}/{f} (389-ds-base) is missing"));
+        }
+    }
+    Ok(bin)
+}
+
+/// The template for `users` and `groups`, built if needed.
+pub fn template(users: usize, groups: usize) -> Result<PathBuf, String> {
+    let bin = program()?;
+    let name = format!(
+        "389-ds-{}{}-u{users}-g{groups}",
+        template::fingerprint(&bin),
+        template::LAYOUT
+    );
+    template::ensure("389-ds", &name, |dir| build(&bin, dir, users, groups))
+}
+
+/// Starts a copy of `template` in `folder` with `threads` worker threads on `cpus`.
+pub fn start(
+    template: &Path,
+    folder: &Path,
+    threads: usize,
+    cpus: &[usize],
+) -> Result<Running, String> {
+    let bin = program()?;
+    template::copy_into(template, folder, CONFIG_FILES)?;
+    let dse = folder.join("config/dse.ldif");
+    let port = server::free_port()?;
+    let text = std::fs::read_to_string(&dse).map_err(|e| e.to_string())?;
+    let text = set_attrs(
+        &text,
+        "cn=config",
+        &[
+            ("nsslapd-port", port.to_string()),
+            ("nsslapd-threadnumber", threads.to_string()),
+        ],
+    );
+    std::fs::write(&dse, text).map_err(|e| e.to_string())?;
+    let mut command = Command::new(bin);
+    command
+        .arg("-D")
+        .arg(folder.join("config"))
+        .arg("-i")
+        .arg(folder.join("run/ns-slapd.pid"))
+        // Foreground: with a debug level given, ns-slapd neither forks nor detaches.
+        .args(["-d", "0"]);
+    Running::start(command, folder, port, cpus)
+}
+
+fn build(bin: &Path, dir: &Path, users: usize, groups: usize) -> Result<(), String> {
+    for sub in [
+        "config/schema",
+        "db",
+        "log",
+        "run",
+        "lock",
+        "tmp",
+        "bak",
+        "ldif",
+    ] {
+        std::fs::create_dir_all(dir.join(sub)).map_err(|e| e.to_string())?;
+    }
+    let p = |sub: &str| dir.join(sub).to_string_lossy().into_owned();
+    let fill: Vec<(&str, String)> = vec![
+        ("schema_dir", p("config/schema")),
+        ("lock_dir", p("lock")),
+        ("tmp_dir", p("tmp")),
+        ("cert_dir", p("config")),
+        ("ldif_dir", p("ldif")),
+        ("bak_dir", p("bak")),
+        ("run_dir", p("run")),
+        ("inst_dir", p("")),
+        ("log_dir", p("log")),
+        ("fqdn", "localhost".into()),
+        ("ds_port", "389".into()),
+        ("ds_user", server::user_name()),
+        ("rootdn", "cn=Directory Manager".into()),
+        ("ldapi_enabled", "off".into()),
+        ("ldapi", p("run/ldapi")),
+        ("ldapi_autobind", "off".into()),
+        ("ds_suffix", data::SUFFIX.into()),
+        ("config_dir", p("config")),
+        ("db_dir", p("db")),
+        // In the instance rather than /dev/shm, so that it goes with the cell's folder.
+        ("db_home_dir", p("db")),
+        ("db_lib", "bdb".into()),
+        ("ds_bename", "userRoot".into()),
+    ];
+    let read = |f: &str| {
+        std::fs::read_to_string(Path::new(DATA).join(f)).map_err(|e| format!("{DATA}/{f}: {e}"))
+    };
+    let mut dse = substitute(&read("template-dse.ldif")?, &fill);
+    // No root password: nothing binds as the manager (the clients are anonymous, the data
+    // is imported offline), and ns-slapd refuses one in clear text.
+    dse = dse
+        .lines()
+        .filter(|l| !l.starts_with("nsslapd-rootpw:"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    // One blank line between entries: ns-slapd reads two as an entry without a DN.
+    dse.truncate(dse.trim_end().len());
+    dse.push_str("\n\n");
+    let suffix = substitute(&read("template-suffix-db.ldif")?, &fill);
+    dse.push_str(
+        &suffix
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .collect::<Vec<_>>()
+            .join("\n"),
+    );
+    dse.push('\n');
+    let dse = set_attrs(
+        &dse,
+        "cn=config",
+        &[
+            ("nsslapd-listenhost", "127.0.0.1".into()),
+            ("nsslapd-accesslog-logging-enabled", "off".into()),
+            ("nsslapd-sizelimit", "-1".into()),
+        ],
+    );
+    let dse = set_attrs(
+        &dse,
+        "cn=config,cn=ldbm database,cn=plugins,cn=config",
+        &[
+            ("nsslapd-cache-autosize", "0".into()),
+            // The warm-up's one search reads every entry: no look-through limit (5000).
+            ("nsslapd-lookthroughlimit", "-1".into()),
+            ("nsslapd-dbcachesize", "33554432".into()),
+        ],
+    );
+    let entry_cache = (users + groups) as u64 * 8192 + (64 << 20);
+    let dse = set_attrs(
+        &dse,
+        "cn=userRoot,cn=ldbm database,cn=plugins,cn=config",
+        &[("nsslapd-cachememsize", entry_cache.to_string())],
+    );
+    std::fs::write(dir.join("config/dse.ldif"), dse).map_err(|e| e.to_string())?;
+    for (from, to) in [
+        (
+            "/etc/dirsrv/config/slapd-collations.conf",
+            "config/slapd-collations.conf",
+        ),
+        ("/etc/dirsrv/config/certmap.conf", "config/certmap.conf"),
+        (
+            "/etc/dirsrv/schema/99user.ldif",
+            "config/schema/99user.ldif",
+        ),
+    ] {
+        if Path::new(from).is_file() {
+            std::fs::copy(from, dir.join(to)).map_err(|e| format!("{from}: {e}"))?;
+        }
+    }
+    let ldif = dir.join("ldif/data.ldif");
+    std::fs::write(&ldif, data::ldif(users, groups, true)).map_err(|e| e.to_string())?;
+    let out = Command::new(bin)
+        .arg("ldif2db")
+        .arg("-D")
+        .arg(dir.join("config"))
+        .args(["-n", "userRoot", "-i"])
+        .arg(&ldif)
+        .output()
+        .map_err(|e| format!("cannot run ns-slapd ldif2db: {e}"))?;
+    let imported = dir.join("db/userRoot/id2entry.db").is_file();
+    if !out.status.success() || !imported {
+        let errors = std::fs::read_to_string(dir.join("log/errors")).unwrap_or_default();
+        let last: Vec<&str> = errors
+            .lines()
+            .filter(|l| l.contains("ERR"))
+            .take(2)
+            .collect();
+        return Err(format!(
+            "ns-slapd ldif2db failed ({}): {}",
+            out.status,
+            last.join(" / ")
+        ));
+    }
+    let _ = std::fs::remove_file(&ldif);
+    // Every log file and its rotation state: ns-slapd dies at start, silently, when a
+    // log's `.rotationinfo` is there without the log.
+    if let Ok(logs) = std::fs::read_dir(dir.join("log")) {
+        for log in logs.flatten() {
+            let _ = std::fs::remove_file(log.path());
+        }
+    }
+    Ok(())
+}
+
+/// Replaces every `%key%` of `fill` in `text`.
+fn substitute(text: &str, fill: &[(&str, String)]) -> String {
+    let mut out = text.to_owned();
+    for (key, value) in fill {
+        out = out.replace(&format!("%{key}%"), value);
+    }
+    out
+}
+
+/// `dn` without spaces after commas, lower case: how two spellings of one DN compare.
+fn norm_dn(dn: &str) -> String {
+    dn.split(',')
+        .map(|p| p.trim().to_ascii_lowercase())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// Sets attributes of the entry `dn` in LDIF text: existing values of each (with their
+/// folded continuation lines) are replaced by the one given.
+pub fn set_attrs(ldif: &str, dn: &str, attrs: &[(&str, String)]) -> String {
+    let want = norm_dn(dn);
+    let mut entries: Vec<String> = Vec::new();
+    for block in ldif.split("\n\n") {
+        let is_it = block
+            .lines()
+            .find(|l| !l.starts_with('#') && !l.trim().is_empty())
+            .and_then(|l| l.strip_prefix("dn:"))
+            .is_some_and(|d| norm_dn(d) == want);
+        if !is_it {
+            entries.push(block.to_owned());
+            continue;
+        }
+        let mut kept: Vec<&str> = Vec::new();
+        let mut dropping = false;
+        for line in block.lines() {
+            if line.starts_with(' ') {
+                if !dropping {
+                    kept.push(line);
+                }
+                continue;
+            }
+            let name = line.split(':').next().unwrap_or("").trim();
+            dropping = attrs.iter().any(|(a, _)| a.eq_ignore_ascii_case(name));
+            if !dropping {
+                kept.push(line);
+            }
+        }
+        let mut out = kept.join("\n");
+        for (a, v) in attrs {
+            out.push_str(&format!("\n{a}: {v}"));
+        }
+        entries.push(out);
+    }
+    entries.join("\n\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn attributes_are_replaced_in_their_entry_only() {
+        let ldif = "dn: cn=config\ncn: config\nnsslapd-port: 389\nnsslapd-x: long\n  folded\n\n\
+                    dn: cn=other, cn=config\nnsslapd-port: 1\n";
+        let out = set_attrs(
+            ldif,
+            "cn=config",
+            &[("nsslapd-port", "4000".into()), ("nsslapd-x", "y".into())],
+        );
+        assert_eq!(
+            out,
+            "dn: cn=config\ncn: config\nnsslapd-port: 4000\nnsslapd-x: y\n\n\
+             dn: cn=other, cn=config\nnsslapd-port: 1\n"
+        );
+        let out = set_attrs(ldif, "cn=other,cn=config", &[("nsslapd-port", "2".into())]);
+        assert!(
+            out.contains("dn: cn=other, cn=config\nnsslapd-port: 2"),
+            "{out}"
+        );
+        assert!(out.contains("nsslapd-port: 389"), "{out}");
+    }
+}

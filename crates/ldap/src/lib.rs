@@ -1,0 +1,303 @@
+//! Hot path 5: the seed's own server. Seed 002 measured 389 Directory Server answering
+//! randomised `(uid=...)` searches over 6000 users and 4000 groups with
+//! `nsslapd-threadnumber` at 1, 2, 4, 6 and 12, and saw per-thread throughput fall past
+//! 4 threads. The `lookup` hot path models that server in-process; this one runs the
+//! real servers: 389 DS (`389-ds`) and OpenLDAP (`openldap`) for comparison.
+//!
+//! A cell's `threads` is the server's worker-thread setting and its `cores` the CPUs the
+//! server is pinned to; `connections` client connections (the seed's ldclt used 10) search from the
+//! machine's other CPUs where there are any. Each repetition starts its own server from
+//! a template ([`template`]) in the cell's scratch folder and kills it at the end
+//! ([`server`]), so repetitions interleave in the matrix like any other hot path's and
+//! nothing outlives the cell. Every record carries the server's time account
+//! (`server_time_share`), its CPU use and the clients' (`extra`), and where each ran.
+//!
+//! The clients are what the runner measures ([`workload`]); the server's side is read
+//! from `/proc` ([`procstat`]). [`findings`] answers the seed's question from the records.
+
+pub mod data;
+pub mod ds389;
+pub mod findings;
+pub mod openldap;
+pub mod procstat;
+pub mod server;
+pub mod template;
+pub mod workload;
+
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime};
+
+use harness::hotpath::{Description, Variant};
+use harness::{
+    affinity, probe, runner, scratch, CellFailure, HotPath, Measurement, ParamKind, ParamSpec,
+    Params, RunSettings,
+};
+use serde_json::json;
+
+use crate::server::Running;
+use crate::workload::LdapWorkload;
+
+/// The command that installs both servers (and what `just setup` runs).
+pub const INSTALL: &str =
+    "just setup (apt-get install -y 389-ds-base python3-lib389 ldap-utils slapd)";
+
+/// The Debian packages both servers come from (`scripts/setup.sh` installs them).
+pub const PACKAGES: &[&str] = &["389-ds-base", "python3-lib389", "ldap-utils", "slapd"];
+
+/// The most worker threads a cell may ask of a server.
+pub const MAX_SERVER_THREADS: usize = 1024;
+
+/// The ldap hot path as `lab` sees it.
+pub struct LdapHotPath;
+
+const PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "connections",
+        kind: ParamKind::Int { min: 1, max: 1024 },
+        default: "10",
+        help: "client connections searching at once, one thread each (the seed's ldclt used 10; named so because clients= is the clients axis)",
+    },
+    ParamSpec {
+        name: "users",
+        kind: ParamKind::Int {
+            min: 1,
+            max: 1_000_000,
+        },
+        default: "6000",
+        help: "user entries in the directory (the seed had 6000)",
+    },
+    ParamSpec {
+        name: "groups",
+        kind: ParamKind::Int {
+            min: 0,
+            max: 1_000_000,
+        },
+        default: "4000",
+        help: "group entries in the directory (the seed had 4000)",
+    },
+    scratch::DATA_DIR,
+];
+
+const VARIANTS: &[Variant] = &[
+    Variant {
+        name: "389-ds",
+        summary: "389 Directory Server (ns-slapd, BDB backend), nsslapd-threadnumber = threads",
+    },
+    Variant {
+        name: "openldap",
+        summary: "OpenLDAP slapd (mdb backend), threads = threads (slapd's minimum is 2)",
+    },
+];
+
+const DESCRIPTION: Description = Description {
+    name: "ldap",
+    summary: "the seed's own server: real 389 DS (and OpenLDAP) answering uid searches, threads = the server's worker threads",
+    variants: VARIANTS,
+    params: PARAMS,
+    charted_extras: &[
+        ("server_cpu_util", "server CPU use (share of its CPUs)"),
+        ("client_cpu_util", "client CPU use (share of their CPUs)"),
+    ],
+};
+
+/// Which server a variant runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// 389 Directory Server.
+    Ds389,
+    /// OpenLDAP slapd.
+    OpenLdap,
+}
+
+impl Kind {
+    /// The variant called `name`.
+    pub fn of(name: &str) -> Result<Kind, String> {
+        match name {
+            "389-ds" => Ok(Kind::Ds389),
+            "openldap" => Ok(Kind::OpenLdap),
+            other => LdapHotPath.variant(other).map(|_| unreachable!()),
+        }
+    }
+
+    /// Whether its programs are installed; `Err` names what is missing.
+    pub fn available(self) -> Result<(), String> {
+        match self {
+            Kind::Ds389 => ds389::program().map(drop),
+            Kind::OpenLdap => openldap::programs().map(drop),
+        }
+    }
+
+    /// Its template for this directory, built if needed.
+    pub fn template(self, users: usize, groups: usize) -> Result<PathBuf, String> {
+        match self {
+            Kind::Ds389 => ds389::template(users, groups),
+            Kind::OpenLdap => openldap::template(users, groups),
+        }
+    }
+
+    /// Starts a copy of `template` in `folder`.
+    pub fn start(
+        self,
+        template: &std::path::Path,
+        folder: &std::path::Path,
+        threads: usize,
+        cpus: &[usize],
+        entries: usize,
+    ) -> Result<Running, String> {
+        match self {
+            Kind::Ds389 => ds389::start(template, folder, threads, cpus),
+            Kind::OpenLdap => openldap::start(template, folder, threads, cpus, entries),
+        }
+    }
+}
+
+impl HotPath for LdapHotPath {
+    fn description(&self) -> &'static Description {
+        &DESCRIPTION
+    }
+
+    fn missing(&self, _params: &Params) -> Option<harness::hotpath::Missing> {
+        let why: Vec<String> = [Kind::Ds389, Kind::OpenLdap]
+            .iter()
+            .filter_map(|k| k.available().err())
+            .collect();
+        (!why.is_empty()).then(|| harness::hotpath::Missing {
+            what: "389 Directory Server and OpenLDAP's slapd".to_owned(),
+            packages: PACKAGES.iter().map(|p| (*p).to_owned()).collect(),
+            reason: why.join(", "),
+        })
+    }
+
+    fn question(&self) -> Option<&'static str> {
+        Some(findings::QUESTION)
+    }
+
+    fn answer(&self, run: &harness::findings::Run<'_>) -> Option<harness::findings::Answer> {
+        findings::answer(run)
+    }
+
+    fn check(&self, params: &Params) -> Result<(), String> {
+        scratch::check_data_dir(params.text(scratch::DATA_DIR.name))
+    }
+
+    fn check_threads(&self, _params: &Params, threads: usize) -> Result<(), String> {
+        if threads > MAX_SERVER_THREADS {
+            return Err(format!(
+                "threads={threads}: a server's worker threads; accepted 1..={MAX_SERVER_THREADS}"
+            ));
+        }
+        Ok(())
+    }
+
+    fn measure(
+        &self,
+        variant: &str,
+        params: &Params,
+        settings: RunSettings,
+    ) -> Result<Measurement, CellFailure> {
+        let kind = Kind::of(variant).map_err(CellFailure::new)?;
+        kind.available()
+            .map_err(|e| CellFailure::new(format!("{e}; install with {INSTALL}")))?;
+        measure(kind, params, settings).map_err(CellFailure::new)
+    }
+}
+
+/// One repetition: a fresh server from the template, warmed up, searched by the clients
+/// over the window, killed.
+fn measure(kind: Kind, params: &Params, settings: RunSettings) -> Result<Measurement, String> {
+    let (users, groups) = (params.count("users"), params.count("groups"));
+    let clients = params.count("connections");
+    let template = kind.template(users, groups)?;
+    let folder = scratch::private_folder(scratch::data_dir(params), "contention-lab-ldap-")?;
+    // `lab run` has narrowed this process to the cell's cores: those are the server's.
+    let server_cpus = affinity::allowed_cpus();
+    let client_cpus = procstat::client_cpus(&server_cpus, &procstat::machine_cpus());
+    let mut server = kind.start(
+        &template,
+        folder.path(),
+        settings.threads,
+        &server_cpus,
+        users + groups,
+    )?;
+    let warming = std::time::Instant::now();
+    let warmed = workload::warm(&server.url())?;
+    let warm_s = warming.elapsed().as_secs_f64();
+    let seed = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(1, |d| d.as_nanos() as u64);
+    let workload = LdapWorkload::new(server.url(), server.pid, users, seed);
+    probe::set_companions(&[server.pid]);
+    // The clients' threads inherit this thread's mask; the server keeps its own.
+    procstat::set_thread_cpus(&client_cpus)?;
+    let result = runner::run(
+        &workload,
+        RunSettings {
+            threads: clients,
+            ..settings
+        },
+    );
+    let restored = procstat::set_thread_cpus(&server_cpus);
+    probe::set_companions(&[]);
+    let died = (!server.alive()).then(|| server.log_tail());
+    let started_in = server.started_in;
+    server.stop();
+    drop(folder);
+    restored?;
+    let mut m = result.map_err(|f| f.reason)?;
+    if let Some(tail) = died {
+        m.verified = Err(format!("the server died during the window: {tail}"));
+    }
+    let cpu_list = affinity::format_cpu_list;
+    m.extra
+        .insert("server_threads".into(), json!(settings.threads));
+    m.extra
+        .insert("server_cpus".into(), json!(cpu_list(&server_cpus)));
+    m.extra
+        .insert("client_cpus".into(), json!(cpu_list(&client_cpus)));
+    m.extra
+        .insert("server_start_s".into(), json!(started_in.as_secs_f64()));
+    m.extra.insert("entries_warmed".into(), json!(warmed));
+    m.extra.insert("server_warm_s".into(), json!(warm_s));
+    // Said in every record so a reader of a profiled cell knows what its off-CPU graph
+    // is not: the clients measure no waits, and the server's sched_switch stacks are not
+    // recorded by this build.
+    m.extra.insert(
+        "server_off_cpu".into(),
+        json!("not recorded: the on-CPU profile includes the server's threads; an off-CPU profile of them (sched:sched_switch with stacks) is not taken by this build"),
+    );
+    let window_cpus = m.window.as_secs_f64() * client_cpus.len() as f64;
+    m.extra.insert(
+        "client_cpu_util".into(),
+        json!((m.cpu_time.as_secs_f64() / window_cpus.max(1e-9)).min(1.0)),
+    );
+    match workload.edges() {
+        (Some(open), Some(close)) => {
+            let account = procstat::ServerAccount::between(&open, &close);
+            m.server_time_share = Some(account.share);
+            m.extra.insert(
+                "server_cpu_util".into(),
+                json!(account.cpu_util(server_cpus.len())),
+            );
+            m.extra
+                .insert("server_threads_seen".into(), json!(account.threads));
+            m.extra
+                .insert("server_threads_active".into(), json!(account.active));
+        }
+        _ => {
+            m.extra.insert(
+                "server_account".into(),
+                json!("not read: the first client never saw the window open"),
+            );
+        }
+    }
+    Ok(m)
+}
+
+/// A short cell's settings, for tests.
+pub fn short_settings(threads: usize, window: Duration) -> RunSettings {
+    RunSettings {
+        threads,
+        warmup: Duration::from_millis(50),
+        duration: window,
+    }
+}

@@ -1,0 +1,147 @@
+//! Real servers, started and stopped: the conformance test, a server that leaves no
+//! process, folder or port behind, a wrong answer caught, slapd's minimum refused.
+//!
+//! Each test needs the servers' packages; where they are missing it says so and passes
+//! without checking (CI installs them with `scripts/setup.sh`, so there they run).
+
+use std::time::Duration;
+
+use harness::testing::{self, Case};
+use harness::HotPath;
+use ldap::server;
+use ldap::workload::LdapWorkload;
+use ldap::{Kind, LdapHotPath};
+
+const SMALL: &[(&str, &str)] = &[("users", "300"), ("groups", "100"), ("connections", "3")];
+
+/// The kinds installed here; prints why each missing one is skipped.
+fn installed() -> Vec<Kind> {
+    [Kind::Ds389, Kind::OpenLdap]
+        .into_iter()
+        .filter(|k| match k.available() {
+            Ok(()) => true,
+            Err(why) => {
+                eprintln!("skipped {k:?}: {why}; install with {}", ldap::INSTALL);
+                false
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn every_variant_measures_and_verifies_against_a_real_server() {
+    if let Some(m) = LdapHotPath.missing(&testing::params(&LdapHotPath, &[])) {
+        eprintln!(
+            "skipped: {} ({}); install with {}",
+            m.what,
+            m.reason,
+            ldap::INSTALL
+        );
+        return;
+    }
+    let runs = testing::conformance(
+        &LdapHotPath,
+        &[Case::every_variant(SMALL).window(Duration::from_millis(200))],
+    );
+    for run in &runs {
+        let m = &run.measurement;
+        let share = m.server_time_share.expect("the server's account is read");
+        assert!(share.on_cpu > 0.0, "{}: {share:?}", run.variant);
+        let sum = share.on_cpu + share.run_queue.unwrap_or(0.0) + share.other;
+        assert!((0.99..=1.01).contains(&sum), "{}: {share:?}", run.variant);
+        for key in [
+            "server_cpu_util",
+            "client_cpu_util",
+            "server_cpus",
+            "client_cpus",
+        ] {
+            assert!(m.extra.contains_key(key), "{}: no {key}", run.variant);
+        }
+        assert_eq!(m.extra["server_threads"], serde_json::json!(2));
+        // Three client connections, whatever the server's threads.
+        assert_eq!(m.threads, 3);
+    }
+}
+
+#[test]
+fn a_server_started_for_a_cell_leaves_no_process_folder_or_port() {
+    for kind in installed() {
+        let template = kind.template(300, 100).unwrap();
+        let parent = tempfile::tempdir().unwrap();
+        let folder =
+            harness::scratch::private_folder(Some(parent.path()), "contention-lab-t-").unwrap();
+        let cpus = harness::affinity::allowed_cpus();
+        let mut running = kind.start(&template, folder.path(), 2, &cpus, 400).unwrap();
+        let (pid, port) = (running.pid, running.port);
+        assert!(running.alive() && server::port_in_use(port), "{kind:?}");
+        // Listening on the loopback address only.
+        let listens: Vec<String> = std::fs::read_to_string("/proc/net/tcp")
+            .unwrap()
+            .lines()
+            .filter(|l| l.split_whitespace().nth(3) == Some("0A"))
+            .filter_map(|l| l.split_whitespace().nth(1).map(str::to_owned))
+            .filter(|a| a.ends_with(&format!(":{port:04X}")))
+            .collect();
+        assert_eq!(listens, vec![format!("0100007F:{port:04X}")], "{kind:?}");
+        running.stop();
+        assert!(
+            !std::path::Path::new(&format!("/proc/{pid}")).exists(),
+            "{kind:?}: pid {pid} left"
+        );
+        assert!(
+            !server::port_in_use(port),
+            "{kind:?}: port {port} still held"
+        );
+        drop(folder);
+
+        // A whole cell through the hot path: its folder goes with it.
+        let variant = match kind {
+            Kind::Ds389 => "389-ds",
+            Kind::OpenLdap => "openldap",
+        };
+        let dir = parent.path().to_string_lossy().into_owned();
+        let mut set = SMALL.to_vec();
+        set.push(("data_dir", &dir));
+        let params = testing::params(&LdapHotPath, &set);
+        let m = LdapHotPath
+            .measure(variant, &params, testing::settings(2, 50, 100))
+            .unwrap();
+        assert!(m.verified.is_ok(), "{kind:?}: {:?}", m.verified);
+        let left: Vec<_> = std::fs::read_dir(parent.path()).unwrap().collect();
+        assert!(left.is_empty(), "{kind:?}: {left:?} left in data_dir");
+    }
+}
+
+#[test]
+fn a_search_answered_with_another_users_entry_fails_verification() {
+    for kind in installed() {
+        let template = kind.template(300, 100).unwrap();
+        let folder = harness::scratch::private_folder(None, "contention-lab-t-").unwrap();
+        let cpus = harness::affinity::allowed_cpus();
+        let running = kind.start(&template, folder.path(), 2, &cpus, 400).unwrap();
+        let workload = LdapWorkload::mislabelled(running.url(), running.pid, 300);
+        let m = harness::runner::run(&workload, testing::settings(2, 10, 100)).unwrap();
+        let err = m.verified.unwrap_err();
+        assert!(
+            err.contains("answered with the wrong entry"),
+            "{kind:?}: {err}"
+        );
+        // The same server and clients that expect the right entry verify.
+        let right = LdapWorkload::new(running.url(), running.pid, 300, 7);
+        let m = harness::runner::run(&right, testing::settings(2, 10, 100)).unwrap();
+        assert_eq!(m.verified, Ok(()), "{kind:?}");
+        running.stop();
+    }
+}
+
+#[test]
+fn slapd_at_one_thread_is_refused_with_its_reason() {
+    if !installed().contains(&Kind::OpenLdap) {
+        return;
+    }
+    let params = testing::params(&LdapHotPath, SMALL);
+    let err = LdapHotPath
+        .measure("openldap", &params, testing::settings(1, 10, 50))
+        .unwrap_err();
+    assert!(err.reason.contains("minimum is 2"), "{err}");
+}
