@@ -20,6 +20,13 @@ matrix *settings:
     @cargo build --release -p lab
     @"${CARGO_TARGET_DIR:-target}/release/lab" matrix "$@"
 
+# The larger set: every scenario file in benches/ (the default's, plus lookup-dispatch,
+# lease-durable, openldap, the two models' sensitivity files and the rest), no budget.
+full *settings:
+    @echo "building the workspace (cargo build --release -p lab)" >&2
+    @cargo build --release -p lab
+    @"${CARGO_TARGET_DIR:-target}/release/lab" matrix budget=none scenarios=$(ls benches/*.toml | xargs -n1 basename | sed 's/\.toml$//' | grep -vx 'noop\|pool-batch\|leadership-500x3' | paste -sd, -) "$@"
+
 # The quick matrix: fewer threads, one short repetition per cell.
 quick *settings:
     @echo "building the workspace (cargo build --release -p lab)" >&2

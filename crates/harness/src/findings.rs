@@ -255,7 +255,7 @@ impl<'a> Run<'a> {
 /// The scenario file a record came from (older results carry none: the hot path's name).
 pub fn file_of(r: &RunRecord) -> &str {
     if r.scenario_file.is_empty() {
-        &r.scenario
+        &r.hot_path
     } else {
         &r.scenario_file
     }

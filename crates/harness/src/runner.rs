@@ -620,7 +620,7 @@ mod tests {
         assert_eq!(share.blocked, None);
         let record = crate::RunRecord::from_measurement(
             &crate::schema::CellKey {
-                scenario: "x".into(),
+                hot_path: "x".into(),
                 variant: "y".into(),
                 params: Default::default(),
                 threads: 2,

@@ -75,8 +75,10 @@ pub struct OffCpuRef {
 /// `repeats` times, with medians and spread.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunRecord {
-    /// The hot path, e.g. `lookup`.
-    pub scenario: String,
+    /// The hot path, e.g. `lookup` (JSON `scenario`, its name before the word settled; the
+    /// schema rule keeps it).
+    #[serde(rename = "scenario")]
+    pub hot_path: String,
     /// The implementation, e.g. `global-mutex`.
     pub variant: String,
     /// The scenario file (`benches/<name>.toml`) the cell came from; empty for `lab run`.
@@ -216,7 +218,7 @@ pub struct RunRecord {
 #[derive(Debug, Clone, PartialEq)]
 pub struct CellKey {
     /// The hot path.
-    pub scenario: String,
+    pub hot_path: String,
     /// The implementation.
     pub variant: String,
     /// Parameters.
@@ -240,7 +242,7 @@ impl RunRecord {
             .and_then(|rows| lock_table::bounds(rows, key.threads, ops));
         let unnamed = m.locks.as_ref().and_then(|l| l.set.unnamed.clone());
         RunRecord {
-            scenario: key.scenario.clone(),
+            hot_path: key.hot_path.clone(),
             variant: key.variant.clone(),
             scenario_file: String::new(),
             params: key.params.clone(),
@@ -287,7 +289,7 @@ impl RunRecord {
     /// A record for a cell that produced no figures.
     pub fn failed(key: &CellKey, affinity: &str, reason: impl Into<String>) -> RunRecord {
         RunRecord {
-            scenario: key.scenario.clone(),
+            hot_path: key.hot_path.clone(),
             variant: key.variant.clone(),
             scenario_file: String::new(),
             params: key.params.clone(),
@@ -334,7 +336,7 @@ impl RunRecord {
     /// The identity of this cell.
     pub fn key(&self) -> CellKey {
         CellKey {
-            scenario: self.scenario.clone(),
+            hot_path: self.hot_path.clone(),
             variant: self.variant.clone(),
             params: self.params.clone(),
             threads: self.threads,
@@ -492,7 +494,7 @@ pub fn fill_efficiency(cells: &mut [RunRecord]) {
         }
         let base = baselines.iter().find(|(k, file, _)| {
             *file == cell.scenario_file
-                && k.scenario == cell.scenario
+                && k.hot_path == cell.hot_path
                 && k.variant == cell.variant
                 && k.params == cell.params
                 && k.cores == cell.cores
@@ -587,7 +589,7 @@ mod tests {
         let mut params = BTreeMap::new();
         params.insert("users".to_owned(), serde_json::json!(6000));
         CellKey {
-            scenario: "lookup".into(),
+            hot_path: "lookup".into(),
             variant: "global-mutex".into(),
             params,
             threads,

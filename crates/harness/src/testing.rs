@@ -213,7 +213,7 @@ pub fn synthetic_cell(
     reps: usize,
 ) -> crate::RunRecord {
     let key = crate::schema::CellKey {
-        scenario: hot_path.into(),
+        hot_path: hot_path.into(),
         variant: variant.into(),
         params: params
             .iter()

@@ -106,7 +106,7 @@ fn record_of(gate: &Gate, threads: usize, window: Duration) -> RunRecord {
     };
     let m = runner::run(&gate, settings).unwrap();
     let key = CellKey {
-        scenario: "gate".into(),
+        hot_path: "gate".into(),
         variant: format!("k{}", gate.slots),
         params: Default::default(),
         threads,
@@ -301,7 +301,7 @@ fn a_hot_path_that_names_no_locks_has_a_null_table() {
     };
     let m = runner::run(&Quiet, settings).unwrap();
     let key = CellKey {
-        scenario: "q".into(),
+        hot_path: "q".into(),
         variant: "q".into(),
         params: Default::default(),
         threads: 1,

@@ -72,7 +72,7 @@ mod tests {
 
     fn reps(values: &[f64]) -> Vec<RunRecord> {
         let key = CellKey {
-            scenario: "noop".into(),
+            hot_path: "noop".into(),
             variant: "noop".into(),
             params: Default::default(),
             threads: 1,

@@ -103,7 +103,7 @@ fn reps(r: &RunRecord) -> (Vec<f64>, usize) {
 type Name = (String, String, usize, usize);
 
 fn name(r: &RunRecord) -> Name {
-    (r.scenario.clone(), r.variant.clone(), r.threads, r.cores)
+    (r.hot_path.clone(), r.variant.clone(), r.threads, r.cores)
 }
 
 fn params_text(p: &BTreeMap<String, serde_json::Value>, keys: &BTreeSet<&String>) -> String {
@@ -181,7 +181,7 @@ pub fn run(base: &Path, new: &Path, threshold: f64) -> anyhow::Result<ExitCode> 
     let sources = report::load(&[base.to_path_buf(), new.to_path_buf()])?;
     let (b, n) = (&sources[0].results, &sources[1].results);
     let scenarios = |cells: &[RunRecord]| -> BTreeSet<String> {
-        cells.iter().map(|c| c.scenario.clone()).collect()
+        cells.iter().map(|c| c.hot_path.clone()).collect()
     };
     let (bs, ns) = (scenarios(&b.cells), scenarios(&n.cells));
     if bs != ns {
@@ -238,7 +238,7 @@ pub fn run(base: &Path, new: &Path, threshold: f64) -> anyhow::Result<ExitCode> 
         if !cell.usable() || !old.usable() {
             println!(
                 "{:<10} {:<20} {:>4} {:>4}  not comparable: a side failed or was not verified",
-                cell.scenario, cell.variant, cell.threads, cell.cores
+                cell.hot_path, cell.variant, cell.threads, cell.cores
             );
             continue;
         }
@@ -266,7 +266,7 @@ pub fn run(base: &Path, new: &Path, threshold: f64) -> anyhow::Result<ExitCode> 
         }
         println!(
             "{:<10} {:<20} {:>4} {:>4} {:>10} {:>10} {:>7.3}  {text}",
-            cell.scenario,
+            cell.hot_path,
             cell.variant,
             cell.threads,
             cell.cores,
@@ -372,7 +372,7 @@ mod tests {
     fn a_regressed_cell_names_the_lock_held_longer() {
         let with_holds = |holds: &[(&str, f64)]| {
             let key = harness::schema::CellKey {
-                scenario: "lookup".into(),
+                hot_path: "lookup".into(),
                 variant: "global-mutex".into(),
                 params: Default::default(),
                 threads: 2,

@@ -49,7 +49,7 @@ pub fn run(plan: &MatrixPlan, start: Start) -> anyhow::Result<ExitCode> {
     // A resumed run profiles only the chosen cells still without a profile.
     let wanted = |i: usize| chosen[i] && run.profiles[i].is_none();
     let profiled = (0..cells.len()).filter(|&i| wanted(i)).count();
-    let missing = |i: usize, c: &CellSpec<'_>| c.scenario.repeats.saturating_sub(run.reps[i].len());
+    let missing = |i: usize, c: &CellSpec<'_>| c.file.repeats.saturating_sub(run.reps[i].len());
     let total: usize = cells
         .iter()
         .enumerate()
@@ -62,11 +62,11 @@ pub fn run(plan: &MatrixPlan, start: Start) -> anyhow::Result<ExitCode> {
         .enumerate()
         .map(|(i, c)| {
             let profiling = if wanted(i) {
-                c.scenario.profile_cost(c.threads, plan.quick)
+                c.file.profile_cost(c.threads, plan.quick)
             } else {
                 Duration::ZERO
             };
-            c.scenario.run_cost(c.threads) * missing(i, c) as u32 + profiling
+            c.file.run_cost(c.threads) * missing(i, c) as u32 + profiling
         })
         .sum();
     eprintln!(
@@ -79,9 +79,9 @@ pub fn run(plan: &MatrixPlan, start: Start) -> anyhow::Result<ExitCode> {
     let bar = progress::bar(total);
 
     let exe = std::env::current_exe().context("cannot find the lab executable")?;
-    let max_repeats = cells.iter().map(|c| c.scenario.repeats).max().unwrap_or(0);
+    let max_repeats = cells.iter().map(|c| c.file.repeats).max().unwrap_or(0);
     let mut retaker = crate::retake::Retaker::new(plan.interference);
-    let planned: Vec<usize> = cells.iter().map(|c| c.scenario.repeats).collect();
+    let planned: Vec<usize> = cells.iter().map(|c| c.file.repeats).collect();
     let mut extended = 0;
     'outer: for rep in 0..max_repeats + crate::adaptive::EXTRA_ROUNDS {
         if rep >= max_repeats {
@@ -108,14 +108,14 @@ pub fn run(plan: &MatrixPlan, start: Start) -> anyhow::Result<ExitCode> {
             }
             bar.set_message(format!(
                 "{}/{} t={} c={} rep {}/{}",
-                cell.scenario.file,
+                cell.file.file,
                 cell.variant,
                 cell.threads,
                 cell.cores,
                 rep + 1,
-                cell.scenario.repeats
+                cell.file.repeats
             ));
-            let measured = cell.scenario.warmup + cell.scenario.duration;
+            let measured = cell.file.warmup + cell.file.duration;
             let overheads = &mut run.overheads;
             let kept = retaker.repetition(|| {
                 let started = Instant::now();
@@ -127,7 +127,7 @@ pub fn run(plan: &MatrixPlan, start: Start) -> anyhow::Result<ExitCode> {
             });
             match kept {
                 Some(mut record) => {
-                    record.scenario_file = cell.scenario.file.clone();
+                    record.scenario_file = cell.file.file.clone();
                     run.reps[i].push(record)
                 }
                 None => break 'outer,
@@ -160,7 +160,7 @@ pub fn run(plan: &MatrixPlan, start: Start) -> anyhow::Result<ExitCode> {
             }
             bar.set_message(format!(
                 "{}/{} t={} c={} profiling",
-                cell.scenario.file, cell.variant, cell.threads, cell.cores
+                cell.file.file, cell.variant, cell.threads, cell.cores
             ));
             let prefix = profile_prefix(&run_id, cell);
             if let Some(record) = run_child(
@@ -183,7 +183,7 @@ pub fn run(plan: &MatrixPlan, start: Start) -> anyhow::Result<ExitCode> {
         && cells
             .iter()
             .enumerate()
-            .all(|(i, c)| run.reps[i].len() >= c.scenario.repeats);
+            .all(|(i, c)| run.reps[i].len() >= c.file.repeats);
     let (path, results) = run.write(plan, complete)?;
 
     // The report before anything is printed: after SIGHUP the terminal may be gone, and a
@@ -337,8 +337,8 @@ impl RunState {
 
 /// Whether `record` is a repetition (or the merged record) of `cell`.
 fn same_cell(cell: &CellSpec<'_>, record: &RunRecord) -> bool {
-    record.scenario_file == cell.scenario.file
-        && record.scenario == cell.scenario.hot_path.name()
+    record.scenario_file == cell.file.file
+        && record.hot_path == cell.file.hot_path.name()
         && record.variant == cell.variant
         && record.params == cell.params.to_map()
         && record.threads == cell.threads
@@ -377,13 +377,13 @@ fn sweep_scratch(plan: &MatrixPlan) {
 fn profile_prefix(run_id: &str, cell: &CellSpec<'_>) -> String {
     format!(
         "profiles/{run_id}/{}/{}/p{}/t{}-c{}",
-        cell.scenario.file, cell.variant, cell.param_index, cell.threads, cell.cores
+        cell.file.file, cell.variant, cell.param_index, cell.threads, cell.cores
     )
 }
 
 /// The measured window of a profiling run (see [`crate::profile::select::window`]).
 fn profile_window(cell: &CellSpec<'_>, quick: bool) -> Duration {
-    crate::profile::select::window(cell.scenario.duration, quick)
+    crate::profile::select::window(cell.file.duration, quick)
 }
 
 /// Runs one repetition of `cell` (round `round`) in a child process, profiled to
@@ -397,7 +397,7 @@ fn run_child(
     interrupted: &AtomicBool,
 ) -> Option<RunRecord> {
     let key = schema::CellKey {
-        scenario: cell.scenario.hot_path.name().to_owned(),
+        hot_path: cell.file.hot_path.name().to_owned(),
         variant: cell.variant.to_owned(),
         params: cell.params.to_map(),
         threads: cell.threads,
@@ -405,7 +405,7 @@ fn run_child(
     };
     let window = match profile {
         Some((_, quick)) => profile_window(cell, quick),
-        None => cell.scenario.duration,
+        None => cell.file.duration,
     };
     let args = cell
         .request(window, profile.map(|(prefix, _)| prefix.to_owned()))
@@ -415,7 +415,7 @@ fn run_child(
         exe,
         root,
         args: &args,
-        timeout: cell.scenario.timeout,
+        timeout: cell.file.timeout,
         round,
         data_dirs: data_dirs(cell),
     };
@@ -424,7 +424,7 @@ fn run_child(
     // What this child cost beyond its warm-up and window: the budget's measured overhead.
     let overhead = started
         .elapsed()
-        .saturating_sub(cell.scenario.warmup + window)
+        .saturating_sub(cell.file.warmup + window)
         .as_secs_f64();
     let (status, stdout, stderr) = match ended {
         Ended::Exited {
@@ -436,7 +436,7 @@ fn run_child(
         Ended::TimedOut => {
             return failed(format!(
                 "timed out after {} (killed)",
-                humantime::format_duration(cell.scenario.timeout)
+                humantime::format_duration(cell.file.timeout)
             ))
         }
         Ended::NotStarted(reason) => return failed(reason),

@@ -254,7 +254,7 @@ mod tests {
 
     fn attempt(other: f64) -> RunRecord {
         let key = CellKey {
-            scenario: "noop".into(),
+            hot_path: "noop".into(),
             variant: "noop".into(),
             params: Default::default(),
             threads: 1,

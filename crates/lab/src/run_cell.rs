@@ -46,7 +46,7 @@ pub fn run(request: &CellRequest) -> anyhow::Result<ExitCode> {
     let cpus = affinity::limit_to_cores(cores).map_err(anyhow::Error::msg)?;
     let mask = affinity::format_cpu_list(&cpus);
     let key = CellKey {
-        scenario: hot_path.name().to_owned(),
+        hot_path: hot_path.name().to_owned(),
         variant: variant.name.to_owned(),
         params: params.to_map(),
         threads,

@@ -89,7 +89,7 @@ pub fn print_plan_tables(plan: &crate::plan::MatrixPlan, records: &[RunRecord]) 
                     .iter()
                     .filter(|r| {
                         r.scenario_file == scenario.file
-                            && r.scenario == name
+                            && r.hot_path == name
                             && r.variant == *variant
                             && r.params == map
                     })
@@ -131,7 +131,7 @@ mod tests {
 
     fn record(threads: usize, cores: usize, ops: f64) -> RunRecord {
         let key = CellKey {
-            scenario: "lookup".into(),
+            hot_path: "lookup".into(),
             variant: "dashmap".into(),
             params: Default::default(),
             threads,

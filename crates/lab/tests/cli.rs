@@ -431,7 +431,7 @@ fn run_prints_one_record_for_one_cell() {
     assert_eq!(stdout.lines().count(), 1);
     let record: harness::RunRecord = serde_json::from_str(stdout.trim()).unwrap();
     assert_eq!(
-        (record.scenario.as_str(), record.variant.as_str()),
+        (record.hot_path.as_str(), record.variant.as_str()),
         ("lookup", "dashmap")
     );
     assert_eq!((record.threads, record.cores), (2, 1));
@@ -503,5 +503,5 @@ fn the_old_scenario_flag_of_run_still_works() {
     );
     let record: harness::RunRecord =
         serde_json::from_str(String::from_utf8_lossy(&out.stdout).trim()).unwrap();
-    assert_eq!(record.scenario, "noop");
+    assert_eq!(record.hot_path, "noop");
 }

@@ -326,7 +326,7 @@ mod tests {
         reps: usize,
     ) -> RunRecord {
         let key = CellKey {
-            scenario: "ldap".into(),
+            hot_path: "ldap".into(),
             variant: variant.into(),
             params: BTreeMap::new(),
             threads,

@@ -96,7 +96,7 @@ mod tests {
 
     fn cell(file: &str, threads: usize, overhead: Option<f64>) -> RunRecord {
         let key = CellKey {
-            scenario: "lease".into(),
+            hot_path: "lease".into(),
             variant: "memory".into(),
             params: Default::default(),
             threads,

@@ -95,7 +95,7 @@ pub struct ScenarioPlan {
 #[derive(Debug, Clone)]
 pub struct CellSpec<'a> {
     /// The scenario file it belongs to.
-    pub scenario: &'a ScenarioPlan,
+    pub file: &'a ScenarioPlan,
     /// Variant.
     pub variant: &'static str,
     /// Parameters.
@@ -113,12 +113,12 @@ impl CellSpec<'_> {
     /// to the prefix `profile` when given.
     pub fn request(&self, duration: Duration, profile: Option<String>) -> CellRequest {
         CellRequest {
-            hot_path: self.scenario.hot_path.name().to_owned(),
+            hot_path: self.file.hot_path.name().to_owned(),
             variant: self.variant.to_owned(),
             threads: self.threads,
             cores: Some(self.cores),
             duration,
-            warmup: self.scenario.warmup,
+            warmup: self.file.warmup,
             repeats: 1,
             params: self
                 .params
@@ -140,7 +140,7 @@ impl ScenarioPlan {
                 for &cores in &self.cores {
                     for &threads in &self.threads {
                         cells.push(CellSpec {
-                            scenario: self,
+                            file: self,
                             variant,
                             params: params.clone(),
                             param_index,

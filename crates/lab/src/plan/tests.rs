@@ -164,7 +164,7 @@ fn the_default_matrix_already_has_the_seed_columns() {
             .iter()
             .map(|c| {
                 (
-                    c.scenario.file.clone(),
+                    c.file.file.clone(),
                     c.variant,
                     c.param_index,
                     c.threads,

@@ -50,20 +50,20 @@ pub fn profiled(cells: &[CellSpec<'_>], which: Which) -> Vec<bool> {
         .map(|c| match which {
             Which::None => false,
             Which::All => true,
-            Which::Default | Which::Largest if c.scenario.threads.len() < 2 => false,
+            Which::Default | Which::Largest if c.file.threads.len() < 2 => false,
             // perf copies its events into every thread the process starts: at 2000 client
             // threads a profile took 4-6 s here, a tenth of quick mode's budget for two
             // flamegraphs; the full matrix still draws them.
             Which::Largest if c.threads > QUICK_MOST_THREADS => false,
             Which::Largest => {
-                let cores = c.scenario.cores.iter().copied().max().unwrap_or(0);
-                let most = c.scenario.threads.iter().copied().max().unwrap_or(0);
+                let cores = c.file.cores.iter().copied().max().unwrap_or(0);
+                let most = c.file.threads.iter().copied().max().unwrap_or(0);
                 c.cores == cores && c.threads == most
             }
             Which::Default => {
-                let cores = c.scenario.cores.iter().copied().max().unwrap_or(0);
-                let most = c.scenario.threads.iter().copied().max().unwrap_or(0);
-                let ends = match c.scenario.profile_at {
+                let cores = c.file.cores.iter().copied().max().unwrap_or(0);
+                let most = c.file.threads.iter().copied().max().unwrap_or(0);
+                let ends = match c.file.profile_at {
                     ProfileAt::Sweep => c.threads == 1 || c.threads == cores,
                     ProfileAt::Most => false,
                 };

@@ -122,7 +122,7 @@ pub(super) fn restore_flamegraphs(
             .collect();
         let title = format!(
             "{} / {}  threads={} cores={}",
-            cell.scenario, cell.variant, cell.threads, cell.cores
+            cell.hot_path, cell.variant, cell.threads, cell.cores
         );
         let subtitle = crate::profile::cpu_subtitle(
             p.samples,

@@ -158,7 +158,7 @@ pub fn analyse<'a>(
                         .collect()
                 };
                 let mut extras = Vec::new();
-                for (key, label, series) in extra_series(&g.scenario, &g.variants, cells_of) {
+                for (key, label, series) in extra_series(&g.hot_path, &g.variants, cells_of) {
                     let name = format!("{}-c{cores}-{}.svg", g.slug, slugify(key));
                     queue_line_chart(
                         outputs,

@@ -33,7 +33,7 @@ fn findings_of(
     };
     let mut out = Vec::new();
     for hot_path in hot_paths {
-        if !results.cells.iter().any(|c| c.scenario == hot_path.name()) {
+        if !results.cells.iter().any(|c| c.hot_path == hot_path.name()) {
             continue;
         }
         let Some(question) = hot_path.question() else {
@@ -68,7 +68,7 @@ pub fn axis_of<'a>(results: &'a ResultsFile, file: &str) -> Option<&'a str> {
 fn advice_table(groups: &[Group<'_>], hot_path: &str) -> Option<Table> {
     let mut rows = Vec::new();
     let mut coverage: f64 = 1.0;
-    for g in groups.iter().filter(|g| g.scenario == hot_path) {
+    for g in groups.iter().filter(|g| g.hot_path == hot_path) {
         for a in &g.thread_advice {
             coverage = coverage.min(a.min_coverage);
             let name = if g.label.is_empty() {
@@ -138,7 +138,7 @@ pub fn attach_charts(findings: &mut [Finding], groups: &[Group<'_>], sweeps: &[S
             .or_else(|| {
                 groups
                     .iter()
-                    .filter(|g| g.scenario == f.hot_path)
+                    .filter(|g| g.hot_path == f.hot_path)
                     .flat_map(|g| g.charts.iter())
                     .map(|c| c.ops.clone())
                     .next()
@@ -239,7 +239,7 @@ mod tests {
         assert_eq!(found[0].verdict, Verdict::CannotTell);
         let mut r = results(5);
         for c in &mut r.cells {
-            c.scenario = "noop".into();
+            c.hot_path = "noop".into();
         }
         assert!(findings_of(&[&NoopHotPath], &r, &[]).is_empty());
     }

@@ -44,7 +44,7 @@ pub struct Group<'a> {
     /// Scenario file the cells came from (may be empty).
     pub file: String,
     /// Hot path.
-    pub scenario: String,
+    pub hot_path: String,
     /// The parameters that set this group apart, as `name=value` (empty if only one).
     pub label: String,
     /// The parameters whose values differ among the groups of this scenario file
@@ -76,7 +76,7 @@ impl Group<'_> {
     /// The scenario file's name, or the hot path's when the cells came from `lab run`.
     pub fn title_name(&self) -> &str {
         if self.file.is_empty() {
-            &self.scenario
+            &self.hot_path
         } else {
             &self.file
         }
@@ -119,12 +119,12 @@ pub(super) fn group_cells(source: &Source, index: usize) -> Vec<Group<'_>> {
     let mut groups: Vec<Group<'_>> = Vec::new();
     for cell in &source.results.cells {
         match groups.iter_mut().find(|g| {
-            g.file == cell.scenario_file && g.scenario == cell.scenario && g.params == cell.params
+            g.file == cell.scenario_file && g.hot_path == cell.hot_path && g.params == cell.params
         }) {
             Some(g) => g.cells.push(cell),
             None => groups.push(Group {
                 file: cell.scenario_file.clone(),
-                scenario: cell.scenario.clone(),
+                hot_path: cell.hot_path.clone(),
                 label: String::new(),
                 varying: Vec::new(),
                 params: cell.params.clone(),

@@ -80,7 +80,7 @@ fn side_by_side(out: &mut String, analysed: &[Analysed<'_>]) {
     let first = &analysed[0].source.results.cells;
     for cell in first {
         let label = if cell.scenario_file.is_empty() {
-            &cell.scenario
+            &cell.hot_path
         } else {
             &cell.scenario_file
         };
@@ -213,7 +213,7 @@ fn machine(out: &mut String, a: &Analysed<'_>, prefix: &str) {
         for sweep in a.sweeps.iter().filter(|s| s.hot_path == hot_path) {
             sweep_section(out, sweep, prefix);
         }
-        for g in a.groups.iter().filter(|g| g.scenario == hot_path) {
+        for g in a.groups.iter().filter(|g| g.hot_path == hot_path) {
             group(out, g, prefix);
         }
         out.push_str("</section>\n");

@@ -292,7 +292,7 @@ mod tests {
 
     pub(crate) fn cell_with_locks(variant: &str, threads: usize, hold_ns: f64) -> RunRecord {
         let key = CellKey {
-            scenario: "lookup".into(),
+            hot_path: "lookup".into(),
             variant: variant.into(),
             params: Default::default(),
             threads,

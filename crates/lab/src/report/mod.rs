@@ -57,8 +57,8 @@ impl Analysed<'_> {
     pub fn hot_paths(&self) -> Vec<String> {
         let mut seen: Vec<String> = Vec::new();
         for g in &self.groups {
-            if !seen.contains(&g.scenario) {
-                seen.push(g.scenario.clone());
+            if !seen.contains(&g.hot_path) {
+                seen.push(g.hot_path.clone());
             }
         }
         let names: Vec<&str> = crate::catalog::hot_paths()

@@ -72,7 +72,7 @@ fn hot_path_section(out: &mut String, a: &Analysed<'_>, hot_path: &str) {
             }
             out.push('\n');
         }
-        for g in a.groups.iter().filter(|g| g.scenario == hot_path) {
+        for g in a.groups.iter().filter(|g| g.hot_path == hot_path) {
             let title = if g.label.is_empty() {
                 g.title_name().to_owned()
             } else {

@@ -141,7 +141,7 @@ pub(super) fn sweeps(
             series,
             bars,
         );
-        let scenario = members[0].scenario.clone();
+        let scenario = members[0].hot_path.clone();
         let cells_of = |v: &str| -> Vec<(f64, &RunRecord)> {
             members
                 .iter()

@@ -142,7 +142,7 @@ mod tests {
 
     fn record() -> RunRecord {
         let key = harness::schema::CellKey {
-            scenario: "pool".into(),
+            hot_path: "pool".into(),
             variant: "driver-v3".into(),
             params: Default::default(),
             threads: 4,

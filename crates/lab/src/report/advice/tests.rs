@@ -6,7 +6,7 @@ use harness::schema::{CellKey, CellStatus};
 /// A usable cell whose repetitions are `reps`.
 fn cell(variant: &str, threads: usize, cores: usize, reps: &[f64]) -> RunRecord {
     let key = CellKey {
-        scenario: "lookup".into(),
+        hot_path: "lookup".into(),
         variant: variant.into(),
         params: Default::default(),
         threads,
