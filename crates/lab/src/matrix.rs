@@ -83,12 +83,42 @@ pub fn run(plan: &MatrixPlan, start: Start) -> anyhow::Result<ExitCode> {
     let mut retaker = crate::retake::Retaker::new(plan.interference);
     let planned: Vec<usize> = cells.iter().map(|c| c.file.repeats).collect();
     let mut extended = 0;
+    let began = Instant::now();
+    // What must still fit after the rounds: the profiles and the report.
+    let after_rounds: Duration = cells
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| wanted(*i))
+        .map(|(_, c)| c.file.profile_cost(c.threads, plan.quick))
+        .sum::<Duration>()
+        + crate::plan::REPORT_COST;
     'outer: for rep in 0..max_repeats + crate::adaptive::EXTRA_ROUNDS {
         if rep >= max_repeats {
             // Extra rounds, only for cells whose interval is still wide (`adaptive`).
             let wide = crate::adaptive::wide_cells(&run.reps, &planned, rep);
             if wide == 0 || interrupted.load(Ordering::SeqCst) {
                 break;
+            }
+            // ... and only with what the budget has left: they are not in its plan.
+            let cost: Duration = cells
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| crate::adaptive::wants_more(&run.reps[*i], planned[*i]))
+                .map(|(_, c)| c.file.run_cost(c.threads))
+                .sum();
+            if let Some(budget) = plan.budget {
+                if began.elapsed() + cost + after_rounds > budget {
+                    progress::phase(
+                        &bar,
+                        &format!(
+                            "extra round {} left out: {wide} wide cell(s) would take about {}, past budget={}",
+                            rep - max_repeats + 1,
+                            humantime::format_duration(Duration::from_secs(cost.as_secs())),
+                            humantime::format_duration(Duration::from_secs(budget.as_secs()))
+                        ),
+                    );
+                    break;
+                }
             }
             extended += wide;
             bar.inc_length(wide as u64);

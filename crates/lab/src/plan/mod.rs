@@ -22,6 +22,8 @@
 //! trimming), `lines` (what `plan=true` prints).
 
 mod budget;
+/// What writing the report costs, in the budget's cost model.
+pub use budget::REPORT as REPORT_COST;
 #[cfg(test)]
 mod budget_tests;
 mod checks;
