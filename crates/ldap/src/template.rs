@@ -2,7 +2,9 @@
 //! every cell, because building is slow (ns-slapd's offline import of 10,000 entries took
 //! 23 s here, most of it asleep) and a cell's window is under a second.
 //!
-//! A template is kept in `<temp>/contention-lab-ldap-templates/<variant>-<binary>-u<users>-g<groups>`,
+//! A template is kept in the user's cache, `$XDG_CACHE_HOME/contention-lab/ldap-templates`
+//! (else `~/.cache/...`, else the temporary folder) as `<variant>-<binary>-u<users>-g<groups>`:
+//! a cache meant to outlive runs, so not among a run's scratch folders in the temporary folder,
 //! where `<binary>` fingerprints the server executable (size and modification time), so
 //! an upgraded package builds a new one and the old one of that variant is removed then.
 //! It is built in a private folder named with the builder's pid (swept by
@@ -24,9 +26,19 @@ pub const LAYOUT: &str = "l2";
 /// Present once a template is complete.
 const READY_FILE: &str = "template-ready";
 
-/// Where templates are kept.
+/// Where templates are kept: the user's cache folder, which outlives runs by design (the
+/// temporary folder holds only what a run removes when it ends).
 pub fn cache_dir() -> PathBuf {
-    std::env::temp_dir().join("contention-lab-ldap-templates")
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|v| !v.is_empty())
+                .map(|h| PathBuf::from(h).join(".cache"))
+        })
+        .unwrap_or_else(std::env::temp_dir);
+    base.join("contention-lab").join("ldap-templates")
 }
 
 /// A short fingerprint of an executable: its size and modification time.
