@@ -37,7 +37,8 @@ pub fn cache_dir() -> PathBuf {
                 .filter(|v| !v.is_empty())
                 .map(|h| PathBuf::from(h).join(".cache"))
         })
-        .unwrap_or_else(std::env::temp_dir);
+        // No home at all: a cache folder of its own beside the scratch folders.
+        .unwrap_or_else(|| std::env::temp_dir().join("contention-lab-cache"));
     base.join("contention-lab").join("ldap-templates")
 }
 
