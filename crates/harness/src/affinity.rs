@@ -101,6 +101,24 @@ pub fn limit_to_cores(cores: usize) -> Result<Vec<usize>, String> {
     Ok(chosen)
 }
 
+/// Pins the calling thread to one CPU (a thread of its own: threads it starts afterwards
+/// inherit the mask).
+pub fn pin_to(cpu: usize) -> Result<(), String> {
+    // SAFETY: the set is fully initialised by zeroed + CPU_SET before the call.
+    let rc = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
+    };
+    if rc != 0 {
+        return Err(format!(
+            "could not pin to CPU {cpu}: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -48,6 +48,31 @@ pub struct EnvInfo {
     /// they existed.
     #[serde(default)]
     pub interference_threshold: Option<f64>,
+    /// How fast the machine ran during the run's kept repetitions, by the canary timed
+    /// beside each (`harness::canary`); null before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine_speed: Option<MachineSpeed>,
+}
+
+/// The machine's speed over a run's kept repetitions (`env.machine_speed`): each one's
+/// usual canary over its own, 1.0 = the run's usual speed.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MachineSpeed {
+    /// What the canary runs.
+    pub work: String,
+    /// The run's usual canary, milliseconds (the median of all it took).
+    pub usual_canary_ms: f64,
+    /// How far from 1.0 a kept repetition's speed may be before it is retaken; null where
+    /// speeds were recorded but not judged (`machine_speed=off`).
+    pub tolerance: Option<f64>,
+    /// The 10th percentile of the kept repetitions' speeds.
+    pub p10: f64,
+    /// Their median.
+    pub p50: f64,
+    /// Their 90th percentile.
+    pub p90: f64,
+    /// Kept repetitions with a speed.
+    pub repetitions: usize,
 }
 
 /// A fixed amount of single-thread work timed once per round (`env.reference`).
@@ -78,6 +103,7 @@ impl EnvInfo {
             reference: None,
             run_overhead_s: None,
             interference_threshold: None,
+            machine_speed: None,
         }
     }
 }

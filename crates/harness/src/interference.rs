@@ -59,6 +59,23 @@ pub struct Interference {
     /// Repetitions kept although above the threshold, because their retakes were spent.
     #[serde(default)]
     pub kept_over_threshold: usize,
+    /// The canary ([`crate::canary`]): milliseconds of its walk, the mean of its readings
+    /// before and after the repetition on every CPU of the cell; median over repetitions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub canary_ms: Option<f64>,
+    /// The canary's slowest reading over its fastest within one repetition (1.0: the
+    /// machine's speed did not move across it); median over repetitions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub canary_spread: Option<f64>,
+    /// The machine's speed during the repetition: the run's usual canary over this one's
+    /// (1.0 = the run's usual speed, 0.8 = the machine ran 20% slow), set by `lab` from
+    /// the canaries of the run so far; median over repetitions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine_speed: Option<f64>,
+    /// The machine speed of each repetition that was retaken because the machine ran
+    /// slow or fast (beyond `env.machine_speed_tolerance`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub retaken_speeds: Vec<f64>,
 }
 
 impl Interference {
@@ -83,6 +100,10 @@ impl Interference {
         let median = |f: fn(&Interference) -> f64| {
             stats::median(&all.iter().map(|i| f(i)).collect::<Vec<_>>())
         };
+        let median_of = |f: fn(&Interference) -> Option<f64>| {
+            let some: Vec<f64> = all.iter().filter_map(|i| f(i)).collect();
+            (!some.is_empty()).then(|| stats::median(&some))
+        };
         Some(Interference {
             other_cpu_share: median(|i| i.other_cpu_share),
             other_cpu_share_max: all
@@ -98,6 +119,13 @@ impl Interference {
                 .flat_map(|i| i.retaken_loads.iter().copied())
                 .collect(),
             kept_over_threshold: all.iter().map(|i| i.kept_over_threshold).sum(),
+            canary_ms: median_of(|i| i.canary_ms),
+            canary_spread: median_of(|i| i.canary_spread),
+            machine_speed: median_of(|i| i.machine_speed),
+            retaken_speeds: all
+                .iter()
+                .flat_map(|i| i.retaken_speeds.iter().copied())
+                .collect(),
         })
     }
 }
@@ -374,6 +402,13 @@ mod tests {
         assert_eq!(m.other_cpu_share_max, 0.3);
         assert_eq!(m.retaken, 3);
         assert_eq!(m.retaken_loads.len(), 3);
+        assert_eq!(m.canary_ms, None, "no repetition had a canary");
+        let timed = |ms: f64| Interference {
+            canary_ms: Some(ms),
+            ..one(0.0, 0)
+        };
+        let m = Interference::merge(&[timed(3.0), one(0.0, 0), timed(5.0), timed(4.0)]).unwrap();
+        assert_eq!(m.canary_ms, Some(4.0), "the median of those that had one");
         assert_eq!(Interference::merge(&[]), None);
     }
 

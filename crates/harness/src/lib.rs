@@ -12,7 +12,8 @@
 //! The harness also owns what every hot path shares: the result schema that `lab` writes
 //! and users parse ([`schema`]), statistics over repetitions ([`stats`]), CPU affinity
 //! ([`affinity`]), environment capture ([`env`]), typed scenario parameters
-//! ([`params`]), what else the machine did during a window ([`interference`]), the [`HotPath`] description that `lab` uses to enumerate and run a hot
+//! ([`params`]), what else the machine did during a window ([`interference`]) and how fast it ran around
+//! it ([`canary`]), the [`HotPath`] description that `lab` uses to enumerate and run a hot
 //! path, a calibration workload ([`noop`]), a persistent thread team for criterion
 //! benchmarks ([`team`]) and, with the `criterion` feature, their shared group (`bench`),
 //! private folders and the `data_dir` parameter ([`scratch`]), and the conformance test
@@ -30,6 +31,7 @@ pub mod account;
 pub mod affinity;
 #[cfg(feature = "criterion")]
 pub mod bench;
+pub mod canary;
 pub mod env;
 pub mod findings;
 pub mod hotpath;

@@ -205,6 +205,8 @@ fn run_inner<W: Workload>(workload: &W, settings: RunSettings) -> Result<Measure
     // Measured on the calling thread, which runs under the cell's affinity like the workers.
     let clock_read_ns = sampler::clock_read_ns();
 
+    // The machine's speed with the cell idle, before its threads start and after they end.
+    let canary_before = crate::canary::measure();
     let (joined, window, cpu_time, interference) = std::thread::scope(|scope| {
         let handles: Vec<_> = workers
             .into_iter()
@@ -249,6 +251,15 @@ fn run_inner<W: Workload>(workload: &W, settings: RunSettings) -> Result<Measure
         crate::probe::window_closed();
         let joined: Vec<_> = handles.into_iter().map(|h| h.join()).collect();
         (joined, end - start, cpu_time, interference)
+    });
+    let canary = crate::canary::Readings {
+        before: canary_before,
+        after: crate::canary::measure(),
+    };
+    let interference = interference.map(|i| Interference {
+        canary_ms: canary.mean_ms(),
+        canary_spread: canary.spread(),
+        ..i
     });
 
     let mut workers = Vec::with_capacity(threads);
@@ -304,6 +315,7 @@ fn run_inner<W: Workload>(workload: &W, settings: RunSettings) -> Result<Measure
     })
 }
 
+#[inline(never)] // Profiles root worker stacks at this frame (`lab`'s profile::stacks).
 fn worker_loop<K: Worker>(
     mut worker: K,
     phase: &AtomicU8,

@@ -31,7 +31,9 @@ enum Command {
     /// from the scenario files benches/<name>.toml.
     /// resume=<run-id> continues an interrupted run with its recorded settings
     /// (force=true: on another commit or host). interference=0.25 retakes a repetition
-    /// during which other processes took more than 0.25 CPU (off: never). A matrix is
+    /// during which other processes took more than 0.25 CPU (off: never); machine_speed=0.15
+    /// also one whose canary says the machine ran outside 0.85x-1.15x its usual speed (the
+    /// default, off: recorded, never retaken for it). A matrix is
     /// refused while another lab matrix measures on this machine (force=true: run anyway).
     Matrix {
         /// key=value settings.

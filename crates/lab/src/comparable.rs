@@ -7,7 +7,11 @@
 //! - the reference measurement (`env.reference`, a fixed single-thread loop timed every
 //!   round): the two medians within [`REFERENCE_TOLERANCE`] of each other;
 //! - the interference: the median load (other processes' CPU plus steal) of each run's
-//!   cells within the run's retake threshold (or [`crate::retake::DEFAULT_THRESHOLD`]).
+//!   cells within the run's retake threshold (or [`crate::retake::DEFAULT_THRESHOLD`]);
+//! - the machine's speed by the canary (`env.machine_speed`): each run's kept repetitions
+//!   within [`STEADY`] of its usual speed (p10 and p90), and the two usual canaries within
+//!   [`CANARY_TOLERANCE`] of each other. A host neighbour that slows the machine in phases
+//!   shows here and nowhere else.
 //!
 //! Not here: judging cells (`compare`).
 
@@ -17,6 +21,14 @@ use harness::schema::ResultsFile;
 /// repeated quiet runs on one machine agree within a few percent, while another clock
 /// speed or CPU generation moves it by tens.
 pub const REFERENCE_TOLERANCE: f64 = 0.10;
+
+/// How far from its usual speed a run's p10 or p90 repetition may have run for the run to
+/// count as steady: beyond it, a difference of a cell's median between two runs may be a
+/// phase of the machine that one run's repetitions caught more of.
+pub const STEADY: f64 = 0.20;
+
+/// How far apart (as a fraction of the faster) the two runs' usual canaries may be.
+pub const CANARY_TOLERANCE: f64 = 0.25;
 
 /// Why the machines behind `base` and `new` are not comparable, as one phrase, or `None`
 /// when they are (as far as the files tell).
@@ -52,7 +64,33 @@ pub fn difference(base: &ResultsFile, new: &ResultsFile) -> Option<String> {
             ));
         }
     }
+    if let (Some(sb), Some(sn)) = (&b.machine_speed, &n.machine_speed) {
+        let (lo, hi) = (
+            sb.usual_canary_ms.min(sn.usual_canary_ms),
+            sb.usual_canary_ms.max(sn.usual_canary_ms),
+        );
+        if lo > 0.0 && hi / lo - 1.0 > CANARY_TOLERANCE {
+            why.push(format!(
+                "the canary took {:.2} ms in base and {:.2} ms in new ({:.0}% apart, more than {:.0}%)",
+                sb.usual_canary_ms,
+                sn.usual_canary_ms,
+                (hi / lo - 1.0) * 100.0,
+                CANARY_TOLERANCE * 100.0
+            ));
+        }
+    }
     for (name, file) in [("base", base), ("new", new)] {
+        if let Some(s) = file.env.machine_speed.as_ref() {
+            if s.p10 < 1.0 - STEADY || s.p90 > 1.0 + STEADY {
+                why.push(format!(
+                    "the machine's speed moved {:.2}x-{:.2}x (p10-p90, by the canary) during {name}, beyond {:.2}x-{:.2}x",
+                    s.p10,
+                    s.p90,
+                    1.0 - STEADY,
+                    1.0 + STEADY
+                ));
+            }
+        }
         if let Some((load, bound)) = busy(file) {
             why.push(format!(
                 "{name} ran beside other work (a median {load:.2} CPU of other processes during its windows, above {bound:.2})"
@@ -108,6 +146,37 @@ mod tests {
         assert_eq!(difference(&file(Some(10.0)), &file(Some(10.5))), None);
         // Files from before the reference: nothing to tell from it.
         assert_eq!(difference(&file(None), &file(Some(30.0))), None);
+    }
+
+    fn speed(usual_canary_ms: f64, p10: f64, p90: f64) -> Option<harness::env::MachineSpeed> {
+        Some(harness::env::MachineSpeed {
+            usual_canary_ms,
+            p10,
+            p50: 1.0,
+            p90,
+            repetitions: 100,
+            ..Default::default()
+        })
+    }
+
+    #[test]
+    fn an_unsteady_machine_or_another_canary_differs() {
+        let (mut base, mut new) = (file(Some(10.0)), file(Some(10.0)));
+        base.env.machine_speed = speed(1.3, 0.9, 1.1);
+        new.env.machine_speed = speed(1.4, 0.95, 1.05);
+        assert_eq!(difference(&base, &new), None, "steady, canaries 8% apart");
+        new.env.machine_speed = speed(1.4, 0.55, 1.34);
+        let why = difference(&base, &new).unwrap();
+        assert!(
+            why.contains("moved 0.55x-1.34x (p10-p90, by the canary) during new"),
+            "{why}"
+        );
+        new.env.machine_speed = speed(2.0, 0.9, 1.1);
+        let why = difference(&base, &new).unwrap();
+        assert!(
+            why.contains("the canary took 1.30 ms in base and 2.00 ms in new"),
+            "{why}"
+        );
     }
 
     #[test]

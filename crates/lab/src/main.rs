@@ -29,6 +29,7 @@ mod scenario_file;
 mod settings;
 mod signals;
 mod sizes;
+mod speed;
 mod table;
 
 use std::process::ExitCode;

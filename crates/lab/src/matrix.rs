@@ -80,7 +80,10 @@ pub fn run(plan: &MatrixPlan, start: Start) -> anyhow::Result<ExitCode> {
 
     let exe = std::env::current_exe().context("cannot find the lab executable")?;
     let max_repeats = cells.iter().map(|c| c.file.repeats).max().unwrap_or(0);
-    let mut retaker = crate::retake::Retaker::new(plan.interference);
+    let mut retaker = crate::retake::Retaker::new(
+        plan.interference,
+        crate::speed::Speedometer::seeded(plan.machine_speed),
+    );
     let planned: Vec<usize> = cells.iter().map(|c| c.file.repeats).collect();
     let mut extended = 0;
     let began = Instant::now();
@@ -167,6 +170,7 @@ pub fn run(plan: &MatrixPlan, start: Start) -> anyhow::Result<ExitCode> {
         }
         if ran {
             run.reference.push(crate::reference::measure());
+            run.machine_speed = retaker.machine_speed().or(run.machine_speed.take());
             run.write(plan, false)?;
             if rep < max_repeats {
                 progress::round_done(&bar, rep + 1, max_repeats);
@@ -267,6 +271,8 @@ struct RunState {
     reference: Vec<f64>,
     /// Seconds each counted child took beyond its warm-up and window.
     overheads: Vec<f64>,
+    /// The machine's speed over the kept repetitions so far (`env.machine_speed`).
+    machine_speed: Option<harness::env::MachineSpeed>,
 }
 
 impl RunState {
@@ -288,6 +294,7 @@ impl RunState {
                 profiles,
                 reference: Vec::new(),
                 overheads: Vec::new(),
+                machine_speed: None,
             };
         };
         let results = previous.results;
@@ -320,6 +327,7 @@ impl RunState {
             profiles,
             reference: results.env.reference.map_or(Vec::new(), |r| r.per_round_ms),
             overheads: results.env.run_overhead_s.into_iter().collect(),
+            machine_speed: results.env.machine_speed,
         }
     }
 
@@ -345,7 +353,10 @@ impl RunState {
             complete,
             settings_by_file: plan.settings_lines(),
             seeds: plan.seeds(),
-            env: crate::reference::env(&self.reference, &self.overheads, plan.interference),
+            env: harness::env::EnvInfo {
+                machine_speed: self.machine_speed.clone(),
+                ..crate::reference::env(&self.reference, &self.overheads, plan.interference)
+            },
             cells: records,
             order_seed: self.order_seed,
             resume: Some(ResumeState {

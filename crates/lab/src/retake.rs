@@ -1,8 +1,9 @@
 //! Retakes: a repetition measured while other processes (or a hypervisor) took more than a
-//! threshold of CPU from the machine is run again, a bounded number of times, so that a
-//! cell's figures come from the machine at its own speed rather than from whatever else
-//! ran beside it. The interference itself is measured in the child
-//! (`harness::interference`); this module decides, and words what it did.
+//! threshold of CPU from the machine, or while the machine ran outside its usual speed by
+//! the canary (`speed`), is run again, a bounded number of times, so that a cell's figures
+//! come from the machine at its own speed rather than from whatever else ran beside it.
+//! The interference and the canary are measured in the child (`harness::interference`,
+//! `harness::canary`); this module decides, and words what it did.
 //!
 //! What a retake keeps of the failure policy: an attempt that failed (crashed, timed out,
 //! unverified) is kept as it is, never retaken, since a failure is a finding; an attempt
@@ -15,6 +16,8 @@
 
 use harness::schema::{CellStatus, ResultsFile};
 use harness::RunRecord;
+
+use crate::speed::Speedometer;
 
 /// Load (other processes' CPU plus steal, in CPUs) above which a repetition is retaken,
 /// beyond what the tick counting can resolve. A quarter of a CPU: on the 2-core machine
@@ -39,62 +42,93 @@ pub const IN_VAIN_LIMIT: usize = 3;
 pub struct Retaker {
     threshold: Option<f64>,
     in_vain: usize,
+    speed: Speedometer,
 }
 
 impl Retaker {
-    /// Retakes above `threshold` (CPUs); none when `None`.
-    pub fn new(threshold: Option<f64>) -> Retaker {
+    /// Retakes above `threshold` (CPUs; none when `None`) or outside the speedometer's
+    /// tolerance.
+    pub fn new(threshold: Option<f64>, speed: Speedometer) -> Retaker {
         Retaker {
             threshold,
             in_vain: 0,
+            speed,
         }
+    }
+
+    /// The run's machine speed so far, for `env.machine_speed`.
+    pub fn machine_speed(&self) -> Option<harness::env::MachineSpeed> {
+        self.speed.summary()
     }
 
     /// Runs one repetition through `attempt` and retakes it while its load is above the
     /// threshold, at most [`MAX_RETAKES`] times (none while the machine has stayed busy,
     /// see [`IN_VAIN_LIMIT`]). `attempt` returns `None` when lab is stopping: then the
     /// repetition is discarded, whatever was tried before.
-    pub fn repetition(&mut self, attempt: impl FnMut() -> Option<RunRecord>) -> Option<RunRecord> {
+    pub fn repetition(
+        &mut self,
+        mut attempt: impl FnMut() -> Option<RunRecord>,
+    ) -> Option<RunRecord> {
         let retakes = if self.in_vain >= IN_VAIN_LIMIT {
             0
         } else {
             MAX_RETAKES
         };
-        let (kept, over) = repetition(self.threshold, retakes, attempt)?;
+        let mut tried: Vec<RunRecord> = Vec::new();
+        let (kept, over) = loop {
+            let mut record = attempt()?;
+            self.speed.mark(&mut record);
+            if self.badness(&record) == 0.0 {
+                break (self.keep(record, tried, false), false);
+            }
+            tried.push(record);
+            if tried.len() > retakes {
+                let best = (0..tried.len())
+                    .min_by(|&a, &b| self.badness(&tried[a]).total_cmp(&self.badness(&tried[b])))
+                    .expect("attempts were made");
+                let kept = tried.remove(best);
+                break (self.keep(kept, tried, true), true);
+            }
+        };
         if over {
             self.in_vain += 1;
         } else {
             self.in_vain = 0;
         }
+        self.speed.kept(&kept);
         Some(kept)
     }
-}
 
-/// One repetition with up to `retakes` retakes; the record kept and whether it is still
-/// over the threshold.
-fn repetition(
-    threshold: Option<f64>,
-    retakes: usize,
-    mut attempt: impl FnMut() -> Option<RunRecord>,
-) -> Option<(RunRecord, bool)> {
-    let mut tried: Vec<RunRecord> = Vec::new();
-    loop {
-        let record = attempt()?;
-        let over = match (threshold, &record.interference) {
-            (Some(t), Some(i)) if record.status == CellStatus::Ok && record.verified => i.above(t),
-            _ => false,
+    /// How far over its bounds an attempt is: 0.0 within both (or a failure, which is a
+    /// finding and never retaken), else the larger of its load over the threshold and its
+    /// machine speed outside the tolerance, each in units of its bound.
+    fn badness(&self, record: &RunRecord) -> f64 {
+        if record.status != CellStatus::Ok || !record.verified {
+            return 0.0;
+        }
+        let loaded = match (self.threshold, &record.interference) {
+            (Some(t), Some(i)) if i.above(t) => i.load() / t,
+            _ => 0.0,
         };
-        if !over {
-            return Some((keep(record, tried, false), false));
+        loaded.max(self.speed.excess(record))
+    }
+
+    /// `kept` with the discarded attempts counted in its interference, each under the
+    /// reason it was retaken for.
+    fn keep(&self, mut kept: RunRecord, discarded: Vec<RunRecord>, over: bool) -> RunRecord {
+        let slow: Vec<f64> = discarded
+            .iter()
+            .filter(|r| self.speed.excess(r) > 0.0)
+            .filter_map(|r| r.interference.as_ref()?.machine_speed)
+            .collect();
+        let loaded = discarded.iter().filter(|r| self.speed.excess(r) == 0.0);
+        if let Some(i) = kept.interference.as_mut() {
+            i.retaken += discarded.len();
+            i.retaken_loads.extend(loaded.map(load));
+            i.retaken_speeds.extend(slow);
+            i.kept_over_threshold += usize::from(over);
         }
-        tried.push(record);
-        if tried.len() > retakes {
-            let best = (0..tried.len())
-                .min_by(|&a, &b| load(&tried[a]).total_cmp(&load(&tried[b])))
-                .expect("attempts were made");
-            let kept = tried.remove(best);
-            return Some((keep(kept, tried, true), true));
-        }
+        kept
     }
 }
 
@@ -102,32 +136,38 @@ fn load(r: &RunRecord) -> f64 {
     r.interference.as_ref().map_or(0.0, |i| i.load())
 }
 
-/// `kept` with the discarded attempts counted in its interference.
-fn keep(mut kept: RunRecord, discarded: Vec<RunRecord>, over: bool) -> RunRecord {
-    if let Some(i) = kept.interference.as_mut() {
-        i.retaken += discarded.len();
-        i.retaken_loads.extend(discarded.iter().map(load));
-        i.kept_over_threshold += usize::from(over);
-    }
-    kept
+/// Retakes summed over some cells.
+#[derive(Debug, Default)]
+struct Tally {
+    /// Repetitions kept.
+    reps: usize,
+    /// Repetitions retaken, for either reason.
+    retaken: usize,
+    /// Kept although over a bound.
+    over: usize,
+    /// The loads of those retaken for load.
+    loads: Vec<f64>,
+    /// The machine speeds of those retaken for the machine's speed.
+    speeds: Vec<f64>,
 }
 
-/// Retakes summed over some cells: (repetitions kept, retaken, kept over the threshold,
-/// the loads of the retaken ones).
-fn tally<'a>(cells: impl Iterator<Item = &'a RunRecord>) -> (usize, usize, usize, Vec<f64>) {
-    let (mut reps, mut retaken, mut over, mut loads) = (0, 0, 0, Vec::new());
+fn tally<'a>(cells: impl Iterator<Item = &'a RunRecord>) -> Tally {
+    let mut t = Tally::default();
     for cell in cells {
-        reps += cell.repeats;
+        t.reps += cell.repeats;
         if let Some(i) = &cell.interference {
-            retaken += i.retaken;
-            over += i.kept_over_threshold;
-            loads.extend(&i.retaken_loads);
+            t.retaken += i.retaken;
+            t.over += i.kept_over_threshold;
+            t.loads.extend(&i.retaken_loads);
+            t.speeds.extend(&i.retaken_speeds);
         }
     }
-    (reps, retaken, over, loads)
+    t.loads.sort_by(f64::total_cmp);
+    t.speeds.sort_by(f64::total_cmp);
+    t
 }
 
-/// Why a repetition is kept although over the threshold.
+/// Why a repetition is kept although over a bound.
 fn over_why() -> String {
     format!(
         "after {MAX_RETAKES} retakes, or with none once {IN_VAIN_LIMIT} repetitions in a row had retaken in vain"
@@ -138,8 +178,30 @@ fn cpus(x: f64) -> String {
     format!("{x:.2}")
 }
 
+/// The reasons of a tally's retakes, in words: for load and for the machine's speed.
+fn reasons(t: &Tally, threshold: Option<f64>) -> Vec<String> {
+    let mut out = Vec::new();
+    if let (Some(lo), Some(hi)) = (t.loads.first(), t.loads.last()) {
+        out.push(format!(
+            "{} because other processes and steal took {}-{} CPU during their windows{}",
+            t.loads.len(),
+            cpus(*lo),
+            cpus(*hi),
+            threshold.map_or(String::new(), |t| format!(", above {} CPU", cpus(t)))
+        ));
+    }
+    if let (Some(lo), Some(hi)) = (t.speeds.first(), t.speeds.last()) {
+        out.push(format!(
+            "{} because the machine ran at {lo:.2}x-{hi:.2}x its usual speed (canary)",
+            t.speeds.len()
+        ));
+    }
+    out
+}
+
 /// One line per scenario file: how many of its repetitions were retaken and why, and the
-/// load its kept repetitions ran under. Empty for files without interference figures.
+/// load and machine speed its kept repetitions ran under. Empty for files without
+/// interference figures.
 pub fn lines(results: &ResultsFile) -> Vec<String> {
     let mut files: Vec<&str> = Vec::new();
     for cell in &results.cells {
@@ -156,35 +218,41 @@ pub fn lines(results: &ResultsFile) -> Vec<String> {
                 .iter()
                 .filter(|c| c.scenario_file == *file)
                 .collect();
-            let (reps, retaken, over, mut loads) = tally(cells.iter().copied());
+            let t = tally(cells.iter().copied());
             let shares: Vec<f64> = cells
                 .iter()
                 .filter_map(|c| c.interference.as_ref().map(|i| i.other_cpu_share))
                 .collect();
-            let median = harness::stats::median(&shares);
+            let speeds: Vec<f64> = cells
+                .iter()
+                .filter_map(|c| c.interference.as_ref()?.machine_speed)
+                .collect();
             let name = if file.is_empty() { "cells" } else { file };
-            let kept = format!(
+            let mut kept = format!(
                 "its cells' repetitions saw a median {} CPU of other processes",
-                cpus(median)
+                cpus(harness::stats::median(&shares))
             );
-            let Some(threshold) = threshold else {
-                return format!("{name}.toml: retakes off; {kept}");
-            };
-            if retaken == 0 {
-                return format!(
-                    "{name}.toml: no repetition retaken (threshold {} CPU); {kept}",
-                    cpus(threshold)
-                );
+            if !speeds.is_empty() {
+                kept.push_str(&format!(
+                    " and ran at a median {:.2}x the machine's usual speed",
+                    harness::stats::median(&speeds)
+                ));
             }
-            loads.sort_by(f64::total_cmp);
+            if t.retaken == 0 {
+                let bound = match threshold {
+                    Some(threshold) => format!("threshold {} CPU", cpus(threshold)),
+                    None => "load not judged".to_owned(),
+                };
+                return format!("{name}.toml: no repetition retaken ({bound}); {kept}");
+            }
             let mut line = format!(
-                "{name}.toml: {retaken} repetition(s) retaken for {reps} kept, because other processes and steal took {}-{} CPU during their windows, above {} CPU",
-                cpus(loads[0]),
-                cpus(loads[loads.len() - 1]),
-                cpus(threshold)
+                "{name}.toml: {} repetition(s) retaken for {} kept: {}",
+                t.retaken,
+                t.reps,
+                reasons(&t, threshold).join("; ")
             );
-            if over > 0 {
-                line.push_str(&format!("; {over} kept above it ({})", over_why()));
+            if t.over > 0 {
+                line.push_str(&format!("; {} kept over a bound ({})", t.over, over_why()));
             }
             format!("{line}; {kept}")
         })
@@ -226,19 +294,21 @@ pub fn env_rows(env: &harness::env::EnvInfo) -> Vec<(&'static str, String)> {
             },
         ));
     }
+    rows.extend(env.machine_speed.as_ref().map(crate::speed::env_row));
     rows
 }
 
 /// The run's total, for the terminal; `None` when nothing was retaken.
 pub fn total_line(results: &ResultsFile) -> Option<String> {
-    let (reps, retaken, over, _) = tally(results.cells.iter());
-    let threshold = results.env.interference_threshold?;
-    (retaken > 0).then(|| {
+    let t = tally(results.cells.iter());
+    (t.retaken > 0).then(|| {
         format!(
-            "retaken: {retaken} repetition(s) for {reps} kept: other processes took more than {} CPU during their windows{} (the report says which files)",
-            cpus(threshold),
-            if over > 0 {
-                format!("; {over} kept above it ({})", over_why())
+            "retaken: {} repetition(s) for {} kept: {}{} (the report says which files)",
+            t.retaken,
+            t.reps,
+            reasons(&t, results.env.interference_threshold).join("; "),
+            if t.over > 0 {
+                format!("; {} kept over a bound ({})", t.over, over_why())
             } else {
                 String::new()
             }
@@ -247,12 +317,13 @@ pub fn total_line(results: &ResultsFile) -> Option<String> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use harness::interference::Interference;
     use harness::schema::CellKey;
 
-    fn attempt(other: f64) -> RunRecord {
+    /// A verified repetition under `other` CPU of other processes' load.
+    pub(crate) fn attempt(other: f64) -> RunRecord {
         let key = CellKey {
             hot_path: "noop".into(),
             variant: "noop".into(),
@@ -273,9 +344,13 @@ mod tests {
         r
     }
 
+    fn unjudged() -> Speedometer {
+        Speedometer::new(None, Vec::new())
+    }
+
     fn run(loads: &[f64], threshold: Option<f64>) -> (Option<RunRecord>, usize) {
         let mut calls = 0;
-        let kept = Retaker::new(threshold).repetition(|| {
+        let kept = Retaker::new(threshold, unjudged()).repetition(|| {
             calls += 1;
             loads.get(calls - 1).map(|&l| attempt(l))
         });
@@ -314,7 +389,7 @@ mod tests {
 
     #[test]
     fn retakes_stop_while_the_machine_stays_busy_and_resume_once_it_is_quiet() {
-        let mut retaker = Retaker::new(Some(0.25));
+        let mut retaker = Retaker::new(Some(0.25), unjudged());
         let mut calls = 0;
         let mut one = |load: f64| {
             let before = calls;
@@ -336,9 +411,41 @@ mod tests {
     }
 
     #[test]
+    fn a_repetition_on_a_slow_machine_is_retaken_and_counted_by_its_speed() {
+        // The usual canary is 10 ms; the first attempt's took 20 (a host neighbour's phase).
+        let canaries = [20.0, 10.2];
+        let mut calls = 0;
+        let mut retaker = Retaker::new(Some(0.25), Speedometer::new(Some(0.15), vec![10.0; 5]));
+        let kept = retaker
+            .repetition(|| {
+                calls += 1;
+                let mut r = attempt(0.0);
+                r.interference.as_mut().unwrap().canary_ms = Some(canaries[calls - 1]);
+                Some(r)
+            })
+            .unwrap();
+        assert_eq!(calls, 2);
+        let i = kept.interference.unwrap();
+        assert_eq!((i.retaken, i.retaken_speeds.clone()), (1, vec![0.5]));
+        assert!(i.retaken_loads.is_empty(), "not retaken for load: {i:?}");
+        assert!((i.machine_speed.unwrap() - 10.0 / 10.2).abs() < 1e-9);
+        let speed = retaker.machine_speed().unwrap();
+        assert_eq!(speed.repetitions, 1, "only the kept repetition counts");
+        // Within the tolerance it is kept at once.
+        let mut calls = 0;
+        retaker.repetition(|| {
+            calls += 1;
+            let mut r = attempt(0.0);
+            r.interference.as_mut().unwrap().canary_ms = Some(11.0);
+            Some(r)
+        });
+        assert_eq!(calls, 1);
+    }
+
+    #[test]
     fn failures_are_never_retaken_and_a_stop_discards_the_repetition() {
         let mut calls = 0;
-        let kept = Retaker::new(Some(0.25)).repetition(|| {
+        let kept = Retaker::new(Some(0.25), unjudged()).repetition(|| {
             calls += 1;
             let mut r = attempt(1.0);
             r.status = CellStatus::Failed;
@@ -373,7 +480,7 @@ mod tests {
         let lines = lines(&results);
         assert_eq!(lines.len(), 2);
         assert!(
-            lines[0].starts_with("lookup.toml: 1 repetition(s) retaken for 1 kept")
+            lines[0].starts_with("lookup.toml: 1 repetition(s) retaken for 1 kept: 1 because")
                 && lines[0].contains("0.90-0.90 CPU")
                 && lines[0].contains("above 0.25 CPU"),
             "{lines:?}"

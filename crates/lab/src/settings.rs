@@ -33,6 +33,7 @@ pub const KEYS: &[&str] = &[
     "resume",
     "force",
     "interference",
+    "machine_speed",
     "budget",
     "plan",
     "cpus",
@@ -95,6 +96,10 @@ pub struct Settings {
     /// `interference=`: the load (other processes' CPU plus steal, in CPUs) above which a
     /// repetition is retaken; `interference=off` gives `Some(None)`: no retakes.
     pub interference: Option<Option<f64>>,
+    /// `machine_speed=`: how far from the machine's usual speed (by the canary) a kept
+    /// repetition may run, e.g. 0.15; `machine_speed=off` gives `Some(None)`: speeds are
+    /// recorded, never judged.
+    pub machine_speed: Option<Option<f64>>,
     /// `budget=`: the time the plan fits in; `None` for `budget=none` (nothing trimmed).
     /// [`DEFAULT_BUDGET`] when not given.
     pub budget: Option<Duration>,
@@ -157,6 +162,19 @@ fn interference(value: &str) -> anyhow::Result<Option<f64>> {
         Ok(x) if x > 0.0 && x.is_finite() => Ok(Some(x)),
         _ => bail!(
             "interference={value:?}: expected the load in CPUs above which a repetition is retaken, a number above 0 (e.g. interference=0.25), or off"
+        ),
+    }
+}
+
+fn machine_speed(value: &str) -> anyhow::Result<Option<f64>> {
+    if value.trim() == "off" {
+        return Ok(None);
+    }
+    match value.trim().parse::<f64>() {
+        Ok(x) if x > 0.0 && x < 1.0 => Ok(Some(x)),
+        _ => bail!(
+            "machine_speed={value:?}: expected how far from its usual speed the machine may run during a kept repetition, a number between 0 and 1 (e.g. machine_speed={}), or off",
+            crate::speed::SUGGESTED_TOLERANCE
         ),
     }
 }
@@ -226,6 +244,7 @@ impl Settings {
                 "resume" => s.resume = Some(value.trim().to_owned()),
                 "force" => s.force = boolean(key, value)?,
                 "interference" => s.interference = Some(interference(value)?),
+                "machine_speed" => s.machine_speed = Some(machine_speed(value)?),
                 "duration" => s.duration = Some(duration(value)?),
                 "warmup" => s.warmup = Some(duration(value)?),
                 "timeout" => s.timeout = Some(duration(value)?),
@@ -298,6 +317,10 @@ mod tests {
         assert_eq!((s.interference, s.force), (Some(Some(0.5)), true));
         let s = Settings::parse(&args(&["interference=off"])).unwrap();
         assert_eq!(s.interference, Some(None));
+        let s = Settings::parse(&args(&["machine_speed=0.1"])).unwrap();
+        assert_eq!(s.machine_speed, Some(Some(0.1)));
+        let s = Settings::parse(&args(&["machine_speed=off"])).unwrap();
+        assert_eq!(s.machine_speed, Some(None));
     }
 
     #[test]
@@ -319,6 +342,7 @@ mod tests {
             ("quick=maybe", "quick=\"maybe\""),
             ("interference=0", "interference=\"0\": expected the load in CPUs"),
             ("interference=lots", "interference=\"lots\""),
+            ("machine_speed=1.5", "machine_speed=\"1.5\": expected how far"),
             ("smoke=maybe", "smoke=\"maybe\""),
             ("duration=forever", "duration="),
             ("threads", "expected key=value"),

@@ -180,6 +180,9 @@ pub struct MatrixPlan {
     pub budget: Option<Duration>,
     /// The load (CPUs) above which a repetition is retaken (`interference=`); `None`: off.
     pub interference: Option<f64>,
+    /// How far from its usual speed the machine may run in a kept repetition
+    /// (`machine_speed=`); `None`: recorded, not judged.
+    pub machine_speed: Option<f64>,
 }
 
 /// Time already spent since `just` began (`LAB_STARTED_AT`, Unix seconds, set by the
@@ -273,6 +276,7 @@ impl MatrixPlan {
             interference: settings
                 .interference
                 .unwrap_or(Some(crate::retake::DEFAULT_THRESHOLD)),
+            machine_speed: settings.machine_speed.flatten(),
         };
         budget::fit(&mut plan, settings);
         Ok(plan)

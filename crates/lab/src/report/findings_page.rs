@@ -68,6 +68,9 @@ pub fn html(out: &mut String, analysed: &[Analysed<'_>], prefix: &str) {
             );
         }
         out.push_str("</table>\n");
+        if let Some(note) = crate::speed::unsteady_note(&a.source.results.env) {
+            let _ = writeln!(out, "<p class=\"machine-note\">{}</p>", esc(&note));
+        }
         for f in &a.findings {
             finding(out, f, prefix);
         }
@@ -170,6 +173,9 @@ pub fn markdown(out: &mut String, analysed: &[Analysed<'_>]) {
             );
         }
         out.push('\n');
+        if let Some(note) = crate::speed::unsteady_note(&a.source.results.env) {
+            let _ = writeln!(out, "{note}\n");
+        }
         for f in &a.findings {
             let _ = writeln!(
                 out,
