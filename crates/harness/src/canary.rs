@@ -9,7 +9,7 @@
 //! and no steal. Measured on the 2-core machine this was written on: a 4 MiB random walk
 //! in 50 ms windows ranged 0.17-1.38x of its mean on an idle guest, a register-only loop
 //! in the same minutes within 2%. The only witness of such a phase is the speed of work
-//! like the cells' own, so the canary is a dependent pointer chase through 2 MiB (beyond
+//! like the cells' own, so the canary is a dependent pointer chase through 1 MiB (beyond
 //! a core's L2, inside the L3), timed by the wall clock: preemption slows it too.
 //!
 //! It is measured with the cell idle (its workers not yet started, or joined), on a thread
@@ -28,17 +28,19 @@ use crate::affinity;
 
 /// What the canary runs, as `env.machine_speed.work` records it.
 pub const WORK: &str =
-    "a dependent walk of 64 Ki steps through 2 MiB, by wall clock, on each CPU of the cell";
+    "a dependent walk of 32 Ki steps through 1 MiB, by wall clock, on each CPU of the cell";
 
-/// Entries of the walk: 512 Ki `u32`, 2 MiB.
-const ENTRIES: usize = 1 << 19;
+/// Entries of the walk: 256 Ki `u32`, 1 MiB (twice a core's L2 here, inside the L3).
+const ENTRIES: usize = 1 << 18;
 
-/// Steps timed on each CPU: about 1.3 ms on the machine this was written on (about 20 ns
-/// a step), so the canary adds about 6 ms to a 2-core repetition (with the warm steps).
-const STEPS: usize = 1 << 16;
+/// Steps timed on each CPU: about 0.6 ms on the machine this was written on (about 20 ns
+/// a step): with the warm steps and the walk's shuffle, the canary adds about 5 ms to a
+/// 2-core repetition. A witness, not a benchmark: a longer walk costs every repetition
+/// of the matrix.
+const STEPS: usize = 1 << 15;
 
 /// Steps walked before the timed ones, to bring the buffer into this core's caches.
-const WARM_STEPS: usize = 1 << 14;
+const WARM_STEPS: usize = 1 << 13;
 
 /// A single cycle through every entry (Sattolo's shuffle), built once per process: a
 /// dependent walk that no prefetcher can guess.
