@@ -25,6 +25,7 @@ mod resume;
 mod retake;
 mod root;
 mod run_cell;
+mod run_state;
 mod scenario_file;
 mod settings;
 mod signals;

@@ -21,16 +21,16 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use harness::schema::{self, ProfileRef, ResultsFile, ResumeState, SCHEMA_VERSION};
+use harness::schema;
 use harness::RunRecord;
 
 use crate::children::{self, Ended};
-use crate::fs::write_atomically;
 use crate::plan::{CellSpec, MatrixPlan};
 use crate::resume::Start;
+use crate::run_state::RunState;
 use crate::{order, progress, signals, table};
 
 /// Runs the matrix (or continues the run in `start`), writes `reports/data/<run-id>.json`
@@ -192,6 +192,23 @@ pub fn run(plan: &MatrixPlan, start: Start) -> anyhow::Result<ExitCode> {
             if !chosen[i] || profiles[i].is_some() {
                 continue;
             }
+            // The budget is the user's: profiles that would end past it are left out.
+            let cost = cell.file.profile_cost(cell.threads, plan.quick) + crate::plan::REPORT_COST;
+            if plan.budget.is_some_and(|b| began.elapsed() + cost > b) {
+                let left = (i..cells.len())
+                    .filter(|&j| chosen[j] && profiles[j].is_none())
+                    .count();
+                progress::phase(
+                    &bar,
+                    &format!(
+                        "profiles left out: {left} cell(s) would end past budget={}",
+                        humantime::format_duration(Duration::from_secs(
+                            plan.budget.unwrap_or_default().as_secs()
+                        ))
+                    ),
+                );
+                break;
+            }
             bar.set_message(format!(
                 "{}/{} t={} c={} profiling",
                 cell.file.file, cell.variant, cell.threads, cell.cores
@@ -253,137 +270,6 @@ pub fn run(plan: &MatrixPlan, start: Start) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::FAILURE);
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// What a run has gathered so far, and where it goes.
-struct RunState {
-    run_id: String,
-    path: PathBuf,
-    started: String,
-    order_seed: u64,
-    typed: Vec<String>,
-    resumed: bool,
-    /// The repetitions of each cell, in plan order.
-    reps: Vec<Vec<RunRecord>>,
-    /// The profile of each cell, once taken.
-    profiles: Vec<Option<ProfileRef>>,
-    /// The reference loop's milliseconds, one per finished round (`env.reference`).
-    reference: Vec<f64>,
-    /// Seconds each counted child took beyond its warm-up and window.
-    overheads: Vec<f64>,
-    /// The machine's speed over the kept repetitions so far (`env.machine_speed`).
-    machine_speed: Option<harness::env::MachineSpeed>,
-}
-
-impl RunState {
-    /// A fresh run, or the recorded state of the run `start` continues.
-    fn new(cells: &[CellSpec<'_>], data_dir: &Path, start: Start) -> RunState {
-        let mut reps: Vec<Vec<RunRecord>> = vec![Vec::new(); cells.len()];
-        let mut profiles: Vec<Option<ProfileRef>> = vec![None; cells.len()];
-        let Some(previous) = start.previous else {
-            let started = SystemTime::now();
-            let run_id = unique_run_id(data_dir, started);
-            return RunState {
-                path: data_dir.join(format!("{run_id}.json")),
-                run_id,
-                started: humantime::format_rfc3339_seconds(started).to_string(),
-                order_seed: order::new_seed(),
-                typed: start.typed,
-                resumed: false,
-                reps,
-                profiles,
-                reference: Vec::new(),
-                overheads: Vec::new(),
-                machine_speed: None,
-            };
-        };
-        let results = previous.results;
-        let recorded = results.resume.unwrap_or_default();
-        let mut lost = 0;
-        for rep in recorded.repetitions {
-            match cells.iter().position(|c| same_cell(c, &rep)) {
-                Some(i) => reps[i].push(rep),
-                None => lost += 1,
-            }
-        }
-        if lost > 0 {
-            eprintln!(
-                "note: {lost} recorded repetition(s) match no cell of the plan any more; left out"
-            );
-        }
-        for cell in results.cells {
-            if let Some(i) = cells.iter().position(|c| same_cell(c, &cell)) {
-                profiles[i] = cell.profile;
-            }
-        }
-        RunState {
-            run_id: results.run_id,
-            path: previous.path,
-            started: results.started,
-            order_seed: results.order_seed,
-            typed: start.typed,
-            resumed: true,
-            reps,
-            profiles,
-            reference: results.env.reference.map_or(Vec::new(), |r| r.per_round_ms),
-            overheads: results.env.run_overhead_s.into_iter().collect(),
-            machine_speed: results.env.machine_speed,
-        }
-    }
-
-    /// Merges what has finished and rewrites the results file atomically.
-    fn write(&self, plan: &MatrixPlan, complete: bool) -> anyhow::Result<(PathBuf, ResultsFile)> {
-        let mut records: Vec<RunRecord> = self
-            .reps
-            .iter()
-            .zip(&self.profiles)
-            .filter_map(|(r, profile)| {
-                let mut merged = RunRecord::merge_repetitions(r)?;
-                merged.profile = profile.clone();
-                Some(merged)
-            })
-            .collect();
-        schema::fill_efficiency(&mut records);
-        let results = ResultsFile {
-            schema: SCHEMA_VERSION,
-            run_id: self.run_id.clone(),
-            started: self.started.clone(),
-            finished: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
-            command: plan.command.clone(),
-            complete,
-            settings_by_file: plan.settings_lines(),
-            seeds: plan.seeds(),
-            env: harness::env::EnvInfo {
-                machine_speed: self.machine_speed.clone(),
-                ..crate::reference::env(&self.reference, &self.overheads, plan.interference)
-            },
-            cells: records,
-            order_seed: self.order_seed,
-            resume: Some(ResumeState {
-                settings: self.typed.clone(),
-                repetitions: if complete {
-                    Vec::new()
-                } else {
-                    self.reps.iter().flatten().cloned().collect()
-                },
-            }),
-        };
-        write_atomically(
-            &self.path,
-            serde_json::to_string_pretty(&results)?.as_bytes(),
-        )?;
-        Ok((self.path.clone(), results))
-    }
-}
-
-/// Whether `record` is a repetition (or the merged record) of `cell`.
-fn same_cell(cell: &CellSpec<'_>, record: &RunRecord) -> bool {
-    record.scenario_file == cell.file.file
-        && record.hot_path == cell.file.hot_path.name()
-        && record.variant == cell.variant
-        && record.params == cell.params.to_map()
-        && record.threads == cell.threads
-        && record.cores == cell.cores
 }
 
 /// The `data_dir` folders the plan's cells may make folders in.
@@ -499,22 +385,6 @@ fn run_child(
         .find(|l| !l.trim().is_empty() && !l.starts_with("note:"))
         .unwrap_or("no output");
     failed(format!("{}: {last_words}", children::describe(&status)))
-}
-
-/// `20261130T120000Z` from the start time; `-2`, `-3`... when that file exists already.
-fn unique_run_id(dir: &Path, started: SystemTime) -> String {
-    let base: String = humantime::format_rfc3339_seconds(started)
-        .to_string()
-        .chars()
-        .filter(|c| !matches!(c, '-' | ':'))
-        .collect();
-    let mut id = base.clone();
-    let mut n = 2;
-    while dir.join(format!("{id}.json")).exists() {
-        id = format!("{base}-{n}");
-        n += 1;
-    }
-    id
 }
 
 fn relative<'a>(path: &'a Path, root: &Path) -> &'a Path {
