@@ -75,7 +75,10 @@ pub fn start(
         .arg(folder.join("run/ns-slapd.pid"))
         // Foreground: with a debug level given, ns-slapd neither forks nor detaches.
         .args(["-d", "0"]);
-    Running::start(command, folder, port, cpus)
+    // The statistics semaphore ns-slapd opens as "/<name of its config folder>.stats"
+    // (its snmp_collator.c) and unlinks only on a clean stop, which a SIGKILL is not.
+    let semaphore = PathBuf::from("/dev/shm/sem.config.stats");
+    Running::start(command, folder, port, cpus, &[semaphore])
 }
 
 fn build(bin: &Path, dir: &Path, users: usize, groups: usize) -> Result<(), String> {

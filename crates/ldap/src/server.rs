@@ -48,16 +48,21 @@ pub struct Running {
     /// From spawn to the first answered search.
     pub started_in: Duration,
     log: PathBuf,
+    /// What the server makes outside its folder and a SIGKILL leaves behind, removed once
+    /// it is gone, however the start or the cell ends.
+    leftovers: Vec<PathBuf>,
 }
 
 impl Running {
     /// Starts `command` (which must stay in the foreground) with its output in
     /// `folder/server.log`, on `cpus`, and waits until a search on `port` is answered.
+    /// `leftovers`: files the server makes outside `folder`, removed once it is gone.
     pub fn start(
         mut command: Command,
         folder: &Path,
         port: u16,
         cpus: &[usize],
+        leftovers: &[PathBuf],
     ) -> Result<Running, String> {
         let log = folder.join("server.log");
         let out = std::fs::File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
@@ -101,6 +106,7 @@ impl Running {
             folder: folder.to_path_buf(),
             started_in: Duration::ZERO,
             log,
+            leftovers: leftovers.to_vec(),
         };
         running.wait_ready(&program, spawned)?;
         running.started_in = spawned.elapsed();
@@ -167,6 +173,9 @@ impl Running {
         if let Some(mut child) = self.child.take() {
             let _ = child.kill();
             let _ = child.wait();
+        }
+        for path in self.leftovers.drain(..) {
+            let _ = std::fs::remove_file(path);
         }
     }
 }
