@@ -68,24 +68,12 @@ pub fn total_line(extra: usize) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use harness::schema::{CellKey, CellStatus};
 
     fn reps(values: &[f64]) -> Vec<RunRecord> {
-        let key = CellKey {
-            hot_path: "noop".into(),
-            variant: "noop".into(),
-            params: Default::default(),
-            threads: 1,
-            cores: 1,
-        };
         values
             .iter()
             .map(|&ops| {
-                let mut r = RunRecord::failed(&key, "0", "x");
-                r.status = CellStatus::Ok;
-                r.failure = None;
-                r.verified = true;
-                r.repeats = 1;
+                let mut r = crate::retake::tests::attempt(0.0);
                 r.ops_per_sec = ops;
                 r.ops_per_sec_min = ops;
                 r.ops_per_sec_max = ops;

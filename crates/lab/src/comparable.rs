@@ -49,34 +49,23 @@ pub fn difference(base: &ResultsFile, new: &ResultsFile) -> Option<String> {
         let which = if b.debug_build { "base" } else { "new" };
         why.push(format!("{which} is a debug build"));
     }
-    if let (Some(rb), Some(rn)) = (&b.reference, &n.reference) {
-        let (lo, hi) = (
-            rb.median_ms.min(rn.median_ms),
-            rb.median_ms.max(rn.median_ms),
-        );
-        if lo > 0.0 && hi / lo - 1.0 > REFERENCE_TOLERANCE {
-            why.push(format!(
-                "the reference loop took {:.1} ms in base and {:.1} ms in new ({:.0}% apart, more than {:.0}%)",
-                rb.median_ms,
-                rn.median_ms,
-                (hi / lo - 1.0) * 100.0,
-                REFERENCE_TOLERANCE * 100.0
-            ));
-        }
-    }
-    if let (Some(sb), Some(sn)) = (&b.machine_speed, &n.machine_speed) {
-        let (lo, hi) = (
-            sb.usual_canary_ms.min(sn.usual_canary_ms),
-            sb.usual_canary_ms.max(sn.usual_canary_ms),
-        );
-        if lo > 0.0 && hi / lo - 1.0 > CANARY_TOLERANCE {
-            why.push(format!(
-                "the canary took {:.2} ms in base and {:.2} ms in new ({:.0}% apart, more than {:.0}%)",
-                sb.usual_canary_ms,
-                sn.usual_canary_ms,
-                (hi / lo - 1.0) * 100.0,
-                CANARY_TOLERANCE * 100.0
-            ));
+    let timed = [
+        (
+            "the reference loop",
+            b.reference.as_ref().map(|r| r.median_ms),
+            n.reference.as_ref().map(|r| r.median_ms),
+            REFERENCE_TOLERANCE,
+        ),
+        (
+            "the canary",
+            b.machine_speed.as_ref().map(|s| s.usual_canary_ms),
+            n.machine_speed.as_ref().map(|s| s.usual_canary_ms),
+            CANARY_TOLERANCE,
+        ),
+    ];
+    for (what, base_ms, new_ms, tolerance) in timed {
+        if let (Some(base_ms), Some(new_ms)) = (base_ms, new_ms) {
+            why.extend(apart(what, base_ms, new_ms, tolerance));
         }
     }
     for (name, file) in [("base", base), ("new", new)] {
@@ -98,6 +87,19 @@ pub fn difference(base: &ResultsFile, new: &ResultsFile) -> Option<String> {
         }
     }
     (!why.is_empty()).then(|| why.join("; "))
+}
+
+/// "`what` took .. ms in base and .. ms in new (..% apart, more than ..%)" when the two
+/// timings are further apart than `tolerance` (a fraction of the faster).
+fn apart(what: &str, base_ms: f64, new_ms: f64, tolerance: f64) -> Option<String> {
+    let (lo, hi) = (base_ms.min(new_ms), base_ms.max(new_ms));
+    (lo > 0.0 && hi / lo - 1.0 > tolerance).then(|| {
+        format!(
+            "{what} took {base_ms:.2} ms in base and {new_ms:.2} ms in new ({:.0}% apart, more than {:.0}%)",
+            (hi / lo - 1.0) * 100.0,
+            tolerance * 100.0
+        )
+    })
 }
 
 /// The run's median load and its bound, when the load is above the bound.
@@ -183,7 +185,7 @@ mod tests {
     fn a_reference_thirty_percent_apart_differs() {
         let why = difference(&file(Some(10.0)), &file(Some(13.0))).unwrap();
         assert!(
-            why.contains("10.0 ms in base and 13.0 ms in new (30% apart"),
+            why.contains("10.00 ms in base and 13.00 ms in new (30% apart"),
             "{why}"
         );
     }

@@ -399,7 +399,7 @@ fn compare_of_runs_whose_reference_differs_by_30_percent_says_machine_differed()
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     assert_eq!(stdout.lines().count(), 1, "{stdout}");
     assert!(
-        stdout.starts_with("machine differed: the reference loop took 10.0 ms in base and 13.0 ms in new (30% apart"),
+        stdout.starts_with("machine differed: the reference loop took 10.00 ms in base and 13.00 ms in new (30% apart"),
         "{stdout}"
     );
     assert!(!stdout.contains("REGRESSED"), "{stdout}");
