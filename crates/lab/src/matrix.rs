@@ -185,18 +185,21 @@ pub fn run(plan: &MatrixPlan, start: Start) -> anyhow::Result<ExitCode> {
         );
     }
     if plan.profile {
-        for (i, cell) in cells.iter().enumerate() {
-            if interrupted.load(Ordering::SeqCst) || run.reps[i].is_empty() {
+        let order = crate::profile::select::order(&cells, &chosen);
+        for (at, &i) in order.iter().enumerate() {
+            let cell = &cells[i];
+            if interrupted.load(Ordering::SeqCst) {
                 break;
             }
-            if !chosen[i] || profiles[i].is_some() {
+            if run.reps[i].is_empty() || profiles[i].is_some() {
                 continue;
             }
             // The budget is the user's: profiles that would end past it are left out.
             let cost = cell.file.profile_cost(cell.threads, plan.quick) + crate::plan::REPORT_COST;
             if plan.budget.is_some_and(|b| began.elapsed() + cost > b) {
-                let left = (i..cells.len())
-                    .filter(|&j| chosen[j] && profiles[j].is_none())
+                let left = order[at..]
+                    .iter()
+                    .filter(|&&j| profiles[j].is_none())
                     .count();
                 progress::phase(
                     &bar,

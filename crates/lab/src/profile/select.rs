@@ -82,10 +82,49 @@ pub fn window(duration: Duration, quick: bool) -> Duration {
     duration.max(Duration::from_millis(least))
 }
 
+/// The order in which the `profiled` cells take their profiles: one of each scenario file in
+/// turn (round-robin, files in plan order), so that a budget that runs out leaves every
+/// file some profiles rather than the last files none.
+pub fn order(cells: &[CellSpec<'_>], profiled: &[bool]) -> Vec<usize> {
+    order_by_file(
+        &cells
+            .iter()
+            .map(|c| c.file.file.as_str())
+            .collect::<Vec<_>>(),
+        profiled,
+    )
+}
+
+/// [`order`] over the cells' file names.
+fn order_by_file(files: &[&str], profiled: &[bool]) -> Vec<usize> {
+    let mut seen: Vec<&str> = Vec::new();
+    let mut rank = vec![0usize; files.len()];
+    let mut keyed: Vec<(usize, usize, usize)> = Vec::new();
+    for (i, file) in files.iter().enumerate() {
+        let f = seen.iter().position(|s| s == file).unwrap_or_else(|| {
+            seen.push(file);
+            seen.len() - 1
+        });
+        if profiled[i] {
+            keyed.push((rank[f], f, i));
+            rank[f] += 1;
+        }
+    }
+    keyed.sort_unstable();
+    keyed.into_iter().map(|(_, _, i)| i).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::plan::Settings;
+
+    #[test]
+    fn profiles_go_round_the_files_so_a_short_budget_leaves_each_file_some() {
+        let files = ["a", "a", "a", "b", "b", "c"];
+        let profiled = [true, true, true, true, false, true];
+        assert_eq!(order_by_file(&files, &profiled), vec![0, 3, 5, 1, 2]);
+    }
 
     fn plan(extra: &[&str]) -> MatrixPlan {
         let mut args = vec!["scenarios=lookup", "variants=dashmap", "threads=1,2,4,12"];
