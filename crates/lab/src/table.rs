@@ -127,22 +127,20 @@ fn swept(scenario: &crate::plan::ScenarioPlan, params: &harness::Params) -> Stri
 #[cfg(test)]
 mod tests {
     use super::*;
-    use harness::schema::CellKey;
 
     fn record(threads: usize, cores: usize, ops: f64) -> RunRecord {
-        let key = CellKey {
-            hot_path: "lookup".into(),
-            variant: "dashmap".into(),
-            params: Default::default(),
+        let mut r = harness::testing::synthetic_cell(
+            "lookup",
+            "",
+            "dashmap",
+            &[],
             threads,
             cores,
-        };
-        let mut r = RunRecord::failed(&key, "0", "x");
-        r.status = CellStatus::Ok;
-        r.failure = None;
-        r.verified = true;
-        r.ops_per_sec = ops;
-        r.per_thread_ops_per_sec = ops / threads as f64;
+            ops,
+            0.0,
+            1,
+        );
+        r.repeats = 0;
         r
     }
 

@@ -313,7 +313,6 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
 mod tests {
     use super::*;
     use harness::account::TimeShare;
-    use harness::schema::{CellKey, CellStatus};
     use std::collections::BTreeMap;
 
     /// A usable 389 DS cell with `reps` repetitions spread ±2% around `ops`.
@@ -325,18 +324,17 @@ mod tests {
         ops: f64,
         reps: usize,
     ) -> RunRecord {
-        let key = CellKey {
-            hot_path: "ldap".into(),
-            variant: variant.into(),
-            params: BTreeMap::new(),
+        let r = harness::testing::synthetic_cell(
+            "ldap",
+            file,
+            variant,
+            &[],
             threads,
             cores,
-        };
-        let mut r = RunRecord::failed(&key, "0", "x");
-        r.status = CellStatus::Ok;
-        r.failure = None;
-        r.verified = true;
-        r.scenario_file = file.into();
+            ops,
+            0.0,
+            1,
+        );
         let values: Vec<f64> = (0..reps)
             .map(|i| ops * (0.98 + 0.04 * i as f64 / (reps.max(2) - 1) as f64))
             .collect();

@@ -81,7 +81,7 @@ pub struct Shared {
     /// Test fault: clients check each answer against the next user, as if the server had
     /// answered a search for one uid with another's entry.
     mislabel: bool,
-    edges: Mutex<(Option<Snapshot>, Option<Snapshot>)>,
+    edges: Mutex<Edges>,
 }
 
 /// The workload: a server's address and the directory's size.
@@ -137,6 +137,23 @@ pub struct LdapWorker {
     first_failure: Option<String>,
 }
 
+/// The server's threads at one edge of the window, as `edges` says where.
+type Edges = (Option<Snapshot>, Option<Snapshot>);
+
+impl LdapWorker {
+    /// Worker 0 reads the server's threads and stores them with `store`: one reading an
+    /// edge is enough, and the other workers' would differ only by their timing.
+    fn read_edge(&self, store: impl FnOnce(&mut Edges, Option<Snapshot>)) {
+        if self.index == 0 {
+            let s = Snapshot::read(self.shared.server_pid);
+            store(
+                &mut self.shared.edges.lock().unwrap_or_else(|e| e.into_inner()),
+                s,
+            );
+        }
+    }
+}
+
 impl Worker for LdapWorker {
     fn op(&mut self, _ctx: &mut OpCtx) -> Outcome {
         let users = self.shared.users;
@@ -171,25 +188,11 @@ impl Worker for LdapWorker {
     }
 
     fn window_opened(&mut self) {
-        if self.index == 0 {
-            let s = Snapshot::read(self.shared.server_pid);
-            self.shared
-                .edges
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .0 = s;
-        }
+        self.read_edge(|edges, s| edges.0 = s);
     }
 
     fn finish(&mut self) {
-        if self.index == 0 {
-            let s = Snapshot::read(self.shared.server_pid);
-            self.shared
-                .edges
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .1 = s;
-        }
+        self.read_edge(|edges, s| edges.1 = s);
     }
 }
 

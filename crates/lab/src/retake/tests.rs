@@ -3,22 +3,10 @@
 
 use super::*;
 use harness::interference::Interference;
-use harness::schema::CellKey;
 
 /// A verified repetition under `other` CPU of other processes' load.
 pub(crate) fn attempt(other: f64) -> RunRecord {
-    let key = CellKey {
-        hot_path: "noop".into(),
-        variant: "noop".into(),
-        params: Default::default(),
-        threads: 1,
-        cores: 1,
-    };
-    let mut r = RunRecord::failed(&key, "0", "x");
-    r.status = CellStatus::Ok;
-    r.failure = None;
-    r.verified = true;
-    r.repeats = 1;
+    let mut r = harness::testing::synthetic_cell("noop", "", "noop", &[], 1, 1, 0.0, 0.0, 1);
     r.interference = Some(Interference {
         other_cpu_share: other,
         resolution: 0.05,
