@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::decide::{Measured, Outcome, Part};
 use crate::schema::RunRecord;
 
 /// How a seed's effect came out. The JSON words are read by scripts.
@@ -51,6 +52,27 @@ impl Verdict {
             (_, 0) => Verdict::NotReproduced,
             (j, s) if s == parts.len() && j == parts.len() => Verdict::Reproduced,
             _ => Verdict::Partly,
+        }
+    }
+
+    /// The verdict of a claim from its parts' outcomes: reproduced when every part is
+    /// shown, cannot tell when none was decided (or there are none), not reproduced when
+    /// a part is contradicted and none is shown, partly otherwise (both occur, or some
+    /// shown and some inconclusive). Overlapping intervals are never read as "not shown".
+    pub fn of_outcomes(outcomes: &[Outcome]) -> Verdict {
+        let shown = outcomes.iter().filter(|o| **o == Outcome::Shown).count();
+        let contradicted = outcomes
+            .iter()
+            .filter(|o| **o == Outcome::Contradicted)
+            .count();
+        if outcomes.is_empty() || shown + contradicted == 0 {
+            Verdict::CannotTell
+        } else if shown == outcomes.len() {
+            Verdict::Reproduced
+        } else if shown == 0 {
+            Verdict::NotReproduced
+        } else {
+            Verdict::Partly
         }
     }
 }
@@ -116,8 +138,11 @@ pub enum Chart {
 /// What a hot path's question returns for one run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Answer {
-    /// The verdict, chosen by comparisons with intervals ([`crate::judge`]).
+    /// The verdict: [`Verdict::of_outcomes`] of `parts` where there are parts (`lab`
+    /// makes it so), else chosen by comparisons with intervals ([`crate::judge`]).
     pub verdict: Verdict,
+    /// The question's parts, every one of its fixed list, each with its outcome.
+    pub parts: Vec<Part>,
     /// What the figures rest on.
     pub basis: Basis,
     /// The seed figures a model's parameters were fitted to, as "what (seed's value)";
@@ -141,6 +166,7 @@ impl Answer {
     pub fn cannot_tell(basis: Basis, why: impl Into<String>) -> Answer {
         Answer {
             verdict: Verdict::CannotTell,
+            parts: Vec::new(),
             basis,
             calibrated_on: Vec::new(),
             figure: String::new(),
@@ -162,6 +188,10 @@ pub struct Finding {
     pub question: String,
     /// `reproduced`, `partly`, `not_reproduced` or `cannot_tell`.
     pub verdict: Verdict,
+    /// The parts the verdict follows from, each with its ratio, interval, pairs,
+    /// thresholds, outcome and time (empty in findings written before parts).
+    #[serde(default)]
+    pub parts: Vec<Part>,
     /// `measured`, `model` or `real`.
     pub basis: Basis,
     /// Seed figures a model was fitted to; empty when none.
@@ -187,11 +217,18 @@ pub struct Finding {
 
 impl Finding {
     /// `answer` to `question` of `hot_path`.
+    /// Where the answer has parts, its verdict is theirs, whatever the answer said.
     pub fn new(hot_path: &str, question: &str, answer: Answer) -> Finding {
+        let outcomes: Vec<Outcome> = answer.parts.iter().map(|p| p.outcome).collect();
         Finding {
             hot_path: hot_path.to_owned(),
             question: question.to_owned(),
-            verdict: answer.verdict,
+            verdict: if outcomes.is_empty() {
+                answer.verdict
+            } else {
+                Verdict::of_outcomes(&outcomes)
+            },
+            parts: answer.parts,
             basis: answer.basis,
             calibrated_on: answer.calibrated_on,
             figure: answer.figure,
@@ -204,14 +241,17 @@ impl Finding {
     }
 }
 
-/// One run as a question sees it: its cells and the `[seed]` table of each scenario file
-/// (the seed's baseline, figures and settings, as data).
+/// One run as a question sees it: its cells, the `[seed]` table of each scenario file
+/// (the seed's baseline, figures and settings, as data) and the comparisons measured as
+/// pairs for the questions' parts.
 #[derive(Debug, Clone, Copy)]
 pub struct Run<'a> {
     /// Every cell of the run, failed ones included.
     pub cells: &'a [RunRecord],
     /// `[seed]` tables by scenario file name.
     pub seeds: &'a BTreeMap<String, serde_json::Value>,
+    /// Every claim the plan declared, with the pairs measured for it.
+    pub comparisons: &'a [Measured],
 }
 
 impl<'a> Run<'a> {
@@ -223,24 +263,69 @@ impl<'a> Run<'a> {
             .collect()
     }
 
+    /// Part `name` as the run measured it; inconclusive, saying so, where the run did not
+    /// declare it (a run of other files, or results written before parts).
+    pub fn part(&self, name: &str, claim: &str) -> Part {
+        match self.comparisons.iter().find(|m| m.claim.part == name) {
+            Some(m) => m.part(),
+            None => Part::other(
+                name,
+                claim,
+                Outcome::Inconclusive,
+                "not measured in this run: its cells were not planned (run the default matrix)",
+            ),
+        }
+    }
+
+    /// The `[seed]` tables, as a question reads them.
+    pub fn seeds(&self) -> Seeds<'a> {
+        Seeds(self.seeds)
+    }
+
     /// The `[seed]` table of `file`, if its results carry one.
     pub fn seed(&self, file: &str) -> Option<&'a serde_json::Map<String, serde_json::Value>> {
-        self.seeds.get(file).and_then(|v| v.as_object())
+        self.seeds().table(file)
     }
 
     /// A number of `file`'s `[seed]` table.
     pub fn seed_f64(&self, file: &str, key: &str) -> Option<f64> {
-        self.seed(file)?.get(key)?.as_f64()
+        self.seeds().f64(file, key)
     }
 
     /// A word of `file`'s `[seed]` table.
     pub fn seed_str(&self, file: &str, key: &str) -> Option<&'a str> {
-        self.seed(file)?.get(key)?.as_str()
+        self.seeds().str(file, key)
     }
 
     /// A list of words of `file`'s `[seed]` table (empty when absent).
     pub fn seed_strs(&self, file: &str, key: &str) -> Vec<String> {
-        self.seed(file)
+        self.seeds().strs(file, key)
+    }
+}
+
+/// The `[seed]` tables of a run's or a plan's scenario files, by file name.
+#[derive(Debug, Clone, Copy)]
+pub struct Seeds<'a>(pub &'a BTreeMap<String, serde_json::Value>);
+
+impl<'a> Seeds<'a> {
+    /// The `[seed]` table of `file`, if there is one.
+    pub fn table(&self, file: &str) -> Option<&'a serde_json::Map<String, serde_json::Value>> {
+        self.0.get(file).and_then(|v| v.as_object())
+    }
+
+    /// A number of `file`'s `[seed]` table.
+    pub fn f64(&self, file: &str, key: &str) -> Option<f64> {
+        self.table(file)?.get(key)?.as_f64()
+    }
+
+    /// A word of `file`'s `[seed]` table.
+    pub fn str(&self, file: &str, key: &str) -> Option<&'a str> {
+        self.table(file)?.get(key)?.as_str()
+    }
+
+    /// A list of words of `file`'s `[seed]` table (empty when absent).
+    pub fn strs(&self, file: &str, key: &str) -> Vec<String> {
+        self.table(file)
             .and_then(|s| s.get(key))
             .and_then(|v| v.as_array())
             .map(|a| {
@@ -274,6 +359,25 @@ mod tests {
         assert_eq!(Verdict::of_parts(&[Some(false), None]), NotReproduced);
         assert_eq!(Verdict::of_parts(&[None, None]), CannotTell);
         assert_eq!(Verdict::of_parts(&[]), CannotTell);
+    }
+
+    #[test]
+    fn verdict_of_outcomes() {
+        use Outcome::*;
+        use Verdict::*;
+        assert_eq!(Verdict::of_outcomes(&[Shown, Shown]), Reproduced);
+        assert_eq!(Verdict::of_outcomes(&[Shown, Inconclusive]), Partly);
+        assert_eq!(Verdict::of_outcomes(&[Shown, Contradicted]), Partly);
+        assert_eq!(
+            Verdict::of_outcomes(&[Contradicted, Inconclusive]),
+            NotReproduced
+        );
+        assert_eq!(Verdict::of_outcomes(&[Contradicted]), NotReproduced);
+        assert_eq!(
+            Verdict::of_outcomes(&[Inconclusive, Inconclusive]),
+            CannotTell
+        );
+        assert_eq!(Verdict::of_outcomes(&[]), CannotTell);
     }
 
     #[test]

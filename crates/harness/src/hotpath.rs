@@ -2,6 +2,7 @@
 //! measures one repetition of one cell. Each hot-path crate exports one value implementing
 //! [`HotPath`]; `lab` keeps the list. This is the only thing `lab` needs from a hot path.
 
+use crate::decide::{Claim, Planned};
 use crate::findings::{Answer, Run};
 use crate::params::{ParamSpec, Params};
 use crate::runner::{CellFailure, Measurement, RunSettings};
@@ -88,6 +89,13 @@ pub trait HotPath: Sync {
     /// with no seed (noop), whose cells get no finding.
     fn question(&self) -> Option<&'static str> {
         None
+    }
+    /// The parts of [`HotPath::question`], a fixed list, each with the comparison that
+    /// decides it among the cells `planned` (or why none can): `lab matrix` measures each
+    /// as pairs after its rounds, and [`HotPath::answer`] reads them as [`Run::part`].
+    /// Empty for a hot path whose answer has no parts.
+    fn claims(&self, _planned: &Planned<'_>) -> Vec<Claim> {
+        Vec::new()
     }
     /// What `run` answers of [`HotPath::question`]: the verdict chosen by comparisons
     /// through [`crate::judge`], what it rests on and why, from the cells of the hot path's

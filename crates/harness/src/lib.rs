@@ -32,6 +32,7 @@ pub mod affinity;
 #[cfg(feature = "criterion")]
 pub mod bench;
 pub mod canary;
+pub mod decide;
 pub mod env;
 pub mod findings;
 pub mod hotpath;

@@ -289,6 +289,7 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
             .to_owned(),
     );
     Some(Answer {
+        parts: Vec::new(),
         verdict,
         basis: Basis::Real,
         calibrated_on: Vec::new(),
@@ -367,6 +368,7 @@ mod tests {
         f(&Run {
             cells,
             seeds: &seeds,
+            comparisons: &[],
         });
     }
 

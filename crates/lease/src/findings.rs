@@ -93,6 +93,7 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
         }
     }
     Some(Answer {
+        parts: Vec::new(),
         verdict: Verdict::of_parts(&[faster]),
         basis: Basis::Measured,
         calibrated_on: Vec::new(),
@@ -175,6 +176,7 @@ mod tests {
         answer(&Run {
             cells,
             seeds: &seeds,
+            comparisons: &[],
         })
         .unwrap()
         .verdict
@@ -194,6 +196,7 @@ mod tests {
         let a = answer(&Run {
             cells: &c,
             seeds: &seeds,
+            comparisons: &[],
         })
         .unwrap();
         assert!(a.sentences.iter().any(|s| s.contains("by design")));

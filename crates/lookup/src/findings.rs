@@ -175,6 +175,7 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
     let mut tables = vec![efficiency_table(&file, cores, in_core)];
     tables.extend(dispatch_table(&run.of_file("lookup-dispatch")));
     Some(Answer {
+        parts: Vec::new(),
         verdict: Verdict::of_parts(&[short_of_linear, decline, loss]),
         basis: Basis::Measured,
         calibrated_on: Vec::new(),
@@ -306,6 +307,7 @@ mod tests {
         answer(&Run {
             cells,
             seeds: &seeds,
+            comparisons: &[],
         })
         .unwrap()
         .verdict
@@ -340,6 +342,7 @@ mod tests {
         let a = answer(&Run {
             cells: &cells,
             seeds: &seeds,
+            comparisons: &[],
         })
         .unwrap();
         assert_eq!(a.verdict, Verdict::Partly);
@@ -371,6 +374,7 @@ mod tests {
         let run = Run {
             cells: &a,
             seeds: &seeds,
+            comparisons: &[],
         };
         assert!(answer(&run)
             .unwrap()

@@ -208,6 +208,7 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
         );
     }
     Some(Answer {
+        parts: Vec::new(),
         verdict: Verdict::of_parts(&[helps, small_pool]),
         basis: deciding.basis,
         calibrated_on,
@@ -396,6 +397,7 @@ mod tests {
         answer(&Run {
             cells,
             seeds: &seeds,
+            comparisons: &[],
         })
         .unwrap()
     }

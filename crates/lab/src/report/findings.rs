@@ -30,6 +30,7 @@ fn findings_of(
     let run = Run {
         cells: &results.cells,
         seeds: &results.seeds,
+        comparisons: &[],
     };
     let mut out = Vec::new();
     for hot_path in hot_paths {
@@ -174,6 +175,7 @@ mod tests {
             let at = |t: usize| cells.iter().find(|c| c.threads == t);
             let faster = harness::judge::Est::of(at(2)?).above(&harness::judge::Est::of(at(1)?));
             Some(Answer {
+                parts: Vec::new(),
                 verdict: Verdict::of_parts(&[faster]),
                 basis: Basis::Measured,
                 calibrated_on: Vec::new(),

@@ -182,6 +182,7 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
     let mut parts = vec![plateau, lifts];
     parts.extend(batch_parts);
     Some(Answer {
+        parts: Vec::new(),
         verdict: Verdict::of_parts(&parts),
         basis: Basis::Model,
         calibrated_on: if gains.is_empty() {

@@ -80,6 +80,7 @@ fn judge(cells: &[RunRecord]) -> harness::findings::Answer {
     answer(&Run {
         cells,
         seeds: &seeds,
+        comparisons: &[],
     })
     .unwrap()
 }

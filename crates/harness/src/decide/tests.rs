@@ -1,0 +1,204 @@
+//! Synthetic pairs, no timing: the sequential rule decides real effects, decides no effect
+//! as inside its band, leaves an effect at its threshold undecided until the most pairs,
+//! and its interval covers the true ratio at least 95% of the time over repeated looks.
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+use super::*;
+
+/// A comparison of two one-cell sides judged by `rule`.
+fn comparison(rule: Rule) -> Comparison {
+    Comparison::throughput(
+        Side::cell(CellRef::new("f", "a", 1, 1)),
+        Side::cell(CellRef::new("f", "b", 1, 1)),
+        rule,
+    )
+}
+
+/// A standard normal draw (Box-Muller).
+fn normal(rng: &mut SmallRng) -> f64 {
+    let u: f64 = rng.random_range(f64::EPSILON..1.0);
+    let v: f64 = rng.random();
+    (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+}
+
+/// Adds pairs whose log ratio is `ln(ratio)` plus noise of sd `sd` (with a heavy tail
+/// when `tail`: one pair in ten five times as noisy, as the host's phases do) until
+/// `done`, looking only at the schedule's looks; returns the measured comparison.
+fn sequence(rule: Rule, ratio: f64, sd: f64, tail: bool, seed: u64, precision: f64) -> Measured {
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let mut m = Measured::new(Claim::decided_by("p", "claim", comparison(rule)));
+    loop {
+        let scale = if tail && rng.random_range(0..10) == 0 {
+            5.0
+        } else {
+            1.0
+        };
+        let log = ratio.ln() + sd * scale * normal(&mut rng);
+        // Both sides move with the machine; only their ratio matters.
+        let machine = 1e6 * (0.2 * normal(&mut rng)).exp();
+        m.pairs.push(vec![machine * log.exp(), machine]);
+        if m.done(precision) {
+            return m;
+        }
+    }
+}
+
+#[test]
+fn a_five_percent_effect_under_ten_percent_noise_is_shown() {
+    let rule = Rule::Above {
+        shown: 1.0,
+        contradicted: 0.98,
+    };
+    let most = *interval::LOOKS.last().unwrap();
+    let mut shown = 0;
+    for seed in 0..50 {
+        let m = sequence(rule, 1.05, 0.10, false, seed, 1.0);
+        assert_ne!(m.outcome(), Outcome::Contradicted, "seed {seed}");
+        if m.outcome() == Outcome::Shown {
+            shown += 1;
+            assert!(
+                m.pairs.len() <= most,
+                "seed {seed}: {} pairs",
+                m.pairs.len()
+            );
+        }
+    }
+    assert!(shown >= 45, "shown in {shown} of 50");
+}
+
+#[test]
+fn no_effect_is_decided_inside_the_band() {
+    let rule = Rule::Within {
+        low: 0.95,
+        high: 1.05,
+    };
+    let mut shown = 0;
+    for seed in 0..50 {
+        let m = sequence(rule, 1.0, 0.10, false, 100 + seed, 1.0);
+        assert_ne!(m.outcome(), Outcome::Contradicted, "seed {seed}");
+        shown += usize::from(m.outcome() == Outcome::Shown);
+    }
+    assert!(shown >= 45, "inside the band in {shown} of 50");
+}
+
+#[test]
+fn an_effect_at_the_threshold_stays_inconclusive_until_the_most_pairs() {
+    let rule = Rule::Above {
+        shown: 1.05,
+        contradicted: 1.05,
+    };
+    let most = *interval::LOOKS.last().unwrap();
+    let mut undecided = 0;
+    for seed in 0..50 {
+        let m = sequence(rule, 1.05, 0.10, false, 200 + seed, 1.0);
+        if m.outcome() == Outcome::Inconclusive {
+            undecided += 1;
+            assert_eq!(m.pairs.len(), most, "seed {seed} stopped early");
+        }
+    }
+    assert!(undecided >= 45, "undecided in {undecided} of 50");
+}
+
+#[test]
+fn the_interval_covers_the_true_ratio_over_repeated_looks() {
+    // Stopping as soon as a look decides is the case that breaks a naive interval.
+    let rule = Rule::Above {
+        shown: 1.02,
+        contradicted: 1.0,
+    };
+    for tail in [false, true] {
+        let trials = 1000;
+        let covered = (0..trials)
+            .filter(|&seed| {
+                let m = sequence(rule, 1.01, 0.08, tail, 1000 + seed, 1.0);
+                let i = m.interval().unwrap();
+                i.low <= 1.01 && 1.01 <= i.high
+            })
+            .count();
+        assert!(
+            covered as f64 >= 0.95 * trials as f64,
+            "covered {covered} of {trials} (heavy tail: {tail})"
+        );
+    }
+}
+
+#[test]
+fn precision_keeps_a_decided_comparison_going() {
+    let rule = Rule::Above {
+        shown: 1.0,
+        contradicted: 0.98,
+    };
+    let loose = sequence(rule, 1.3, 0.06, false, 7, 1.0);
+    let tight = sequence(rule, 1.3, 0.06, false, 7, 0.03);
+    assert_eq!(loose.outcome(), Outcome::Shown);
+    assert_eq!(loose.pairs.len(), interval::LOOKS[0]);
+    assert!(tight.pairs.len() > loose.pairs.len());
+    assert!(tight.interval().unwrap().half_width() <= 0.03);
+}
+
+#[test]
+fn rules_read_intervals_as_they_say() {
+    let above = Rule::Above {
+        shown: 1.05,
+        contradicted: 1.0,
+    };
+    assert_eq!(above.outcome(1.06, 1.2), Outcome::Shown);
+    assert_eq!(above.outcome(0.8, 0.99), Outcome::Contradicted);
+    assert_eq!(above.outcome(1.01, 1.04), Outcome::Inconclusive);
+    assert_eq!(above.thresholds(), vec![1.0, 1.05]);
+    let below = Rule::Below {
+        shown: 0.95,
+        contradicted: 1.0,
+    };
+    assert_eq!(below.outcome(0.8, 0.9), Outcome::Shown);
+    assert_eq!(below.outcome(1.01, 1.1), Outcome::Contradicted);
+    assert_eq!(below.outcome(0.9, 1.01), Outcome::Inconclusive);
+    let within = Rule::Within {
+        low: 0.97,
+        high: 1.03,
+    };
+    assert_eq!(within.outcome(0.98, 1.02), Outcome::Shown);
+    assert_eq!(within.outcome(1.05, 1.2), Outcome::Contradicted);
+    assert_eq!(within.outcome(0.99, 1.05), Outcome::Inconclusive);
+}
+
+#[test]
+fn a_side_may_be_a_ratio_of_two_cells() {
+    // Design a's 2 threads over its 1 thread, against design b's.
+    let c = Comparison::throughput(
+        Side::ratio(CellRef::new("f", "a", 2, 2), CellRef::new("f", "a", 1, 2)),
+        Side::ratio(CellRef::new("f", "b", 2, 2), CellRef::new("f", "b", 1, 2)),
+        Rule::Below {
+            shown: 0.9,
+            contradicted: 0.97,
+        },
+    );
+    assert_eq!(c.cells().len(), 4);
+    // a scales 1.0x, b 2.0x: a's scaling is half b's.
+    assert!((c.ratio_of(&[10.0, 10.0, 40.0, 20.0]) - 0.5).abs() < 1e-12);
+}
+
+#[test]
+fn a_part_without_pairs_is_inconclusive_and_says_why() {
+    let m = Measured::new(Claim::cannot("p", "claim", "needs more than 4 CPUs"));
+    let p = m.part();
+    assert_eq!(p.outcome, Outcome::Inconclusive);
+    assert_eq!(p.why, "needs more than 4 CPUs");
+    assert!(p.ratio.is_none());
+    let json = serde_json::to_value(&p).unwrap();
+    for key in [
+        "name",
+        "outcome",
+        "ratio",
+        "low",
+        "high",
+        "pairs",
+        "thresholds",
+        "seconds",
+    ] {
+        assert!(json.get(key).is_some(), "{key} missing from {json}");
+    }
+    assert_eq!(json["outcome"], "inconclusive");
+}
