@@ -16,6 +16,7 @@ default:
 # `just matrix resume=<run-id>` continues an interrupted run. The build step shows cargo's
 # progress (the first build on a fresh clone takes minutes).
 matrix *settings:
+    @bash scripts/setup.sh --if-missing
     @echo "building the workspace (cargo build --release -p lab)" >&2
     @cargo build --release -p lab
     @"${CARGO_TARGET_DIR:-target}/release/lab" matrix "$@"
