@@ -103,7 +103,7 @@ const CHARTED_EXTRAS: &[(&str, &str)] = &[
 /// What `lab` lists about the lookup hot path.
 const DESCRIPTION: Description = Description {
     name: "lookup",
-    summary: "389 DS uid equality search: per-thread throughput falls as worker threads rise",
+    summary: "seed 002's uid search on the lab's designs: a lock on every read against lock-free",
     variants: variants::ALL,
     params: PARAMS,
     charted_extras: CHARTED_EXTRAS,
@@ -115,6 +115,9 @@ impl HotPath for LookupHotPath {
     }
     fn question(&self) -> Option<&'static str> {
         Some(findings::QUESTION)
+    }
+    fn claims(&self, planned: &harness::decide::Planned<'_>) -> Vec<harness::decide::Claim> {
+        findings::claims(planned)
     }
     fn answer(&self, run: &harness::findings::Run<'_>) -> Option<harness::findings::Answer> {
         findings::answer(run)
