@@ -168,6 +168,15 @@ const PARAMS: &[ParamSpec] = &[
         help: "backend=libdqlite: where a node listens: abstract = an abstract Unix socket (Juju's @node-N), loopback = a free TCP port on 127.0.0.1",
     },
     ParamSpec {
+        name: "client_us",
+        kind: ParamKind::Int {
+            min: 0,
+            max: 1_000_000,
+        },
+        default: "0",
+        help: "backend=libdqlite: the client's own time after each request's answer, microseconds (a sleep: a slower client, such as Go's go-dqlite over TCP, holds each transaction and its permit longer)",
+    },
+    ParamSpec {
         name: "rtt_us",
         kind: ParamKind::Int {
             min: 0,
@@ -242,6 +251,7 @@ pub fn config(variant: &str, params: &Params) -> Result<RunnerConfig, String> {
             "libdqlite" => Backend::Libdqlite {
                 idle_conns: params.count("idle_conns"),
                 databases: libdqlite::Databases::parse(params.word("databases"))?,
+                client_cost: std::time::Duration::from_micros(params.int("client_us") as u64),
             },
             "dqlite-model" => Backend::Dqlite {
                 rtt: std::time::Duration::from_micros(params.int("rtt_us") as u64),
@@ -288,6 +298,9 @@ impl HotPath for SqlmixHotPath {
     }
     fn question(&self) -> Option<&'static str> {
         Some(findings::QUESTION)
+    }
+    fn claims(&self, planned: &harness::decide::Planned<'_>) -> Vec<harness::decide::Claim> {
+        findings::claims(planned)
     }
     fn answer(&self, run: &harness::findings::Run<'_>) -> Option<harness::findings::Answer> {
         findings::answer(run)

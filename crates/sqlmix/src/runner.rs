@@ -94,6 +94,8 @@ pub enum Backend {
         idle_conns: usize,
         /// One database per model or per app.
         databases: Databases,
+        /// The client's own time after each request (`client_us`).
+        client_cost: Duration,
     },
 }
 
@@ -319,6 +321,7 @@ impl TxnRunner {
         let Backend::Libdqlite {
             idle_conns,
             databases,
+            client_cost,
         } = config.backend
         else {
             unreachable!("called for backend=libdqlite only")
@@ -339,7 +342,8 @@ impl TxnRunner {
             config.units,
             max_open,
             idle_conns.min(max_open),
-        )?;
+        )?
+        .with_client_cost(client_cost);
         Ok(Shard {
             app: None,
             real: Some(app),

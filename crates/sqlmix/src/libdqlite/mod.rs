@@ -24,7 +24,7 @@ pub mod wire;
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use harness::OpCtx;
 use parking_lot::{Condvar, Mutex};
@@ -97,6 +97,8 @@ pub struct App {
     max_idle: usize,
     connects: AtomicU64,
     next_client: AtomicU64,
+    /// The client's own time after each request (`client_us`; zero by default).
+    client_cost: Duration,
     node: Node,
 }
 
@@ -157,6 +159,7 @@ impl App {
             max_idle,
             connects: AtomicU64::new(0),
             next_client: AtomicU64::new(1),
+            client_cost: Duration::ZERO,
             node,
         };
         for (p, mine) in members.iter().enumerate() {
@@ -182,6 +185,17 @@ impl App {
         }
         app.connects.store(0, Ordering::Relaxed);
         Ok(app)
+    }
+
+    /// The same app with its client spending `cost` after each request's answer, off the
+    /// node (`client_us`): a slower client than ours (go-dqlite's driver and Go's
+    /// `database/sql` over TCP, as Juju's is) holds each transaction, and the semaphore's
+    /// permit, that much longer per statement. A sleep, not a spin: Go multiplexes its
+    /// clients on a few threads, so 48 spinning threads here would starve the node in a way
+    /// Juju's client does not.
+    pub fn with_client_cost(mut self, cost: Duration) -> App {
+        self.client_cost = cost;
+        self
     }
 
     /// The node's address.
@@ -257,6 +271,7 @@ impl App {
     }
 
     fn timed<T>(
+        &self,
         ctx: &mut OpCtx,
         conn: &mut Conn,
         f: impl FnOnce(&mut Client, u32) -> Result<T, WireError>,
@@ -267,37 +282,52 @@ impl App {
         if matches!(r, Err(WireError::Io(_) | WireError::Protocol(_))) {
             conn.broken = true;
         }
+        // The client's own time with the answer: not a wait on the node, so not recorded
+        // as one.
+        if !self.client_cost.is_zero() {
+            std::thread::sleep(self.client_cost);
+        }
         r
     }
 
-    fn exec(ctx: &mut OpCtx, conn: &mut Conn, sql: &str, v: &[Value]) -> Result<(), WireError> {
-        Self::timed(ctx, conn, |c, db| c.exec_sql(db, sql, v)).map(drop)
+    fn exec(
+        &self,
+        ctx: &mut OpCtx,
+        conn: &mut Conn,
+        sql: &str,
+        v: &[Value],
+    ) -> Result<(), WireError> {
+        self.timed(ctx, conn, |c, db| c.exec_sql(db, sql, v))
+            .map(drop)
     }
 
     fn query(
+        &self,
         ctx: &mut OpCtx,
         conn: &mut Conn,
         sql: &str,
         v: &[Value],
     ) -> Result<wire::Rows, WireError> {
-        Self::timed(ctx, conn, |c, db| c.query_sql(db, sql, v))
+        self.timed(ctx, conn, |c, db| c.query_sql(db, sql, v))
     }
 
     fn finish<T>(
+        &self,
         ctx: &mut OpCtx,
         conn: &mut Conn,
         body: Result<T, WireError>,
     ) -> Result<T, WireError> {
         match body {
-            Ok(v) => Self::exec(ctx, conn, "COMMIT", &[])
+            Ok(v) => self
+                .exec(ctx, conn, "COMMIT", &[])
                 .map(|()| v)
                 .inspect_err(|_| {
-                    let _ = Self::exec(ctx, conn, "ROLLBACK", &[]);
+                    let _ = self.exec(ctx, conn, "ROLLBACK", &[]);
                 }),
             Err(e) => {
                 // SQLite may have rolled back already; a failed ROLLBACK changes nothing.
                 if !conn.broken {
-                    let _ = Self::exec(ctx, conn, "ROLLBACK", &[]);
+                    let _ = self.exec(ctx, conn, "ROLLBACK", &[]);
                 }
                 Err(e)
             }
@@ -312,18 +342,18 @@ impl App {
         model: &str,
         unit: &str,
     ) -> Result<ReadResult, WireError> {
-        Self::exec(ctx, conn, "BEGIN", &[])?;
+        self.exec(ctx, conn, "BEGIN", &[])?;
         let (m, u) = (Value::from(model), Value::from(unit));
         let body = (|| {
-            let row = Self::query(ctx, conn, db::SELECT_UNIT, &[m.clone(), u.clone()])?;
+            let row = self.query(ctx, conn, db::SELECT_UNIT, &[m.clone(), u.clone()])?;
             let (status, version) = match row.rows.first().map(Vec::as_slice) {
                 Some([Value::Text(s), Value::Int(v)]) => (s.clone(), *v),
                 other => {
                     return Err(WireError::Protocol(format!("unit row: {other:?}")));
                 }
             };
-            let newest = Self::query(ctx, conn, db::SELECT_NEWEST_EVENT, &[m.clone(), u])?;
-            let count = Self::query(ctx, conn, db::COUNT_UNITS, &[m])?;
+            let newest = self.query(ctx, conn, db::SELECT_NEWEST_EVENT, &[m.clone(), u])?;
+            let count = self.query(ctx, conn, db::COUNT_UNITS, &[m])?;
             Ok(ReadResult {
                 status,
                 version,
@@ -331,7 +361,7 @@ impl App {
                 units_in_model: rows_i64(&count)?,
             })
         })();
-        Self::finish(ctx, conn, body)
+        self.finish(ctx, conn, body)
     }
 
     /// The write transaction: BEGIN, UPDATE, the version read back, the event, now and
@@ -344,25 +374,21 @@ impl App {
         unit: &str,
         status: &str,
     ) -> Result<i64, WireError> {
-        Self::exec(ctx, conn, "BEGIN", &[])?;
+        self.exec(ctx, conn, "BEGIN", &[])?;
         let (m, u, s) = (Value::from(model), Value::from(unit), Value::from(status));
         let body = (|| {
-            Self::exec(ctx, conn, UPDATE_UNIT, &[m.clone(), u.clone(), s.clone()])?;
-            let version = rows_i64(&Self::query(
-                ctx,
-                conn,
-                SELECT_VERSION,
-                &[m.clone(), u.clone()],
-            )?)?;
+            self.exec(ctx, conn, UPDATE_UNIT, &[m.clone(), u.clone(), s.clone()])?;
+            let version =
+                rows_i64(&self.query(ctx, conn, SELECT_VERSION, &[m.clone(), u.clone()])?)?;
             let event = [m.clone(), u.clone(), Value::Int(version), s];
-            Self::exec(ctx, conn, db::INSERT_EVENT, &event)?;
+            self.exec(ctx, conn, db::INSERT_EVENT, &event)?;
             if version % db::CULL_EVERY == 0 {
                 let cull = [m, u, Value::Int(version - db::EVENTS_KEPT)];
-                Self::exec(ctx, conn, db::CULL_EVENTS, &cull)?;
+                self.exec(ctx, conn, db::CULL_EVENTS, &cull)?;
             }
             Ok(version)
         })();
-        Self::finish(ctx, conn, body)
+        self.finish(ctx, conn, body)
     }
 
     /// Runs `sql` on `model`'s database outside any transaction the workload knows of
