@@ -212,6 +212,9 @@ impl HotPath for PoolHotPath {
     fn question(&self) -> Option<&'static str> {
         Some(findings::QUESTION)
     }
+    fn claims(&self, planned: &harness::decide::Planned<'_>) -> Vec<harness::decide::Claim> {
+        findings::claims(planned)
+    }
     fn answer(&self, run: &harness::findings::Run<'_>) -> Option<harness::findings::Answer> {
         findings::answer(run)
     }

@@ -1,16 +1,14 @@
-//! The fix's gain per datapoints per request (`pool-seed-batch.toml`), beside the row of
-//! seed 004's message-size table, and the out-of-sample check of the server model: the
-//! model's CPU and heap costs were fitted to some of the seed's gains (the file's `[seed]`
-//! table names which), so only the others can judge it.
+//! The fix's gain per datapoints per request (`pool-seed-batch.toml`) from the cells'
+//! medians, beside the row of seed 004's message-size table: the table of the answer,
+//! context only. The model's CPU and heap costs were fitted to some of the seed's gains
+//! (the file's `[seed]` table names which), so only the others can judge it, and that
+//! judgement is a paired part (`claims`), not these cell figures.
 //!
-//! Compares figures and returns data; `findings` words the verdict.
+//! Returns data; `findings` words it.
 
-use harness::findings::{Run, Table};
+use harness::findings::{Run, Seeds, Table};
 use harness::judge::{extra, extra_str, param_text, percent, ratio, Est};
 use harness::RunRecord;
-
-/// The seed's "no change" at one datapoint per request: a gain this close to none agrees.
-pub const NO_CHANGE: f64 = 0.15;
 
 /// How far a measured gain may sit from the seed's and still agree, as a ratio of
 /// throughput gains (1 + gain): the seed's figures are one run each, read off a mailing
@@ -61,38 +59,14 @@ impl BatchGain {
     pub fn judged(&self) -> bool {
         self.default.judged() && self.fix.judged()
     }
-
-    /// `Some(true)` when the whole gain interval agrees with the seed's figure, `Some(false)`
-    /// when none of it does, `None` when it straddles the edge or cannot be judged.
-    pub fn agrees_with_seed(&self) -> Option<bool> {
-        let seed = self.seed?;
-        if !self.judged() {
-            return None;
-        }
-        let (low, high) = self.gain_range();
-        let (band_low, band_high) = if seed == 0.0 {
-            (-NO_CHANGE, NO_CHANGE)
-        } else {
-            (
-                (1.0 + seed) / AGREES_WITHIN - 1.0,
-                (1.0 + seed) * AGREES_WITHIN - 1.0,
-            )
-        };
-        if low >= band_low && high <= band_high {
-            Some(true)
-        } else if high < band_low || low > band_high {
-            Some(false)
-        } else {
-            None
-        }
-    }
 }
 
 /// The seed's row from the `[seed]` table of `file` (batches and gains), or the built-in
 /// one, with the batch sizes the model was fitted to.
-fn seed_row(run: &Run<'_>, file: &str) -> (Vec<(u64, f64)>, Vec<u64>) {
+pub(crate) fn seed_row(seeds: Seeds<'_>, file: &str) -> (Vec<(u64, f64)>, Vec<u64>) {
     let num_list = |key: &str| -> Vec<f64> {
-        run.seed(file)
+        seeds
+            .table(file)
             .and_then(|s| s.get(key))
             .and_then(|v| v.as_array())
             .map(|a| a.iter().filter_map(|v| v.as_f64()).collect())
@@ -113,7 +87,7 @@ fn seed_row(run: &Run<'_>, file: &str) -> (Vec<(u64, f64)>, Vec<u64>) {
 
 /// The gains of `rows` (cells of one batch sweep, default and fix) at their most clients.
 pub fn gains(run: &Run<'_>, file: &str, rows: &[&RunRecord]) -> Vec<BatchGain> {
-    let (seed, fitted) = seed_row(run, file);
+    let (seed, fitted) = seed_row(run.seeds(), file);
     let clients = rows.iter().map(|c| c.threads).max().unwrap_or(0);
     let datapoints = |c: &RunRecord, batch: u64| {
         Est::of(c).scaled(batch as f64 / extra(c, "statements_per_request").unwrap_or(1.0))
@@ -198,42 +172,5 @@ pub fn table(gains: &[BatchGain]) -> Table {
                 ]
             })
             .collect(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn gain(seed: f64, fix: f64, spread: f64) -> BatchGain {
-        let est = |m: f64| Est {
-            median: m,
-            low: m * (1.0 - spread),
-            high: m * (1.0 + spread),
-            n: 5,
-        };
-        BatchGain {
-            batch: 500,
-            clients: 1000,
-            default: est(100.0),
-            fix: est(fix),
-            seed: Some(seed),
-            calibrated: false,
-            server_use: (Some(0.3), Some(1.0)),
-            bound_by: ("pool".into(), "server".into()),
-        }
-    }
-
-    #[test]
-    fn a_gain_agrees_with_the_seed_inside_the_band_only() {
-        // +208% against +180%: 1.10x the seed's throughput gain.
-        assert_eq!(gain(1.8, 308.0, 0.01).agrees_with_seed(), Some(true));
-        // +20% against +180%: far outside.
-        assert_eq!(gain(1.8, 120.0, 0.01).agrees_with_seed(), Some(false));
-        // No change at one datapoint: +3% agrees, +60% does not.
-        assert_eq!(gain(0.0, 103.0, 0.01).agrees_with_seed(), Some(true));
-        assert_eq!(gain(0.0, 160.0, 0.01).agrees_with_seed(), Some(false));
-        // An interval across the band's edge cannot tell.
-        assert_eq!(gain(0.0, 115.0, 0.05).agrees_with_seed(), None);
     }
 }
