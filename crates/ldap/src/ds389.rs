@@ -10,7 +10,9 @@
 //! offline (`ns-slapd ldif2db`), the server listens on 127.0.0.1 only, the access log is
 //! off (it grows by 0.1 GB a minute under load), the size limit is lifted (the cache
 //! warm-up reads every entry), and the entry cache holds the whole directory, as on the
-//! seed's warmed-up server. Per cell only the port and `nsslapd-threadnumber` change.
+//! seed's warmed-up server. Per cell only the port and `nsslapd-threadnumber` change (`-1`
+//! where the server's autotuning gives the cell's count; the cell reads back the count the
+//! server runs from cn=monitor).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -46,7 +48,72 @@ pub fn template(users: usize, groups: usize) -> Result<PathBuf, String> {
     template::ensure("389-ds", &name, |dir| build(&bin, dir, users, groups))
 }
 
-/// Starts a copy of `template` in `folder` with `threads` worker threads on `cpus`.
+/// The fewest and the most worker threads 389 DS 2.3's autotuning gives
+/// (`util_get_hardware_threads` calls `util_get_capped_hardware_threads(16, 512)`: checked
+/// in the installed libslapd, 2.3.1).
+pub const AUTOTUNE_RANGE: (usize, usize) = (16, 512);
+
+/// What `nsslapd-threadnumber: -1` resolves to for a server pinned to `cpus` CPUs: the
+/// CPUs of its affinity mask (`sched_getaffinity`, so the cell's cores, not the machine's)
+/// held to [`AUTOTUNE_RANGE`]. 16 on 1 to 16 CPUs.
+pub fn autotuned_threads(cpus: usize) -> usize {
+    cpus.clamp(AUTOTUNE_RANGE.0, AUTOTUNE_RANGE.1)
+}
+
+/// The `nsslapd-threadnumber` a cell of `threads` on `cpus` CPUs writes: `-1` (the
+/// server's own autotuning) where that resolves to `threads`, so the cell at the
+/// autotuned count is the server's default as shipped, not a number that happens to
+/// match it; the number otherwise.
+pub fn threadnumber_setting(threads: usize, cpus: usize) -> String {
+    if threads == autotuned_threads(cpus) {
+        "-1".to_owned()
+    } else {
+        threads.to_string()
+    }
+}
+
+/// How many more threads cn=monitor's `threads` counts than the worker pool: 4 at
+/// `nsslapd-threadnumber: 3` and 17 at `-1` on 1 CPU (16 workers), 389 DS 2.3.1 here.
+pub const MONITOR_EXTRA_THREADS: usize = 1;
+
+/// The server's worker threads as it reports them itself: cn=monitor's `threads` (which
+/// anonymous clients may read, unlike cn=config, which needs the manager's bind, and no
+/// client here has one: there is no root password) less [`MONITOR_EXTRA_THREADS`].
+/// Returns (workers, the monitor's figure).
+pub fn read_threadnumber(url: &str) -> Result<(usize, usize), String> {
+    use ldap3::{LdapConn, LdapConnSettings, Scope, SearchEntry};
+    let settings = LdapConnSettings::new().set_conn_timeout(std::time::Duration::from_secs(5));
+    let mut conn = LdapConn::with_settings(settings, url).map_err(|e| e.to_string())?;
+    let (entries, _) = conn
+        .with_timeout(std::time::Duration::from_secs(5))
+        .search(
+            "cn=monitor",
+            Scope::Base,
+            "(objectClass=*)",
+            vec!["threads"],
+        )
+        .and_then(|r| r.success())
+        .map_err(|e| format!("reading cn=monitor: {e}"))?;
+    let entry = entries
+        .into_iter()
+        .next()
+        .map(SearchEntry::construct)
+        .ok_or("cn=monitor: no entry returned")?;
+    let value = entry
+        .attrs
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("threads"))
+        .and_then(|(_, v)| v.first())
+        .ok_or("cn=monitor: no threads returned")?;
+    let seen: usize = value
+        .trim()
+        .parse()
+        .map_err(|e| format!("cn=monitor: threads {value:?}: {e}"))?;
+    Ok((seen.saturating_sub(MONITOR_EXTRA_THREADS), seen))
+}
+
+/// Starts a copy of `template` in `folder` with `threads` worker threads on `cpus`
+/// (written as `-1` where the server's autotuning gives that many: [`threadnumber_setting`]).
 pub fn start(
     template: &Path,
     folder: &Path,
@@ -63,7 +130,10 @@ pub fn start(
         "cn=config",
         &[
             ("nsslapd-port", port.to_string()),
-            ("nsslapd-threadnumber", threads.to_string()),
+            (
+                "nsslapd-threadnumber",
+                threadnumber_setting(threads, cpus.len()),
+            ),
         ],
     );
     std::fs::write(&dse, text).map_err(|e| e.to_string())?;
@@ -278,6 +348,18 @@ pub fn set_attrs(ldif: &str, dn: &str, attrs: &[(&str, String)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_autotuned_count_is_the_cpus_held_to_16_512_and_written_as_minus_one() {
+        assert_eq!(autotuned_threads(1), 16);
+        assert_eq!(autotuned_threads(2), 16);
+        assert_eq!(autotuned_threads(64), 64);
+        assert_eq!(autotuned_threads(1000), 512);
+        assert_eq!(threadnumber_setting(16, 2), "-1");
+        assert_eq!(threadnumber_setting(12, 2), "12");
+        assert_eq!(threadnumber_setting(16, 64), "16");
+        assert_eq!(threadnumber_setting(64, 64), "-1");
+    }
 
     #[test]
     fn attributes_are_replaced_in_their_entry_only() {

@@ -172,6 +172,10 @@ impl HotPath for LdapHotPath {
         Some(findings::QUESTION)
     }
 
+    fn claims(&self, planned: &harness::decide::Planned<'_>) -> Vec<harness::decide::Claim> {
+        findings::claims(planned)
+    }
+
     fn answer(&self, run: &harness::findings::Run<'_>) -> Option<harness::findings::Answer> {
         findings::answer(run)
     }
@@ -222,6 +226,9 @@ fn measure(kind: Kind, params: &Params, settings: RunSettings) -> Result<Measure
     let warming = std::time::Instant::now();
     let warmed = workload::warm(&server.url())?;
     let warm_s = warming.elapsed().as_secs_f64();
+    // The worker threads the server says it runs (389 DS: `-1` resolved), read after the
+    // warm-up (every worker started) and before the window, which it costs nothing.
+    let read_back = (kind == Kind::Ds389).then(|| ds389::read_threadnumber(&server.url()));
     let seed = SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
         .map_or(1, |d| d.as_nanos() as u64);
@@ -252,6 +259,30 @@ fn measure(kind: Kind, params: &Params, settings: RunSettings) -> Result<Measure
         .insert("server_threads".into(), json!(settings.threads));
     m.extra
         .insert("server_cpus".into(), json!(cpu_list(&server_cpus)));
+    if kind == Kind::Ds389 {
+        let setting = ds389::threadnumber_setting(settings.threads, server_cpus.len());
+        m.extra
+            .insert("nsslapd_threadnumber".into(), json!(setting.clone()));
+        match read_back {
+            Some(Ok((n, seen))) => {
+                m.extra.insert("threadnumber_read_back".into(), json!(n));
+                m.extra.insert("monitor_threads".into(), json!(seen));
+                // A cell named for a thread count must run that many; the autotuned
+                // cell's count is the server's to choose, so it is checked here.
+                if n != settings.threads && m.verified.is_ok() {
+                    m.verified = Err(format!(
+                        "389 DS runs {n} worker threads (nsslapd-threadnumber: {setting}; cn=monitor says {seen} threads), not the cell's {}",
+                        settings.threads
+                    ));
+                }
+            }
+            Some(Err(why)) => {
+                m.extra
+                    .insert("threadnumber_read_back_error".into(), json!(why));
+            }
+            None => {}
+        }
+    }
     m.extra
         .insert("client_cpus".into(), json!(cpu_list(&client_cpus)));
     m.extra

@@ -145,3 +145,43 @@ fn slapd_at_one_thread_is_refused_with_its_reason() {
         .unwrap_err();
     assert!(err.reason.contains("minimum is 2"), "{err}");
 }
+
+#[test]
+fn the_autotuned_thread_number_reads_back_from_cn_monitor() {
+    if Kind::Ds389.available().is_err() {
+        eprintln!(
+            "skipped: 389 DS is not installed; install with {}",
+            ldap::INSTALL
+        );
+        return;
+    }
+    let template = Kind::Ds389.template(300, 100).unwrap();
+    let cpus = harness::affinity::allowed_cpus();
+    let auto = ldap::ds389::autotuned_threads(1);
+    // One CPU: the autotuned count is written as -1 and the server resolves it itself;
+    // another count is written as that number.
+    for threads in [3, auto] {
+        let parent = tempfile::tempdir().unwrap();
+        let folder =
+            harness::scratch::private_folder(Some(parent.path()), "contention-lab-t-").unwrap();
+        let running = Kind::Ds389
+            .start(&template, folder.path(), threads, &cpus[..1], 400)
+            .unwrap();
+        let dse = std::fs::read_to_string(folder.path().join("config/dse.ldif")).unwrap();
+        let written = if threads == auto {
+            "-1".to_owned()
+        } else {
+            threads.to_string()
+        };
+        assert!(
+            dse.contains(&format!("nsslapd-threadnumber: {written}")),
+            "threads {threads}"
+        );
+        assert_eq!(
+            ldap::ds389::read_threadnumber(&running.url()).map(|(n, _)| n),
+            Ok(threads),
+            "threads {threads}"
+        );
+        running.stop();
+    }
+}

@@ -1,0 +1,332 @@
+//! The seed's question asked of the real server, as four fixed parts (issue 34): (a) more
+//! 389 DS worker threads than CPUs cost throughput, (b) the seed's recommendation (threads
+//! = CPUs) against the server's own autotuned default and the seed's 16, (c) per-thread
+//! decline while CPUs are free, (d) where the server's time goes as threads grow. Parts
+//! (a)-(c) are comparisons measured as pairs adjacent in time ([`claims`] declares them
+//! from the plan), (d) is read from the server's own profiles ([`profile`]); the verdict
+//! follows from the four outcomes alone. Per-thread figures of the cells (X/N) are shown as
+//! the seed's arithmetic and decide nothing: past the CPUs they fall for any server.
+//!
+//! This module measures nothing and renders nothing: `lab` lays the [`Answer`] out.
+
+pub mod claims;
+pub mod profile;
+#[cfg(test)]
+mod tests;
+
+use harness::decide::{Outcome, Part};
+use harness::findings::{Answer, Basis, Chart, Run, Table, Verdict};
+use harness::judge::{self, si, Est};
+use harness::RunRecord;
+
+use claims::*;
+pub use claims::{claims, claims_on};
+
+/// The question, in the seed's words.
+pub const QUESTION: &str = "On the real 389 Directory Server, do more worker threads than CPUs cost throughput, does the seed's recommendation (threads = CPUs) beat the server's autotuned default, does per-thread throughput fall while CPUs are free, and where does the server's time go as threads grow?";
+
+/// The scenario file of the seed's server.
+pub const FILE: &str = "389ds";
+
+/// One core count's curve: its cells by thread count, ascending.
+#[derive(Debug, Clone)]
+pub struct Curve<'a> {
+    /// CPUs the server was pinned to.
+    pub cores: usize,
+    /// The cells, by thread count.
+    pub cells: Vec<&'a RunRecord>,
+}
+
+impl<'a> Curve<'a> {
+    /// The cell at the fewest threads.
+    pub fn first(&self) -> &'a RunRecord {
+        self.cells[0]
+    }
+    /// The cell at the most threads.
+    pub fn last(&self) -> &'a RunRecord {
+        self.cells[self.cells.len() - 1]
+    }
+    /// The cell with the highest throughput (context only: the luckiest cell decides
+    /// nothing).
+    pub fn best(&self) -> &'a RunRecord {
+        judge::best_of(self.cells.iter().copied()).expect("a curve has cells")
+    }
+}
+
+/// The curves of one variant, one per core count, ascending.
+pub fn curves<'a>(cells: &[&'a RunRecord], variant: &str) -> Vec<Curve<'a>> {
+    let mut cores: Vec<usize> = cells
+        .iter()
+        .filter(|c| c.variant == variant)
+        .map(|c| c.cores)
+        .collect();
+    cores.sort_unstable();
+    cores.dedup();
+    cores
+        .into_iter()
+        .map(|k| {
+            let mut row: Vec<&RunRecord> = cells
+                .iter()
+                .copied()
+                .filter(|c| c.variant == variant && c.cores == k)
+                .collect();
+            row.sort_by_key(|c| c.threads);
+            Curve {
+                cores: k,
+                cells: row,
+            }
+        })
+        .filter(|c| !c.cells.is_empty())
+        .collect()
+}
+
+/// "on CPU 42%, waiting for a CPU 3%, asleep 55%" of a cell's server, or why not.
+pub fn server_time(r: &RunRecord) -> String {
+    match r.server_time_share {
+        Some(s) => format!(
+            "on CPU {:.0}%, waiting for a CPU {:.0}%, asleep {:.0}%",
+            100.0 * s.on_cpu,
+            100.0 * s.run_queue.unwrap_or(0.0),
+            100.0 * s.other
+        ),
+        None => "not read".to_owned(),
+    }
+}
+
+fn pct(v: Option<f64>) -> String {
+    v.map_or("-".to_owned(), |v| format!("{:.0}%", 100.0 * v))
+}
+
+/// The table of one variant: a row per (cores, threads).
+pub fn table(title: &str, curves: &[Curve<'_>]) -> Table {
+    let mut rows = Vec::new();
+    for curve in curves {
+        for c in &curve.cells {
+            let s = c.server_time_share;
+            rows.push(vec![
+                c.cores.to_string(),
+                c.threads.to_string(),
+                Est::of(c).text(),
+                Est::per_thread(c).text(),
+                pct(s.map(|s| s.on_cpu)),
+                pct(s.and_then(|s| s.run_queue)),
+                pct(s.map(|s| s.other)),
+                pct(judge::extra(c, "server_cpu_util")),
+                pct(judge::extra(c, "client_cpu_util")),
+            ]);
+        }
+    }
+    Table {
+        title: title.to_owned(),
+        columns: [
+            "cores",
+            "threads",
+            "ops/s",
+            "per-thread ops/s (X/N)",
+            "server on CPU",
+            "server run queue",
+            "server asleep",
+            "server CPU use",
+            "client CPU use",
+        ]
+        .map(str::to_owned)
+        .to_vec(),
+        rows,
+    }
+}
+
+/// One line on a curve's per-thread arithmetic, from the fewest threads to the most.
+fn curve_sentence(curve: &Curve<'_>) -> String {
+    let (first, last) = (curve.first(), curve.last());
+    format!(
+        "on {} core(s) per-thread {} at {} thread(s) to {} at {}",
+        curve.cores,
+        si(first.per_thread_ops_per_sec),
+        first.threads,
+        si(last.per_thread_ops_per_sec),
+        last.threads
+    )
+}
+
+/// Which lookup design's curve the real server's resembles on `cores`: the one whose
+/// throughput at its most threads over its throughput at 1 thread is nearest the real
+/// server's. `None` without lookup cells at those cores.
+pub fn nearest_model(run: &Run<'_>, real: &Curve<'_>) -> Option<(String, f64, f64)> {
+    let lookup = run.of_file("lookup");
+    let ratio = |c: &Curve<'_>| judge::ratio(c.last().ops_per_sec, c.first().ops_per_sec);
+    let want = ratio(real);
+    judge::variants_of(&lookup)
+        .into_iter()
+        .filter_map(|v| {
+            let curve = curves(&lookup, v)
+                .into_iter()
+                .find(|c| c.cores == real.cores)?;
+            (curve.first().threads == 1).then(|| (v.to_owned(), ratio(&curve)))
+        })
+        .filter(|(_, r)| r.is_finite())
+        .min_by(|a, b| (a.1 - want).abs().total_cmp(&(b.1 - want).abs()))
+        .map(|(v, r)| (v, r, want))
+}
+
+/// The four parts of `run`, in their fixed order.
+pub fn parts(run: &Run<'_>) -> Vec<Part> {
+    vec![
+        run.part(THREADS_PAST_CPUS, THREADS_PAST_CPUS_CLAIM),
+        run.part(RECOMMENDATION, RECOMMENDATION_CLAIM),
+        run.part(PER_THREAD_WITH_CPUS_FREE, PER_THREAD_WITH_CPUS_FREE_CLAIM),
+        profile::where_time_goes(run),
+    ]
+}
+
+/// "12 against 2 threads on 2 CPUs": a part's sides, short, from the claim lab measured.
+fn short_sides(run: &Run<'_>, part: &str) -> Option<String> {
+    let m = run.comparisons.iter().find(|m| m.claim.part == part)?;
+    let c = m.claim.comparison.as_ref()?;
+    let (a, b) = (&c.a.cell, &c.b.cell);
+    Some(if a.cores == b.cores {
+        format!(
+            "{} against {} threads on {} CPU(s)",
+            a.threads, b.threads, a.cores
+        )
+    } else {
+        format!("{} against {}", a.text(), b.text())
+    })
+}
+
+/// "shown: 0.91x [0.88-0.94], 16 pairs (12 against 2 threads on 2 CPUs)" or the outcome
+/// and its reason.
+fn said(run: &Run<'_>, p: &Part) -> String {
+    let sides = short_sides(run, &p.name).map_or(String::new(), |s| format!(" ({s})"));
+    format!("{}: {}{sides}", p.outcome.word(), p.figure())
+}
+
+/// What the autotuned cell's server said it ran, where a cell wrote `-1`.
+fn read_back(cells: &[&RunRecord]) -> Option<String> {
+    let mut cells = cells.to_vec();
+    // The most CPUs first: the cell the recommendation part compares.
+    cells.sort_by_key(|c| std::cmp::Reverse(c.cores));
+    cells.iter().find_map(|c| {
+        (judge::extra_str(c, "nsslapd_threadnumber") == Some("-1")).then(|| {
+            match judge::extra(c, "threadnumber_read_back") {
+                Some(n) => format!(
+                    "389 DS resolved nsslapd-threadnumber: -1 to {n:.0} worker threads on {} CPU(s) (read back from cn=monitor; cn=config needs the manager's bind)",
+                    c.cores
+                ),
+                None => format!(
+                    "the autotuned cell on {} CPU(s) could not read back its thread count: {}",
+                    c.cores,
+                    judge::extra_str(c, "threadnumber_read_back_error").unwrap_or("no figure")
+                ),
+            }
+        })
+    })
+}
+
+/// The answer for `run`; `None` when it has no usable 389 DS cell.
+pub fn answer(run: &Run<'_>) -> Option<Answer> {
+    let cells = run.of_file(FILE);
+    let ds = curves(&cells, VARIANT);
+    if ds.is_empty() {
+        return None;
+    }
+    let parts = parts(run);
+    let outcomes: Vec<Outcome> = parts.iter().map(|p| p.outcome).collect();
+    let verdict = Verdict::of_outcomes(&outcomes);
+    let [past, rec, free, time] = [&parts[0], &parts[1], &parts[2], &parts[3]];
+    let sentences = vec![
+        format!("More worker threads than CPUs (X at the most threads over X at threads = CPUs), {}.", said(run, past)),
+        format!(
+            "The seed's recommendation, threads = CPUs, over the server's own default, {}; per-thread while CPUs are free, {}.",
+            said(run, rec),
+            said(run, free)
+        ),
+        format!("Where the server's time goes, {}: {}.", time.outcome.word(), time.why),
+    ];
+    let figure = [past, rec]
+        .into_iter()
+        .find(|p| p.outcome != Outcome::Inconclusive && p.ratio.is_some())
+        .map(|p| format!("{}: {}", p.name, p.figure()))
+        .unwrap_or_default();
+    let mut details = vec![format!(
+        "389 DS per-thread figures, the seed's arithmetic X/N (they fall past the CPUs for any server, so they decide nothing): {}.",
+        ds.iter().map(curve_sentence).collect::<Vec<_>>().join("; ")
+    )];
+    if let Some(line) = read_back(&cells) {
+        details.push(format!("{line}."));
+    }
+    let widest = ds.last().expect("not empty");
+    details.push(format!(
+        "The server's threads on {} core(s) at {} thread(s): {}; at {}: {}.",
+        widest.cores,
+        widest.last().threads,
+        server_time(widest.last()),
+        widest.first().threads,
+        server_time(widest.first())
+    ));
+    if let Some(why) = judge::too_few(&cells) {
+        details.push(format!("389ds.toml cells (context, not the parts): {why}."));
+    }
+    let open = run.of_file("openldap");
+    let ol: Vec<Curve<'_>> = curves(&open, "openldap")
+        .into_iter()
+        .filter(|c| c.cells.len() >= 2)
+        .collect();
+    let mut tables = vec![table(
+        "389 DS (ns-slapd), nsslapd-threadnumber = threads (-1 where the server's autotuning gives that count)",
+        &ds,
+    )];
+    if !ol.is_empty() {
+        details.push(format!(
+            "OpenLDAP: {}.",
+            ol.iter().map(curve_sentence).collect::<Vec<_>>().join("; ")
+        ));
+        for curve in &ol {
+            if let Some(d) = ds.iter().find(|d| d.cores == curve.cores) {
+                let (a, b) = (Est::of(d.best()), Est::of(curve.best()));
+                details.push(format!(
+                    "On {} core(s) the best of OpenLDAP ({} at {} threads) is {:.2}x the best of 389 DS ({} at {}){}.",
+                    curve.cores,
+                    b.text(),
+                    curve.best().threads,
+                    b.ratio(&a),
+                    a.text(),
+                    d.best().threads,
+                    match b.apart(&a) {
+                        Some(true) => ", intervals apart",
+                        Some(false) => ", intervals overlapping (undecided, not equal)",
+                        None => ", too few repetitions to compare",
+                    }
+                ));
+            }
+        }
+        tables.push(table("OpenLDAP (slapd), threads = threads", &ol));
+    }
+    for curve in &ds {
+        if let Some((model, model_ratio, real_ratio)) = nearest_model(run, curve) {
+            details.push(format!(
+                "Beside the lookup model on {} core(s): the real server's throughput at {} threads is {:.2}x its 1-thread figure; the nearest model design is {model} ({:.2}x).",
+                curve.cores,
+                curve.last().threads,
+                real_ratio,
+                model_ratio
+            ));
+        }
+    }
+    details.push(
+        "Server time is each ns-slapd thread's schedstat over the window, over the threads that ran at least 1% of it; asleep covers waiting for work, for a lock or for I/O alike (no off-CPU profile of the server is taken yet)."
+            .to_owned(),
+    );
+    Some(Answer {
+        parts,
+        verdict,
+        basis: Basis::Real,
+        calibrated_on: Vec::new(),
+        figure,
+        sentences,
+        details,
+        tables,
+        chart: Some(Chart::Throughput {
+            file: FILE.to_owned(),
+        }),
+    })
+}
