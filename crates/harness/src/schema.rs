@@ -537,6 +537,10 @@ pub struct ResultsFile {
     pub env: EnvInfo,
     /// Every cell.
     pub cells: Vec<RunRecord>,
+    /// Every part the findings declared for this plan, with the pairs measured for it
+    /// after the rounds (empty in files written before parts, and in quick runs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub comparisons: Vec<crate::decide::Measured>,
     /// The seed of the cell order, shuffled afresh in every round (0 in files written
     /// before the order was shuffled).
     #[serde(default)]
@@ -642,6 +646,7 @@ mod tests {
             seeds: BTreeMap::new(),
             env: EnvInfo::default(),
             cells: vec![record(1, 1, 1000.0), failed],
+            comparisons: Vec::new(),
             order_seed: 42,
             resume: Some(ResumeState {
                 settings: vec!["threads=1,2".into()],

@@ -16,6 +16,7 @@ mod list;
 mod lock;
 mod matrix;
 mod order;
+mod pairs;
 mod plan;
 mod profile;
 mod progress;

@@ -95,7 +95,13 @@ pub fn run(plan: &MatrixPlan, start: Start) -> anyhow::Result<ExitCode> {
         .map(|(_, c)| c.file.profile_cost(c.threads, plan.quick))
         .sum::<Duration>()
         + crate::plan::REPORT_COST;
-    'outer: for rep in 0..max_repeats + crate::adaptive::EXTRA_ROUNDS {
+    // Extra rounds for wide cells give way to the findings' pairs, which decide.
+    let extra_rounds = if plan.pairs {
+        0
+    } else {
+        crate::adaptive::EXTRA_ROUNDS
+    };
+    'outer: for rep in 0..max_repeats + extra_rounds {
         if rep >= max_repeats {
             // Extra rounds, only for cells whose interval is still wide (`adaptive`).
             let wide = crate::adaptive::wide_cells(&run.reps, &planned, rep);
@@ -177,6 +183,10 @@ pub fn run(plan: &MatrixPlan, start: Start) -> anyhow::Result<ExitCode> {
             }
         }
     }
+    if plan.pairs && !interrupted.load(Ordering::SeqCst) {
+        let deadline = plan.budget.map(|b| began + b.saturating_sub(after_rounds));
+        pairs_step(plan, &cells, &mut run, deadline, &exe, interrupted, &bar)?;
+    }
     let mut profiles = std::mem::take(&mut run.profiles);
     if plan.profile && !interrupted.load(Ordering::SeqCst) {
         progress::phase(
@@ -257,6 +267,7 @@ pub fn run(plan: &MatrixPlan, start: Start) -> anyhow::Result<ExitCode> {
     for line in retaken
         .into_iter()
         .chain(crate::adaptive::total_line(extended))
+        .chain(crate::pairs::total_line(&results.comparisons))
     {
         println!("{line}");
     }
@@ -273,6 +284,58 @@ pub fn run(plan: &MatrixPlan, start: Start) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::FAILURE);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The findings' parts measured as pairs (`pairs`) until `deadline`, the results file
+/// rewritten after every look.
+fn pairs_step(
+    plan: &MatrixPlan,
+    cells: &[CellSpec<'_>],
+    run: &mut RunState,
+    deadline: Option<Instant>,
+    exe: &Path,
+    interrupted: &AtomicBool,
+    bar: &indicatif::ProgressBar,
+) -> anyhow::Result<()> {
+    let declared = crate::pairs::declare(plan, cells);
+    let mut parts = crate::pairs::carry_over(declared, &run.comparisons);
+    if parts.is_empty() {
+        return Ok(());
+    }
+    progress::phase(
+        bar,
+        &format!(
+            "pairs: {} part(s) of the findings, each measured as pairs adjacent in time",
+            parts.len()
+        ),
+    );
+    let mut one = |i: usize, pair: usize| {
+        let cell = &cells[i];
+        bar.set_message(format!(
+            "{}/{} t={} c={} pair {}",
+            cell.file.file,
+            cell.variant,
+            cell.threads,
+            cell.cores,
+            pair + 1
+        ));
+        run_child(exe, &plan.root, cell, None, pair, interrupted).map(|mut r| {
+            r.scenario_file = cell.file.file.clone();
+            r
+        })
+    };
+    let mut failed_write = None;
+    let mut save = |parts: &[harness::decide::Measured]| {
+        run.comparisons = parts.to_vec();
+        if let Err(e) = run.write(plan, false) {
+            failed_write = Some(e);
+        }
+    };
+    crate::pairs::measure(&mut parts, cells, deadline, &mut one, &mut save);
+    if let Some(e) = failed_write {
+        return Err(e);
+    }
+    Ok(())
 }
 
 /// The `data_dir` folders the plan's cells may make folders in.

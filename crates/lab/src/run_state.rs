@@ -32,6 +32,8 @@ pub(crate) struct RunState {
     pub(crate) overheads: Vec<f64>,
     /// The machine's speed over the kept repetitions so far (`env.machine_speed`).
     pub(crate) machine_speed: Option<harness::env::MachineSpeed>,
+    /// The findings' parts with the pairs measured so far (`comparisons`).
+    pub(crate) comparisons: Vec<harness::decide::Measured>,
 }
 
 impl RunState {
@@ -54,6 +56,7 @@ impl RunState {
                 reference: Vec::new(),
                 overheads: Vec::new(),
                 machine_speed: None,
+                comparisons: Vec::new(),
             };
         };
         let results = previous.results;
@@ -87,6 +90,7 @@ impl RunState {
             reference: results.env.reference.map_or(Vec::new(), |r| r.per_round_ms),
             overheads: results.env.run_overhead_s.into_iter().collect(),
             machine_speed: results.env.machine_speed,
+            comparisons: results.comparisons,
         }
     }
 
@@ -121,6 +125,7 @@ impl RunState {
                 ..crate::reference::env(&self.reference, &self.overheads, plan.interference)
             },
             cells: records,
+            comparisons: self.comparisons.clone(),
             order_seed: self.order_seed,
             resume: Some(ResumeState {
                 settings: self.typed.clone(),

@@ -93,6 +93,18 @@ impl MatrixPlan {
             )),
             None => notes.push("budget: none (nothing trimmed)".to_owned()),
         }
+        notes.push(match (self.pairs, self.budget) {
+            (false, _) => "comparisons: none (quick and smoke runs answer no question: their findings' parts are inconclusive)".to_owned(),
+            (true, Some(b)) => format!(
+                "comparisons: the findings' parts measured as pairs after the rounds, about {} ({:.0}% of the budget) and whatever the rounds leave",
+                short(b.mul_f64(super::PAIRS_SHARE)),
+                super::PAIRS_SHARE * 100.0
+            ),
+            (true, None) => format!(
+                "comparisons: the findings' parts measured as pairs after the rounds, each until decided or {} pairs",
+                harness::decide::interval::LOOKS.last().unwrap_or(&0)
+            ),
+        });
         notes
     }
 }

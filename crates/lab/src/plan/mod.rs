@@ -22,6 +22,8 @@
 //! trimming), `lines` (what `plan=true` prints).
 
 mod budget;
+/// The share of the budget kept for the findings' paired comparisons.
+pub use budget::PAIRS_SHARE;
 /// What writing the report costs, in the budget's cost model.
 pub use budget::REPORT as REPORT_COST;
 #[cfg(test)]
@@ -183,6 +185,10 @@ pub struct MatrixPlan {
     /// How far from its usual speed the machine may run in a kept repetition
     /// (`machine_speed=`); `None`: recorded, not judged.
     pub machine_speed: Option<f64>,
+    /// Whether the findings' parts are measured as pairs after the rounds (not in quick
+    /// or smoke runs, which answer no question); the rounds then fit what the budget
+    /// leaves them ([`PAIRS_SHARE`]).
+    pub pairs: bool,
 }
 
 /// Time already spent since `just` began (`LAB_STARTED_AT`, Unix seconds, set by the
@@ -277,6 +283,7 @@ impl MatrixPlan {
                 .interference
                 .unwrap_or(Some(crate::retake::DEFAULT_THRESHOLD)),
             machine_speed: settings.machine_speed.flatten(),
+            pairs: !(settings.quick || settings.smoke),
         };
         budget::fit(&mut plan, settings);
         Ok(plan)

@@ -30,7 +30,7 @@ fn findings_of(
     let run = Run {
         cells: &results.cells,
         seeds: &results.seeds,
-        comparisons: &[],
+        comparisons: &results.comparisons,
     };
     let mut out = Vec::new();
     for hot_path in hot_paths {

@@ -99,6 +99,9 @@ fn finding(out: &mut String, f: &Finding, prefix: &str) {
             esc(&f.calibrated_on.join("; "))
         );
     }
+    if let Some(t) = parts_table(f) {
+        table_html(out, &t);
+    }
     out.push_str("</div>");
     if !f.chart_svg.is_empty() {
         let _ = write!(
@@ -122,6 +125,60 @@ fn finding(out: &mut String, f: &Finding, prefix: &str) {
         out.push_str("</details>\n");
     }
     out.push_str("</section>\n");
+}
+
+/// The finding's parts, one row each: what the verdict follows from, with the ratio, its
+/// interval, the pairs behind it, the thresholds, the outcome and the time it took.
+pub fn parts_table(f: &Finding) -> Option<Table> {
+    if f.parts.is_empty() {
+        return None;
+    }
+    let rows = f
+        .parts
+        .iter()
+        .map(|p| {
+            vec![
+                format!("`{}`", p.name),
+                p.claim.clone(),
+                p.outcome.word().to_owned(),
+                match (p.ratio, p.low, p.high) {
+                    (Some(r), Some(l), Some(h)) => format!("{r:.3} [{l:.3}-{h:.3}]"),
+                    _ => "-".to_owned(),
+                },
+                p.pairs.to_string(),
+                p.thresholds
+                    .iter()
+                    .map(|t| format!("{t:.2}"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                format!("{:.0}s", p.seconds),
+                if p.sides.is_empty() {
+                    p.why.clone()
+                } else {
+                    format!("{}; {}", p.sides, p.why)
+                },
+            ]
+        })
+        .collect();
+    Some(Table {
+        title: "Parts: each decided by pairs run back to back until its 95% interval (valid over every look) \
+                clears its thresholds"
+            .to_owned(),
+        columns: [
+            "part",
+            "claim",
+            "outcome",
+            "ratio [interval]",
+            "pairs",
+            "thresholds",
+            "time",
+            "sides, and why",
+        ]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect(),
+        rows,
+    })
 }
 
 fn table_html(out: &mut String, t: &Table) {
@@ -199,7 +256,11 @@ pub fn markdown(out: &mut String, analysed: &[Analysed<'_>]) {
                 let _ = writeln!(out, "- {d}");
             }
             out.push('\n');
-            for t in f.tables.iter().filter(|t| !t.rows.is_empty()) {
+            for t in parts_table(f)
+                .iter()
+                .chain(&f.tables)
+                .filter(|t| !t.rows.is_empty())
+            {
                 let _ = writeln!(
                     out,
                     "{}\n\n| {} |\n|{}",

@@ -367,6 +367,7 @@ mod tests {
                 seeds: Default::default(),
                 env: Default::default(),
                 cells,
+                comparisons: Vec::new(),
                 order_seed: 0,
                 resume: None,
             },

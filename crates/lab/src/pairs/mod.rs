@@ -1,0 +1,225 @@
+//! The findings' parts measured as pairs adjacent in time, after the matrix's rounds.
+//!
+//! Why pairs and not the rounds' cells: two cells a round apart differ by what the host
+//! did in the minute between them (the sd of their log ratio is 0.29 here), while two
+//! children run back to back vary together (0.08). So each part's comparison
+//! ([`harness::decide`]) runs its cells one after the other, a then b, then b then a
+//! (alternated, so neither side always runs first), and adds pairs until its interval
+//! decides at a look and is [`PRECISION`] narrow, or the time runs out. Time is shared
+//! by giving the next pairs to the comparison that has had the least time so far, so a
+//! real server's expensive pairs do not starve the others, nor they it.
+//!
+//! A pair's children are ordinary repetitions of their cells at their planned window;
+//! they are kept with the comparison, not merged into the cells' figures. Not here: what
+//! a part claims (each hot path's `claims`), turning pairs into outcomes
+//! (`harness::decide`).
+
+#[cfg(test)]
+mod tests;
+
+use std::time::{Duration, Instant};
+
+use harness::decide::{interval, CellRef, Claim, Measured, Outcome, Planned};
+use harness::RunRecord;
+
+use crate::plan::{CellSpec, MatrixPlan};
+
+/// How narrow a decided part's interval must be (half its width, relative) before its
+/// comparison stops taking pairs: the figure a reader compares across runs.
+pub const PRECISION: f64 = 0.03;
+
+/// Every part the plan's hot paths declare, in catalog order, each resolved to the
+/// plan's cells or, where a side matches no planned cell, turned into a part that says so.
+pub fn declare(plan: &MatrixPlan, cells: &[CellSpec<'_>]) -> Vec<Measured> {
+    let refs: Vec<CellRef> = cells.iter().map(cell_ref).collect();
+    let seeds = plan.seeds();
+    let planned = Planned {
+        cells: &refs,
+        seeds: &seeds,
+    };
+    crate::catalog::hot_paths()
+        .iter()
+        .filter(|h| cells.iter().any(|c| c.file.hot_path.name() == h.name()))
+        .flat_map(|h| h.claims(&planned))
+        .map(|claim| Measured::new(resolvable(claim, &refs)))
+        .collect()
+}
+
+/// Continues the comparisons of a resumed run: a part measured before keeps its pairs
+/// where its claim is unchanged.
+pub fn carry_over(declared: Vec<Measured>, before: &[Measured]) -> Vec<Measured> {
+    declared
+        .into_iter()
+        .map(|m| {
+            before
+                .iter()
+                .find(|b| b.claim == m.claim)
+                .cloned()
+                .unwrap_or(m)
+        })
+        .collect()
+}
+
+/// A cell as a comparison names it.
+fn cell_ref(c: &CellSpec<'_>) -> CellRef {
+    CellRef {
+        file: c.file.file.clone(),
+        variant: c.variant.to_owned(),
+        threads: c.threads,
+        cores: c.cores,
+        params: c.params.to_map(),
+    }
+}
+
+/// The index of the planned cell `r` names.
+fn position(r: &CellRef, refs: &[CellRef]) -> Option<usize> {
+    refs.iter()
+        .position(|c| r.matches(&c.file, &c.variant, c.threads, c.cores, &c.params))
+}
+
+/// `claim` as declared, or, where a side names a cell the plan lacks, a part that cannot
+/// be decided and says which cell.
+fn resolvable(claim: Claim, refs: &[CellRef]) -> Claim {
+    let Some(c) = &claim.comparison else {
+        return claim;
+    };
+    match c.cells().into_iter().find(|r| position(r, refs).is_none()) {
+        None => claim,
+        Some(lacking) => Claim::cannot(
+            &claim.part,
+            claim.claim.clone(),
+            format!("{} is not in this plan", lacking.text()),
+        ),
+    }
+}
+
+/// The plan's cell indices of a comparison's cells, in its order; `None` without one.
+fn cells_of(m: &Measured, refs: &[CellRef]) -> Option<Vec<usize>> {
+    let c = m.claim.comparison.as_ref()?;
+    c.cells().into_iter().map(|r| position(r, refs)).collect()
+}
+
+/// Why a comparison stops now, if it does.
+fn stop_reason(m: &Measured) -> Option<&'static str> {
+    if !m.done(PRECISION) {
+        return None;
+    }
+    Some(match m.outcome() {
+        Outcome::Inconclusive => "most pairs",
+        _ => "decided",
+    })
+}
+
+/// Measures pairs for every part in `parts` until each has stopped or `deadline`
+/// passes. `run` runs one repetition of a plan cell (`None`: interrupted); `saved` is
+/// called after each look so a stop loses at most one look's pairs. Returns false when
+/// interrupted.
+pub fn measure(
+    parts: &mut [Measured],
+    cells: &[CellSpec<'_>],
+    deadline: Option<Instant>,
+    run: &mut dyn FnMut(usize, usize) -> Option<RunRecord>,
+    saved: &mut dyn FnMut(&[Measured]),
+) -> bool {
+    let refs: Vec<CellRef> = cells.iter().map(cell_ref).collect();
+    let plans: Vec<Option<Vec<usize>>> = parts.iter().map(|m| cells_of(m, &refs)).collect();
+    for (m, p) in parts.iter_mut().zip(&plans) {
+        if p.is_none() && m.stopped.is_empty() {
+            m.stopped = "not measured: no comparison".to_owned();
+        }
+    }
+    loop {
+        // The comparison that has had the least time, among those still going.
+        let next = (0..parts.len())
+            .filter(|&i| parts[i].stopped.is_empty() && plans[i].is_some())
+            .filter(|&i| stop_reason(&parts[i]).is_none())
+            .min_by(|&a, &b| parts[a].seconds.total_cmp(&parts[b].seconds));
+        let Some(i) = next else { break };
+        let order = plans[i].as_deref().unwrap_or_default();
+        let cost: Duration = order
+            .iter()
+            .map(|&c| cells[c].file.run_cost(cells[c].threads))
+            .sum();
+        let m = &mut parts[i];
+        let target = interval::next_look(m.pairs.len()).unwrap_or(m.pairs.len());
+        while m.pairs.len() < target {
+            if deadline.is_some_and(|d| Instant::now() + cost > d) {
+                m.stopped = "budget spent".to_owned();
+                break;
+            }
+            let started = Instant::now();
+            match one_pair(m, order, cells, run) {
+                Ok(figures) => m.pairs.push(figures),
+                Err(None) => {
+                    m.seconds += started.elapsed().as_secs_f64();
+                    m.stopped = "interrupted".to_owned();
+                    saved(parts);
+                    return false;
+                }
+                Err(Some(why)) => {
+                    m.stopped = why;
+                    m.seconds += started.elapsed().as_secs_f64();
+                    break;
+                }
+            }
+            m.seconds += started.elapsed().as_secs_f64();
+        }
+        if m.stopped.is_empty() {
+            if let Some(why) = stop_reason(m) {
+                m.stopped = why.to_owned();
+            }
+        }
+        saved(parts);
+    }
+    true
+}
+
+/// One pair: every cell of the comparison once, in its order on even pairs and the
+/// reverse on odd ones. `Err(None)` when interrupted, `Err(Some(why))` when a side failed.
+fn one_pair(
+    m: &Measured,
+    order: &[usize],
+    cells: &[CellSpec<'_>],
+    run: &mut dyn FnMut(usize, usize) -> Option<RunRecord>,
+) -> Result<Vec<f64>, Option<String>> {
+    let comparison = m.claim.comparison.as_ref().ok_or(None)?;
+    let n = m.pairs.len();
+    let mut figures = vec![0.0; order.len()];
+    let mut slots: Vec<usize> = (0..order.len()).collect();
+    if n % 2 == 1 {
+        slots.reverse();
+    }
+    for slot in slots {
+        let cell = &cells[order[slot]];
+        let record = run(order[slot], n).ok_or(None)?;
+        figures[slot] = comparison.figure_of(&record).ok_or_else(|| {
+            Some(format!(
+                "failed: {} {}",
+                cell_ref(cell).text(),
+                record
+                    .failure
+                    .clone()
+                    .or(record.verify_error.clone())
+                    .unwrap_or_else(|| format!("has no figure {}", comparison.figure))
+            ))
+        })?;
+    }
+    Ok(figures)
+}
+
+/// One line for the log once the comparisons are done: parts per outcome and the time.
+pub fn total_line(parts: &[Measured]) -> Option<String> {
+    if parts.is_empty() {
+        return None;
+    }
+    let count = |o: Outcome| parts.iter().filter(|m| m.outcome() == o).count();
+    let seconds: f64 = parts.iter().map(|m| m.seconds).sum();
+    Some(format!(
+        "parts: {} shown, {} contradicted, {} inconclusive; {} pairs in {}",
+        count(Outcome::Shown),
+        count(Outcome::Contradicted),
+        count(Outcome::Inconclusive),
+        parts.iter().map(|m| m.pairs.len()).sum::<usize>(),
+        humantime::format_duration(Duration::from_secs(seconds as u64))
+    ))
+}

@@ -1,0 +1,166 @@
+//! Pairs measured over a real plan's cells with a stand-in for the child: the order
+//! alternates, a clear effect stops at the first look, the budget and a failed side stop a
+//! comparison with the reason, and an interruption stops all.
+
+use std::cell::RefCell;
+use std::time::{Duration, Instant};
+
+use harness::decide::{Claim, Comparison, Measured, Outcome, Rule, Side};
+use harness::testing::synthetic_cell;
+use harness::RunRecord;
+
+use super::*;
+use crate::plan::{MatrixPlan, Settings};
+
+fn plan() -> MatrixPlan {
+    let args: Vec<String> = [
+        "scenarios=lookup",
+        "variants=dashmap,global-mutex",
+        "threads=1,2",
+        "cores=1",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    MatrixPlan::build(&Settings::parse(&args).unwrap(), &root).unwrap()
+}
+
+/// dashmap against global-mutex at 2 threads on 1 core: shown above 1.05.
+fn part() -> Measured {
+    let side = |v: &str| Side::cell(CellRef::new("lookup", v, 2, 1));
+    Measured::new(Claim::decided_by(
+        "faster",
+        "dashmap beats the mutex",
+        Comparison::throughput(
+            side("dashmap"),
+            side("global-mutex"),
+            Rule::Above {
+                shown: 1.05,
+                contradicted: 1.0,
+            },
+        ),
+    ))
+}
+
+/// A record of plan cell `i` doing `ops` ops/s.
+fn record(cells: &[CellSpec<'_>], i: usize, ops: f64) -> RunRecord {
+    let c = &cells[i];
+    synthetic_cell(
+        "lookup",
+        "lookup",
+        c.variant,
+        &[],
+        c.threads,
+        c.cores,
+        ops,
+        0.0,
+        1,
+    )
+}
+
+#[test]
+fn pairs_alternate_and_a_clear_effect_stops_at_the_first_look() {
+    let plan = plan();
+    let cells = plan.cells();
+    let mut parts = vec![part()];
+    let calls = RefCell::new(Vec::new());
+    let mut run = |i: usize, _pair: usize| {
+        calls.borrow_mut().push(cells[i].variant);
+        let ops = if cells[i].variant == "dashmap" {
+            2e6
+        } else {
+            1e6
+        };
+        Some(record(&cells, i, ops))
+    };
+    let mut saves = 0;
+    assert!(measure(&mut parts, &cells, None, &mut run, &mut |_| {
+        saves += 1
+    }));
+    let m = &parts[0];
+    assert_eq!(m.stopped, "decided");
+    assert_eq!(m.pairs.len(), harness::decide::interval::LOOKS[0]);
+    assert_eq!(m.outcome(), Outcome::Shown);
+    assert!((m.interval().unwrap().ratio - 2.0).abs() < 1e-9);
+    let calls = calls.into_inner();
+    assert_eq!(
+        &calls[..4],
+        ["dashmap", "global-mutex", "global-mutex", "dashmap"]
+    );
+    assert!(saves >= 1);
+}
+
+#[test]
+fn a_spent_budget_and_a_failed_side_stop_with_their_reason() {
+    let plan = plan();
+    let cells = plan.cells();
+    let mut parts = vec![part()];
+    let past = Instant::now() - Duration::from_secs(1);
+    let mut never = |_: usize, _: usize| -> Option<RunRecord> { panic!("ran past its budget") };
+    assert!(measure(
+        &mut parts,
+        &cells,
+        Some(past),
+        &mut never,
+        &mut |_| {}
+    ));
+    assert_eq!(parts[0].stopped, "budget spent");
+    assert!(parts[0].pairs.is_empty());
+    assert_eq!(parts[0].part().outcome, Outcome::Inconclusive);
+
+    let mut parts = vec![part()];
+    let mut failing = |i: usize, _: usize| {
+        let mut r = record(&cells, i, 1e6);
+        if cells[i].variant == "global-mutex" {
+            r = RunRecord::failed(&r.key(), "0", "crashed: signal 11");
+        }
+        Some(r)
+    };
+    assert!(measure(&mut parts, &cells, None, &mut failing, &mut |_| {}));
+    assert!(
+        parts[0].stopped.starts_with("failed: `global-mutex`"),
+        "{}",
+        parts[0].stopped
+    );
+    assert!(parts[0].stopped.contains("signal 11"));
+}
+
+#[test]
+fn an_interruption_stops_every_comparison() {
+    let plan = plan();
+    let cells = plan.cells();
+    let mut parts = vec![part(), part()];
+    let mut n = 0;
+    let mut run = |i: usize, _: usize| {
+        n += 1;
+        (n < 5).then(|| record(&cells, i, 1e6))
+    };
+    assert!(!measure(&mut parts, &cells, None, &mut run, &mut |_| {}));
+    assert_eq!(parts[0].stopped, "interrupted");
+    assert_eq!(parts[0].pairs.len(), 2);
+    assert!(parts[1].pairs.is_empty());
+}
+
+#[test]
+fn a_side_outside_the_plan_is_a_part_that_says_so() {
+    let plan = plan();
+    let cells = plan.cells();
+    let refs: Vec<CellRef> = cells.iter().map(cell_ref).collect();
+    let side = |v: &str| Side::cell(CellRef::new("lookup", v, 12, 1));
+    let claim = Claim::decided_by(
+        "x",
+        "claim",
+        Comparison::throughput(
+            side("dashmap"),
+            side("global-mutex"),
+            Rule::Within {
+                low: 0.9,
+                high: 1.1,
+            },
+        ),
+    );
+    let c = resolvable(claim, &refs);
+    assert!(c.comparison.is_none());
+    assert!(c.missing.contains("12 threads on 1 CPU"), "{}", c.missing);
+}
