@@ -47,6 +47,17 @@ pub struct Missing {
     pub reason: String,
 }
 
+/// One side of a pair measured in one process ([`HotPath::measure_pairs`]).
+#[derive(Debug, Clone, Copy)]
+pub struct PairSide<'a> {
+    /// Variant.
+    pub variant: &'a str,
+    /// Parameters, checked.
+    pub params: &'a Params,
+    /// Threads (the server's thread setting, for a real server).
+    pub threads: usize,
+}
+
 /// A hot path as `lab` runs it.
 pub trait HotPath: Sync {
     /// Its name, summary, variants, parameters and charted figures.
@@ -102,6 +113,26 @@ pub trait HotPath: Sync {
     /// scenario files and their `[seed]` tables. `None` when the run has none of the cells
     /// that answer it (`lab` then says which files would). Called by `lab report` only.
     fn answer(&self, _run: &Run<'_>) -> Option<Answer> {
+        None
+    }
+    /// Whether [`HotPath::measure_pairs`] is implemented: `lab` then measures a part's
+    /// pairs of single cells on the same CPUs in one child, a block of pairs at a time.
+    fn pairs_in_one_process(&self) -> bool {
+        false
+    }
+    /// Measures `pairs` pairs of windows of two cells in this process: both sides started
+    /// once and resident together (the idle one asleep), then windows alternated a, b, then
+    /// b, a, each with its own warm-up (`settings.warmup`, `settings.duration`; `threads` is
+    /// each side's), every window verified. Why: a real server's start (about 1.3 s for
+    /// 389 DS here) would otherwise be paid by every repetition of a 0.4 s window. Each
+    /// element is (a's window, b's window). `None` where the hot path has no such mode.
+    fn measure_pairs(
+        &self,
+        _a: PairSide<'_>,
+        _b: PairSide<'_>,
+        _pairs: usize,
+        _settings: RunSettings,
+    ) -> Option<Result<Vec<[Measurement; 2]>, CellFailure>> {
         None
     }
     /// Builds the variant, runs one repetition and verifies it.

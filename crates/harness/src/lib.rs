@@ -53,7 +53,7 @@ pub mod testing;
 pub mod usl;
 pub mod workload;
 
-pub use hotpath::{HotPath, Variant};
+pub use hotpath::{HotPath, PairSide, Variant};
 pub use params::{ParamKind, ParamSpec, Params};
 pub use runner::{CellFailure, Measurement, RunSettings};
 pub use schema::RunRecord;
