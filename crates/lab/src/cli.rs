@@ -40,6 +40,15 @@ enum Command {
         #[arg(value_name = "SETTINGS")]
         settings: Vec<String>,
     },
+    /// Measure a block of a finding's pairs of two cells in this process (both resident,
+    /// windows alternated) and print them as one line of JSON; `lab matrix` runs it for
+    /// hot paths whose cells are expensive to start.
+    #[command(hide = true)]
+    Pairs {
+        /// The request, as JSON: each side's `lab run` arguments and the pair count.
+        #[arg(long)]
+        request: String,
+    },
     /// List hot paths, their variants and parameters, and the scenario files.
     List,
     /// Render the HTML and Markdown report from results files (default: the newest in
@@ -74,6 +83,7 @@ enum Command {
 pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Run(args) => run_cell::run(&CellRequest::from_run_args(&args)?),
+        Command::Pairs { request } => crate::pairs::child::run(&request),
         Command::Matrix { settings } => {
             let settings = plan::Settings::parse(&settings)?;
             let force = settings.force;

@@ -309,20 +309,12 @@ fn pairs_step(
             parts.len()
         ),
     );
-    let mut one = |i: usize, pair: usize| {
-        let cell = &cells[i];
-        bar.set_message(format!(
-            "{}/{} t={} c={} pair {}",
-            cell.file.file,
-            cell.variant,
-            cell.threads,
-            cell.cores,
-            pair + 1
-        ));
-        run_child(exe, &plan.root, cell, None, pair, interrupted).map(|mut r| {
-            r.scenario_file = cell.file.file.clone();
-            r
-        })
+    let mut children = crate::pairs::child::Children {
+        exe,
+        root: &plan.root,
+        cells,
+        interrupted,
+        bar,
     };
     let mut failed_write = None;
     let mut save = |parts: &[harness::decide::Measured]| {
@@ -331,7 +323,7 @@ fn pairs_step(
             failed_write = Some(e);
         }
     };
-    crate::pairs::measure(&mut parts, cells, deadline, &mut one, &mut save);
+    crate::pairs::measure(&mut parts, cells, deadline, &mut children, &mut save);
     if let Some(e) = failed_write {
         return Err(e);
     }
@@ -339,7 +331,7 @@ fn pairs_step(
 }
 
 /// The `data_dir` folders the plan's cells may make folders in.
-fn data_dirs(cell: &CellSpec<'_>) -> Vec<PathBuf> {
+pub(crate) fn data_dirs(cell: &CellSpec<'_>) -> Vec<PathBuf> {
     match cell.params.to_map().get("data_dir") {
         Some(serde_json::Value::String(dir)) if !dir.is_empty() => vec![PathBuf::from(dir)],
         _ => Vec::new(),
@@ -381,7 +373,7 @@ fn profile_window(cell: &CellSpec<'_>, quick: bool) -> Duration {
 
 /// Runs one repetition of `cell` (round `round`) in a child process, profiled to
 /// `profile` when given. `None` when interrupted: that repetition is discarded.
-fn run_child(
+pub(crate) fn run_child(
     exe: &Path,
     root: &Path,
     cell: &CellSpec<'_>,

@@ -12,18 +12,22 @@ use crate::catalog;
 use crate::cell_request::CellRequest;
 use crate::profile;
 
-/// Runs `lab run` for a checked request.
-pub fn run(request: &CellRequest) -> anyhow::Result<ExitCode> {
+/// A request's hot path, variant and checked parameters.
+pub struct Resolved {
+    /// The hot path.
+    pub hot_path: &'static dyn harness::HotPath,
+    /// The variant.
+    pub variant: &'static harness::Variant,
+    /// Its parameters, defaults filled in and checked.
+    pub params: Params,
+}
+
+/// Resolves and checks a request against the catalog.
+pub fn resolve(request: &CellRequest) -> anyhow::Result<Resolved> {
     let hot_path = catalog::hot_path(&request.hot_path).map_err(anyhow::Error::msg)?;
     let variant = hot_path
         .variant(&request.variant)
         .map_err(anyhow::Error::msg)?;
-    let threads = request.threads;
-    let cores = request
-        .cores
-        .unwrap_or_else(|| affinity::allowed_cpus().len());
-    crate::fault::inject(variant.name, threads, cores);
-    let (duration, warmup, repeats) = (request.duration, request.warmup, request.repeats);
     let specs = hot_path.params();
     let mut params = Params::defaults(specs);
     for (name, value) in &request.params {
@@ -31,8 +35,28 @@ pub fn run(request: &CellRequest) -> anyhow::Result<ExitCode> {
     }
     hot_path.check(&params).map_err(anyhow::Error::msg)?;
     hot_path
-        .check_threads(&params, threads)
+        .check_threads(&params, request.threads)
         .map_err(anyhow::Error::msg)?;
+    Ok(Resolved {
+        hot_path,
+        variant,
+        params,
+    })
+}
+
+/// Runs `lab run` for a checked request.
+pub fn run(request: &CellRequest) -> anyhow::Result<ExitCode> {
+    let Resolved {
+        hot_path,
+        variant,
+        params,
+    } = resolve(request)?;
+    let threads = request.threads;
+    let cores = request
+        .cores
+        .unwrap_or_else(|| affinity::allowed_cpus().len());
+    crate::fault::inject(variant.name, threads, cores);
+    let (duration, warmup, repeats) = (request.duration, request.warmup, request.repeats);
 
     // perf starts before the CPU mask narrows, so that with fewer cores than the machine
     // has it samples from a CPU the workers do not use.

@@ -14,6 +14,7 @@
 //! a part claims (each hot path's `claims`), turning pairs into outcomes
 //! (`harness::decide`).
 
+pub mod child;
 #[cfg(test)]
 mod tests;
 
@@ -99,6 +100,31 @@ fn cells_of(m: &Measured, refs: &[CellRef]) -> Option<Vec<usize>> {
     c.cells().into_iter().map(|r| position(r, refs)).collect()
 }
 
+/// How pairs get measured: one repetition of a plan cell in a child of its own, or a
+/// block of pairs of two single cells in one child (`child`).
+pub trait Runner {
+    /// One repetition of plan cell `cell` for pair `pair`; `None` when interrupted.
+    fn one(&mut self, cell: usize, pair: usize) -> Option<RunRecord>;
+    /// Whether `block` can measure pairs of cells `a` and `b` in one process.
+    fn blocks(&self, _a: usize, _b: usize) -> bool {
+        false
+    }
+    /// `count` pairs of cells `a` and `b` in one child; `None` when interrupted,
+    /// `Some(Err(why))` when it failed.
+    fn block(
+        &mut self,
+        _a: usize,
+        _b: usize,
+        _count: usize,
+    ) -> Option<Result<Vec<[RunRecord; 2]>, String>> {
+        Some(Err("no block mode".to_owned()))
+    }
+    /// What a block of `count` pairs of cells `a` and `b` is expected to cost.
+    fn block_cost(&self, _a: usize, _b: usize, _count: usize) -> Duration {
+        Duration::ZERO
+    }
+}
+
 /// Why a comparison stops now, if it does.
 fn stop_reason(m: &Measured) -> Option<&'static str> {
     if !m.done(PRECISION) {
@@ -118,7 +144,7 @@ pub fn measure(
     parts: &mut [Measured],
     cells: &[CellSpec<'_>],
     deadline: Option<Instant>,
-    run: &mut dyn FnMut(usize, usize) -> Option<RunRecord>,
+    run: &mut dyn Runner,
     saved: &mut dyn FnMut(&[Measured]),
 ) -> bool {
     let refs: Vec<CellRef> = cells.iter().map(cell_ref).collect();
@@ -142,6 +168,16 @@ pub fn measure(
             .sum();
         let m = &mut parts[i];
         let target = interval::next_look(m.pairs.len()).unwrap_or(m.pairs.len());
+        if let &[a, b] = order {
+            if run.blocks(a, b) {
+                if !block(m, a, b, target, deadline, run) {
+                    saved(parts);
+                    return false;
+                }
+                saved(parts);
+                continue;
+            }
+        }
         while m.pairs.len() < target {
             if deadline.is_some_and(|d| Instant::now() + cost > d) {
                 m.stopped = "budget spent".to_owned();
@@ -164,13 +200,86 @@ pub fn measure(
             }
             m.seconds += started.elapsed().as_secs_f64();
         }
-        if m.stopped.is_empty() {
-            if let Some(why) = stop_reason(m) {
-                m.stopped = why.to_owned();
-            }
-        }
+        settle(m);
         saved(parts);
     }
+    true
+}
+
+/// Marks a comparison stopped when its pairs say so.
+fn settle(m: &mut Measured) {
+    if m.stopped.is_empty() {
+        if let Some(why) = stop_reason(m) {
+            m.stopped = why.to_owned();
+        }
+    }
+}
+
+/// Pairs up to `target` for a comparison of two single cells, as one block in one child
+/// (as many as fit before `deadline`). False when interrupted.
+fn block(
+    m: &mut Measured,
+    a: usize,
+    b: usize,
+    target: usize,
+    deadline: Option<Instant>,
+    run: &mut dyn Runner,
+) -> bool {
+    let mut count = target - m.pairs.len();
+    if let Some(d) = deadline {
+        let left = d.saturating_duration_since(Instant::now());
+        while count > 0 && run.block_cost(a, b, count) > left {
+            count -= 1;
+        }
+    }
+    if count == 0 {
+        m.stopped = "budget spent".to_owned();
+        return true;
+    }
+    let Some(comparison) = m.claim.comparison.clone() else {
+        return true;
+    };
+    let started = Instant::now();
+    let measured = run.block(a, b, count);
+    m.seconds += started.elapsed().as_secs_f64();
+    match measured {
+        None => {
+            m.stopped = "interrupted".to_owned();
+            return false;
+        }
+        Some(Err(why)) => m.stopped = format!("failed: {why}"),
+        Some(Ok(pairs)) => {
+            for [ra, rb] in &pairs {
+                match (comparison.figure_of(ra), comparison.figure_of(rb)) {
+                    (Some(x), Some(y)) => m.pairs.push(vec![x, y]),
+                    _ => {
+                        let bad = if comparison.figure_of(ra).is_none() {
+                            ra
+                        } else {
+                            rb
+                        };
+                        m.stopped = format!(
+                            "failed: `{}` {} threads: {}",
+                            bad.variant,
+                            bad.threads,
+                            bad.failure
+                                .clone()
+                                .or(bad.verify_error.clone())
+                                .unwrap_or_else(|| format!("has no figure {}", comparison.figure))
+                        );
+                        return true;
+                    }
+                }
+            }
+            if pairs.len() < count && m.stopped.is_empty() {
+                m.stopped = format!(
+                    "failed: the child returned {} of {count} pairs",
+                    pairs.len()
+                );
+            }
+        }
+    }
+    settle(m);
     true
 }
 
@@ -180,7 +289,7 @@ fn one_pair(
     m: &Measured,
     order: &[usize],
     cells: &[CellSpec<'_>],
-    run: &mut dyn FnMut(usize, usize) -> Option<RunRecord>,
+    run: &mut dyn Runner,
 ) -> Result<Vec<f64>, Option<String>> {
     let comparison = m.claim.comparison.as_ref().ok_or(None)?;
     let n = m.pairs.len();
@@ -191,7 +300,7 @@ fn one_pair(
     }
     for slot in slots {
         let cell = &cells[order[slot]];
-        let record = run(order[slot], n).ok_or(None)?;
+        let record = run.one(order[slot], n).ok_or(None)?;
         figures[slot] = comparison.figure_of(&record).ok_or_else(|| {
             Some(format!(
                 "failed: {} {}",

@@ -12,6 +12,15 @@ use harness::RunRecord;
 use super::*;
 use crate::plan::{MatrixPlan, Settings};
 
+/// A stand-in for the children: each repetition's record from a closure.
+struct Fake<F: FnMut(usize, usize) -> Option<RunRecord>>(F);
+
+impl<F: FnMut(usize, usize) -> Option<RunRecord>> Runner for Fake<F> {
+    fn one(&mut self, cell: usize, pair: usize) -> Option<RunRecord> {
+        (self.0)(cell, pair)
+    }
+}
+
 fn plan() -> MatrixPlan {
     let args: Vec<String> = [
         "scenarios=lookup",
@@ -65,7 +74,7 @@ fn pairs_alternate_and_a_clear_effect_stops_at_the_first_look() {
     let cells = plan.cells();
     let mut parts = vec![part()];
     let calls = RefCell::new(Vec::new());
-    let mut run = |i: usize, _pair: usize| {
+    let mut run = Fake(|i: usize, _pair: usize| {
         calls.borrow_mut().push(cells[i].variant);
         let ops = if cells[i].variant == "dashmap" {
             2e6
@@ -73,7 +82,7 @@ fn pairs_alternate_and_a_clear_effect_stops_at_the_first_look() {
             1e6
         };
         Some(record(&cells, i, ops))
-    };
+    });
     let mut saves = 0;
     assert!(measure(&mut parts, &cells, None, &mut run, &mut |_| {
         saves += 1
@@ -97,7 +106,8 @@ fn a_spent_budget_and_a_failed_side_stop_with_their_reason() {
     let cells = plan.cells();
     let mut parts = vec![part()];
     let past = Instant::now() - Duration::from_secs(1);
-    let mut never = |_: usize, _: usize| -> Option<RunRecord> { panic!("ran past its budget") };
+    let mut never =
+        Fake(|_: usize, _: usize| -> Option<RunRecord> { panic!("ran past its budget") });
     assert!(measure(
         &mut parts,
         &cells,
@@ -110,13 +120,13 @@ fn a_spent_budget_and_a_failed_side_stop_with_their_reason() {
     assert_eq!(parts[0].part().outcome, Outcome::Inconclusive);
 
     let mut parts = vec![part()];
-    let mut failing = |i: usize, _: usize| {
+    let mut failing = Fake(|i: usize, _: usize| {
         let mut r = record(&cells, i, 1e6);
         if cells[i].variant == "global-mutex" {
             r = RunRecord::failed(&r.key(), "0", "crashed: signal 11");
         }
         Some(r)
-    };
+    });
     assert!(measure(&mut parts, &cells, None, &mut failing, &mut |_| {}));
     assert!(
         parts[0].stopped.starts_with("failed: `global-mutex`"),
@@ -132,10 +142,10 @@ fn an_interruption_stops_every_comparison() {
     let cells = plan.cells();
     let mut parts = vec![part(), part()];
     let mut n = 0;
-    let mut run = |i: usize, _: usize| {
+    let mut run = Fake(|i: usize, _: usize| {
         n += 1;
         (n < 5).then(|| record(&cells, i, 1e6))
-    };
+    });
     assert!(!measure(&mut parts, &cells, None, &mut run, &mut |_| {}));
     assert_eq!(parts[0].stopped, "interrupted");
     assert_eq!(parts[0].pairs.len(), 2);
@@ -163,4 +173,54 @@ fn a_side_outside_the_plan_is_a_part_that_says_so() {
     let c = resolvable(claim, &refs);
     assert!(c.comparison.is_none());
     assert!(c.missing.contains("12 threads on 1 CPU"), "{}", c.missing);
+}
+
+/// A stand-in that measures every pair as a block in one process.
+struct Blocks {
+    asked: Vec<usize>,
+}
+
+impl Runner for Blocks {
+    fn one(&mut self, _: usize, _: usize) -> Option<RunRecord> {
+        panic!("single repetitions asked of a block runner")
+    }
+    fn blocks(&self, _: usize, _: usize) -> bool {
+        true
+    }
+    fn block_cost(&self, _: usize, _: usize, count: usize) -> Duration {
+        Duration::from_secs(count as u64)
+    }
+    fn block(
+        &mut self,
+        a: usize,
+        b: usize,
+        count: usize,
+    ) -> Option<Result<Vec<[RunRecord; 2]>, String>> {
+        self.asked.push(count);
+        let _ = (a, b);
+        let ra = synthetic_cell("lookup", "lookup", "dashmap", &[], 2, 1, 1.5e6, 0.0, 1);
+        let rb = synthetic_cell("lookup", "lookup", "global-mutex", &[], 2, 1, 1e6, 0.0, 1);
+        Some(Ok(vec![[ra, rb]; count]))
+    }
+}
+
+#[test]
+fn blocks_go_to_the_next_look_and_fit_the_deadline() {
+    let plan = plan();
+    let cells = plan.cells();
+    let mut parts = vec![part()];
+    let mut runner = Blocks { asked: Vec::new() };
+    assert!(measure(&mut parts, &cells, None, &mut runner, &mut |_| {}));
+    assert_eq!(runner.asked, [harness::decide::interval::LOOKS[0]]);
+    assert_eq!(parts[0].stopped, "decided");
+    assert!((parts[0].interval().unwrap().ratio - 1.5).abs() < 1e-9);
+
+    // With 5.5 s left and a second a pair, the block shrinks to what fits (the stand-in
+    // takes no time, so the rest of the look fits next).
+    let mut parts = vec![part()];
+    let mut runner = Blocks { asked: Vec::new() };
+    let deadline = Instant::now() + Duration::from_millis(5500);
+    measure(&mut parts, &cells, Some(deadline), &mut runner, &mut |_| {});
+    assert_eq!(runner.asked, [5, 4]);
+    assert_eq!(parts[0].pairs.len(), 9);
 }
