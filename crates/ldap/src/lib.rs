@@ -9,8 +9,11 @@
 //! machine's other CPUs where there are any. Each repetition starts its own server from
 //! a template ([`template`]) in the cell's scratch folder and kills it at the end
 //! ([`server`]), so repetitions interleave in the matrix like any other hot path's and
-//! nothing outlives the cell. Every record carries the server's time account
-//! (`server_time_share`), its CPU use and the clients' (`extra`), and where each ran.
+//! nothing outlives the cell. A comparison's pairs are measured otherwise ([`pairs`]):
+//! both cells' servers resident at once, started once per block, the idle one stopped,
+//! windows alternated between them; a window is measured the same way in both
+//! ([`window`]). Every record carries the server's time account (`server_time_share`),
+//! its CPU use and the clients' (`extra`), and where each ran.
 //!
 //! The clients are what the runner measures ([`workload`]); the server's side is read
 //! from `/proc` ([`procstat`]). [`findings`] answers the seed's question from the records.
@@ -19,23 +22,22 @@ pub mod data;
 pub mod ds389;
 pub mod findings;
 pub mod openldap;
+pub mod pairs;
 pub mod procstat;
 pub mod server;
 pub mod template;
+pub mod window;
 pub mod workload;
 
 use std::path::PathBuf;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use harness::hotpath::{Description, Variant};
 use harness::{
-    affinity, probe, runner, scratch, CellFailure, HotPath, Measurement, ParamKind, ParamSpec,
-    Params, RunSettings,
+    scratch, CellFailure, HotPath, Measurement, PairSide, ParamKind, ParamSpec, Params, RunSettings,
 };
-use serde_json::json;
 
 use crate::server::Running;
-use crate::workload::LdapWorkload;
 
 /// The command that installs both servers (and what `just setup` runs).
 pub const INSTALL: &str =
@@ -204,124 +206,30 @@ impl HotPath for LdapHotPath {
             .map_err(|e| CellFailure::new(format!("{e}; install with {INSTALL}")))?;
         measure(kind, params, settings).map_err(CellFailure::new)
     }
+
+    fn pairs_in_one_process(&self) -> bool {
+        true
+    }
+
+    fn measure_pairs(
+        &self,
+        a: PairSide<'_>,
+        b: PairSide<'_>,
+        pairs: usize,
+        settings: RunSettings,
+    ) -> Option<Result<Vec<[Measurement; 2]>, CellFailure>> {
+        Some(pairs::measure_pairs(a, b, pairs, settings).map_err(CellFailure::new))
+    }
 }
 
 /// One repetition: a fresh server from the template, warmed up, searched by the clients
-/// over the window, killed.
+/// over one window ([`window::Resident::window`]), killed.
 fn measure(kind: Kind, params: &Params, settings: RunSettings) -> Result<Measurement, String> {
-    let (users, groups) = (params.count("users"), params.count("groups"));
-    let clients = params.count("connections");
-    let template = kind.template(users, groups)?;
-    let folder = scratch::private_folder(scratch::data_dir(params), "contention-lab-ldap-")?;
-    // `lab run` has narrowed this process to the cell's cores: those are the server's.
-    let server_cpus = affinity::allowed_cpus();
-    let client_cpus = procstat::client_cpus(&server_cpus, &procstat::machine_cpus());
-    let mut server = kind.start(
-        &template,
-        folder.path(),
-        settings.threads,
-        &server_cpus,
-        users + groups,
-    )?;
-    let warming = std::time::Instant::now();
-    let warmed = workload::warm(&server.url())?;
-    let warm_s = warming.elapsed().as_secs_f64();
-    // The worker threads the server says it runs (389 DS: `-1` resolved), read after the
-    // warm-up (every worker started) and before the window, which it costs nothing.
-    let read_back = (kind == Kind::Ds389).then(|| ds389::read_threadnumber(&server.url()));
-    let seed = SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(1, |d| d.as_nanos() as u64);
-    let workload = LdapWorkload::new(server.url(), server.pid, users, seed);
-    probe::set_companions(&[server.pid]);
-    // The clients' threads inherit this thread's mask; the server keeps its own.
-    procstat::set_thread_cpus(&client_cpus)?;
-    let result = runner::run(
-        &workload,
-        RunSettings {
-            threads: clients,
-            ..settings
-        },
-    );
-    let restored = procstat::set_thread_cpus(&server_cpus);
-    probe::set_companions(&[]);
-    let died = (!server.alive()).then(|| server.log_tail());
-    let started_in = server.started_in;
+    let cpus = window::Cpus::of_cell();
+    let mut server = window::Resident::start(kind, params, settings.threads, &cpus)?;
+    let m = server.window(&cpus, settings);
     server.stop();
-    drop(folder);
-    restored?;
-    let mut m = result.map_err(|f| f.reason)?;
-    if let Some(tail) = died {
-        m.verified = Err(format!("the server died during the window: {tail}"));
-    }
-    let cpu_list = affinity::format_cpu_list;
-    m.extra
-        .insert("server_threads".into(), json!(settings.threads));
-    m.extra
-        .insert("server_cpus".into(), json!(cpu_list(&server_cpus)));
-    if kind == Kind::Ds389 {
-        let setting = ds389::threadnumber_setting(settings.threads, server_cpus.len());
-        m.extra
-            .insert("nsslapd_threadnumber".into(), json!(setting.clone()));
-        match read_back {
-            Some(Ok((n, seen))) => {
-                m.extra.insert("threadnumber_read_back".into(), json!(n));
-                m.extra.insert("monitor_threads".into(), json!(seen));
-                // A cell named for a thread count must run that many; the autotuned
-                // cell's count is the server's to choose, so it is checked here.
-                if n != settings.threads && m.verified.is_ok() {
-                    m.verified = Err(format!(
-                        "389 DS runs {n} worker threads (nsslapd-threadnumber: {setting}; cn=monitor says {seen} threads), not the cell's {}",
-                        settings.threads
-                    ));
-                }
-            }
-            Some(Err(why)) => {
-                m.extra
-                    .insert("threadnumber_read_back_error".into(), json!(why));
-            }
-            None => {}
-        }
-    }
-    m.extra
-        .insert("client_cpus".into(), json!(cpu_list(&client_cpus)));
-    m.extra
-        .insert("server_start_s".into(), json!(started_in.as_secs_f64()));
-    m.extra.insert("entries_warmed".into(), json!(warmed));
-    m.extra.insert("server_warm_s".into(), json!(warm_s));
-    // Said in every record so a reader of a profiled cell knows what its off-CPU graph
-    // is not: the clients measure no waits, and the server's sched_switch stacks are not
-    // recorded by this build.
-    m.extra.insert(
-        "server_off_cpu".into(),
-        json!("not recorded: the on-CPU profile includes the server's threads; an off-CPU profile of them (sched:sched_switch with stacks) is not taken by this build"),
-    );
-    let window_cpus = m.window.as_secs_f64() * client_cpus.len() as f64;
-    m.extra.insert(
-        "client_cpu_util".into(),
-        json!((m.cpu_time.as_secs_f64() / window_cpus.max(1e-9)).min(1.0)),
-    );
-    match workload.edges() {
-        (Some(open), Some(close)) => {
-            let account = procstat::ServerAccount::between(&open, &close);
-            m.server_time_share = Some(account.share);
-            m.extra.insert(
-                "server_cpu_util".into(),
-                json!(account.cpu_util(server_cpus.len())),
-            );
-            m.extra
-                .insert("server_threads_seen".into(), json!(account.threads));
-            m.extra
-                .insert("server_threads_active".into(), json!(account.active));
-        }
-        _ => {
-            m.extra.insert(
-                "server_account".into(),
-                json!("not read: the first client never saw the window open"),
-            );
-        }
-    }
-    Ok(m)
+    m
 }
 
 /// A short cell's settings, for tests.

@@ -1,5 +1,6 @@
 //! Real servers, started and stopped: the conformance test, a server that leaves no
-//! process, folder or port behind, a wrong answer caught, slapd's minimum refused.
+//! process, folder or port behind, a wrong answer caught, slapd's minimum refused, and a
+//! block of pairs from two resident servers that leaves none behind either.
 //!
 //! Each test needs the servers' packages; where they are missing it says so and passes
 //! without checking (CI installs them with `scripts/setup.sh`, so there they run).
@@ -184,4 +185,97 @@ fn the_autotuned_thread_number_reads_back_from_cn_monitor() {
         );
         running.stop();
     }
+}
+
+/// The ns-slapd processes whose configuration lies under `dir`.
+fn servers_under(dir: &std::path::Path) -> Vec<u32> {
+    let dir = dir.to_string_lossy().into_owned();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let cmd = String::from_utf8_lossy(&cmd);
+            cmd.contains("ns-slapd") && cmd.contains(&dir)
+        })
+        .collect()
+}
+
+#[test]
+fn pairs_of_389_ds_at_two_thread_counts_share_one_start_and_leave_nothing() {
+    if Kind::Ds389.available().is_err() {
+        eprintln!(
+            "skipped: 389 DS is not installed; install with {}",
+            ldap::INSTALL
+        );
+        return;
+    }
+    // As in a lab child: this thread's mask is the cell's one core; the clients get the rest.
+    let before = harness::affinity::allowed_cpus();
+    ldap::procstat::set_thread_cpus(&before[..1]).unwrap();
+    let parent = tempfile::tempdir().unwrap();
+    let dir = parent.path().to_string_lossy().into_owned();
+    let mut set = SMALL.to_vec();
+    set.push(("data_dir", &dir));
+    let params = testing::params(&LdapHotPath, &set);
+    let side = |threads| harness::PairSide {
+        variant: "389-ds",
+        params: &params,
+        threads,
+    };
+    assert!(LdapHotPath.pairs_in_one_process());
+    let started = std::time::Instant::now();
+    let pairs = LdapHotPath
+        .measure_pairs(side(1), side(2), 2, testing::settings(1, 50, 200))
+        .expect("389 DS measures pairs in one process");
+    let took = started.elapsed().as_secs_f64();
+    ldap::procstat::set_thread_cpus(&before).unwrap();
+    let pairs = pairs.unwrap();
+    assert_eq!(pairs.len(), 2);
+    let mut once = 0.0;
+    for (i, [a, b]) in pairs.iter().enumerate() {
+        for (m, threads, position) in [(a, 1, i % 2), (b, 2, 1 - i % 2)] {
+            assert!(m.verified.is_ok(), "pair {i}: {:?}", m.verified);
+            assert!(m.ops > 0, "pair {i}");
+            assert_eq!(m.extra["server_threads"], serde_json::json!(threads));
+            assert_eq!(
+                m.extra["threadnumber_read_back"],
+                serde_json::json!(threads)
+            );
+            assert_eq!(m.extra["pair_position"], serde_json::json!(position));
+            assert_eq!(
+                m.extra["server_cpus"],
+                serde_json::json!(before[0].to_string())
+            );
+            assert!(m.server_time_share.is_some(), "pair {i}");
+            // The other server was stopped throughout the window.
+            let idle = m.extra["other_server_cpu_s"].as_f64().unwrap();
+            assert!(idle < 0.001, "pair {i}: the idle server ran {idle} s");
+        }
+        if i == 0 {
+            once = [a, b]
+                .iter()
+                .map(|m| {
+                    m.extra["server_start_s"].as_f64().unwrap()
+                        + m.extra["server_warm_s"].as_f64().unwrap()
+                })
+                .sum();
+        }
+    }
+    let rates: Vec<String> = pairs
+        .iter()
+        .map(|[a, b]| format!("{:.0}/{:.0}", a.ops_per_sec(), b.ops_per_sec()))
+        .collect();
+    eprintln!(
+        "searches/s at 1/2 threads, pair by pair: {}",
+        rates.join(", ")
+    );
+    eprintln!(
+        "2 pairs of 200 ms windows in {took:.2} s, of which {once:.2} s the two starts and warm-ups: {:.2} s a pair",
+        (took - once) / 2.0
+    );
+    assert!(servers_under(parent.path()).is_empty(), "a server is left");
+    let left: Vec<_> = std::fs::read_dir(parent.path()).unwrap().collect();
+    assert!(left.is_empty(), "{left:?} left in data_dir");
 }

@@ -1,0 +1,236 @@
+//! One server started for measuring ([`Resident`]) and one measured window against it
+//! ([`Resident::window`]): what a repetition ([`crate::LdapHotPath`]'s `measure`: one
+//! server, one window) and a block of pairs ([`crate::pairs`]: two servers, many windows)
+//! share, so that a window is measured the same way in both.
+//!
+//! A window: the server's thread count read back, the clients pinned to the client CPUs,
+//! the runner's warm-up and window ([`harness::runner::run`]), the server's time account
+//! from its schedstat at the window's edges, and the record's extras. The directory's
+//! warm-up (every entry read once) belongs to the start, not to a window: a resident
+//! server's entry cache stays full between its windows.
+//!
+//! Not here: which windows run in what order, and the other server's pause (`pairs`).
+
+use std::time::{Instant, SystemTime};
+
+use harness::{affinity, probe, runner, scratch, Measurement, Params, RunSettings};
+use serde_json::json;
+use tempfile::TempDir;
+
+use crate::server::Running;
+use crate::workload::{self, LdapWorkload};
+use crate::{ds389, procstat, Kind};
+
+/// Where a cell's server and clients run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cpus {
+    /// The server's: the cell's cores.
+    pub server: Vec<usize>,
+    /// The clients': the machine's other CPUs, or the server's when it has them all.
+    pub clients: Vec<usize>,
+}
+
+impl Cpus {
+    /// The calling thread's mask is the cell's cores (`lab run` narrows the child to
+    /// them): those are the server's.
+    pub fn of_cell() -> Cpus {
+        let server = affinity::allowed_cpus();
+        let clients = procstat::client_cpus(&server, &procstat::machine_cpus());
+        Cpus { server, clients }
+    }
+}
+
+/// A server started from its template in a private folder, warmed up, and ready for
+/// windows; killed and its folder removed when dropped, however the caller ends.
+pub struct Resident {
+    /// Declared before `_folder`: fields drop in order, so the server is killed before
+    /// its folder goes.
+    server: Running,
+    _folder: TempDir,
+    /// Which server.
+    pub kind: Kind,
+    /// Its worker-thread setting (the cell's threads).
+    pub threads: usize,
+    users: usize,
+    connections: usize,
+    warmed: usize,
+    warm_s: f64,
+}
+
+impl Resident {
+    /// Starts `kind` with `threads` workers on `cpus.server` for the directory of
+    /// `params` (users, groups) in a folder under its `data_dir`, and reads every entry
+    /// once so that its windows measure a warm server. Call on the thread that will
+    /// measure: the server dies with the thread that started it (`PR_SET_PDEATHSIG`).
+    pub fn start(
+        kind: Kind,
+        params: &Params,
+        threads: usize,
+        cpus: &Cpus,
+    ) -> Result<Resident, String> {
+        let (users, groups) = (params.count("users"), params.count("groups"));
+        let template = kind.template(users, groups)?;
+        let folder = scratch::private_folder(scratch::data_dir(params), "contention-lab-ldap-")?;
+        let server = kind.start(
+            &template,
+            folder.path(),
+            threads,
+            &cpus.server,
+            users + groups,
+        )?;
+        let warming = Instant::now();
+        let warmed = workload::warm(&server.url())?;
+        Ok(Resident {
+            server,
+            _folder: folder,
+            kind,
+            threads,
+            users,
+            connections: params.count("connections"),
+            warmed,
+            warm_s: warming.elapsed().as_secs_f64(),
+        })
+    }
+
+    /// Its process id.
+    pub fn pid(&self) -> u32 {
+        self.server.pid
+    }
+
+    /// Whether it still runs.
+    pub fn alive(&mut self) -> bool {
+        self.server.alive()
+    }
+
+    /// Its last log lines, for a failure reason.
+    pub fn log_tail(&self) -> String {
+        self.server.log_tail()
+    }
+
+    /// Stops every thread of it (SIGSTOP) until [`Resident::resume`]: a stopped process
+    /// takes no CPU at all, where an idle ns-slapd's main thread still wakes every 1 ms
+    /// (about 2% of a CPU, measured on 389 DS 2.3 here). A SIGKILL still ends it.
+    pub fn pause(&self) -> Result<(), String> {
+        self.signal(libc::SIGSTOP, "stop")
+    }
+
+    /// Lets it run again after [`Resident::pause`].
+    pub fn resume(&self) -> Result<(), String> {
+        self.signal(libc::SIGCONT, "continue")
+    }
+
+    fn signal(&self, signal: libc::c_int, what: &str) -> Result<(), String> {
+        // SAFETY: kill has no memory effects; the pid is our own unreaped child's.
+        if unsafe { libc::kill(self.server.pid as libc::pid_t, signal) } == 0 {
+            Ok(())
+        } else {
+            Err(format!(
+                "cannot {what} the server (pid {}): {}",
+                self.server.pid,
+                std::io::Error::last_os_error()
+            ))
+        }
+    }
+
+    /// Kills it and removes its folder (what dropping it does).
+    pub fn stop(self) {
+        drop(self);
+    }
+
+    /// One measured window: `connections` clients on `cpus.clients` search for
+    /// `settings.warmup` then `settings.duration` (`settings.threads` is ignored: the
+    /// server's threads are [`Resident::threads`]). An unverified window (a wrong answer,
+    /// the server dead, another thread count than the cell's) comes back with its reason
+    /// in `verified`; `Err` when there are no figures at all.
+    pub fn window(&mut self, cpus: &Cpus, settings: RunSettings) -> Result<Measurement, String> {
+        let (kind, threads) = (self.kind, self.threads);
+        // The worker threads the server says it runs (389 DS: `-1` resolved), read after
+        // the warm-up (every worker started) and before the window, which it costs nothing.
+        let url = self.server.url();
+        let read_back = (kind == Kind::Ds389).then(|| ds389::read_threadnumber(&url));
+        let seed = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(1, |d| d.as_nanos() as u64);
+        let workload = LdapWorkload::new(url, self.server.pid, self.users, seed);
+        probe::set_companions(&[self.server.pid]);
+        // The clients' threads inherit this thread's mask; the server keeps its own.
+        let result = procstat::set_thread_cpus(&cpus.clients).map(|()| {
+            runner::run(
+                &workload,
+                RunSettings {
+                    threads: self.connections,
+                    ..settings
+                },
+            )
+        });
+        let restored = procstat::set_thread_cpus(&cpus.server);
+        probe::set_companions(&[]);
+        let died = (!self.server.alive()).then(|| self.server.log_tail());
+        restored?;
+        let mut m = result?.map_err(|f| f.reason)?;
+        if let Some(tail) = died {
+            m.verified = Err(format!("the server died during the window: {tail}"));
+        }
+        let cpu_list = affinity::format_cpu_list;
+        let extra = &mut m.extra;
+        extra.insert("server_threads".into(), json!(threads));
+        extra.insert("server_cpus".into(), json!(cpu_list(&cpus.server)));
+        if kind == Kind::Ds389 {
+            let setting = ds389::threadnumber_setting(threads, cpus.server.len());
+            extra.insert("nsslapd_threadnumber".into(), json!(setting.clone()));
+            match read_back {
+                Some(Ok((n, seen))) => {
+                    extra.insert("threadnumber_read_back".into(), json!(n));
+                    extra.insert("monitor_threads".into(), json!(seen));
+                    // A cell named for a thread count must run that many; the autotuned
+                    // cell's count is the server's to choose, so it is checked here.
+                    if n != threads && m.verified.is_ok() {
+                        m.verified = Err(format!(
+                            "389 DS runs {n} worker threads (nsslapd-threadnumber: {setting}; cn=monitor says {seen} threads), not the cell's {threads}"
+                        ));
+                    }
+                }
+                Some(Err(why)) => {
+                    extra.insert("threadnumber_read_back_error".into(), json!(why));
+                }
+                None => {}
+            }
+        }
+        extra.insert("client_cpus".into(), json!(cpu_list(&cpus.clients)));
+        extra.insert(
+            "server_start_s".into(),
+            json!(self.server.started_in.as_secs_f64()),
+        );
+        extra.insert("entries_warmed".into(), json!(self.warmed));
+        extra.insert("server_warm_s".into(), json!(self.warm_s));
+        // Said in every record so a reader of a profiled cell knows what its off-CPU graph
+        // is not: the clients measure no waits, and the server's sched_switch stacks are
+        // not recorded by this build.
+        extra.insert(
+            "server_off_cpu".into(),
+            json!("not recorded: the on-CPU profile includes the server's threads; an off-CPU profile of them (sched:sched_switch with stacks) is not taken by this build"),
+        );
+        let window_cpus = m.window.as_secs_f64() * cpus.clients.len() as f64;
+        let client_util = (m.cpu_time.as_secs_f64() / window_cpus.max(1e-9)).min(1.0);
+        m.extra.insert("client_cpu_util".into(), json!(client_util));
+        match workload.edges() {
+            (Some(open), Some(close)) => {
+                let account = procstat::ServerAccount::between(&open, &close);
+                m.server_time_share = Some(account.share);
+                let util = account.cpu_util(cpus.server.len());
+                m.extra.insert("server_cpu_util".into(), json!(util));
+                m.extra
+                    .insert("server_threads_seen".into(), json!(account.threads));
+                m.extra
+                    .insert("server_threads_active".into(), json!(account.active));
+            }
+            _ => {
+                m.extra.insert(
+                    "server_account".into(),
+                    json!("not read: the first client never saw the window open"),
+                );
+            }
+        }
+        Ok(m)
+    }
+}
