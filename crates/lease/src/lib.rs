@@ -7,8 +7,12 @@
 //! contract, [`sqlite_stores`] and [`other_stores`] the six stores, and [`workload`] the
 //! holders, the sweeper and the checks (one holder per lease, acknowledged extends read
 //! back, non-holders refused). Whether a store is durable comes from its settings
-//! (`synchronous=full`); the kill test in `lab` checks it across a crash.
+//! (`synchronous=full`); the kill test in `lab` checks it across a crash. `load=seed`
+//! paces the holders to the seed's schedule (each lease extended once per `extend_s` of
+//! simulated time), and [`busy`] sums each store's busy time per table into the seed's
+//! collections (juju.leases, juju.txns) for [`findings`].
 
+pub mod busy;
 pub mod findings;
 pub mod other_stores;
 pub mod sqlite_stores;
@@ -63,6 +67,9 @@ const VARIANTS: &[Variant] = &[
 
 const SYNC: &[&str] = &["off", "normal", "full"];
 
+/// `load`: as fast as the store goes (or `rate`), or the seed's schedule.
+const LOAD: &[&str] = &["closed", "seed"];
+
 const PARAMS: &[ParamSpec] = &[
     ParamSpec {
         name: "applications",
@@ -116,6 +123,12 @@ const PARAMS: &[ParamSpec] = &[
         help: "fixed-rate mode: operations per second in all (0 = as fast as the store goes)",
     },
     ParamSpec {
+        name: "load",
+        kind: ParamKind::Choice(LOAD),
+        default: "closed",
+        help: "closed: as fast as the store goes (or `rate` when set); seed: each lease extended once per extend_s of simulated time, applications x time_scale / extend_s operations per second in all (5% of them a non-holder's refused attempt)",
+    },
+    ParamSpec {
         name: "synchronous",
         kind: ParamKind::Choice(SYNC),
         default: "normal",
@@ -143,6 +156,18 @@ fn run<S: LeaseStore>(
         workload = workload.with_ack_log(path).map_err(CellFailure::new)?;
     }
     harness::runner::run(&workload, settings)
+}
+
+/// The seed's load in operations per second: each of `applications` leases once per
+/// `extend_s` simulated seconds, `time_scale` simulated seconds per real second (500
+/// leases every 30 s at 100x: 1667 per second).
+fn seed_rate(params: &Params) -> u64 {
+    let (apps, extend, scale) = (
+        params.int("applications"),
+        params.int("extend_s"),
+        params.int("time_scale"),
+    );
+    (apps * scale / extend.max(1)).max(0) as u64
 }
 
 /// Every lease stored by variant `variant` in `folder` (the private folder a run made
@@ -183,6 +208,9 @@ impl HotPath for LeaseHotPath {
     fn question(&self) -> Option<&'static str> {
         Some(findings::QUESTION)
     }
+    fn claims(&self, planned: &harness::decide::Planned<'_>) -> Vec<harness::decide::Claim> {
+        findings::claims(planned)
+    }
     fn answer(&self, run: &harness::findings::Run<'_>) -> Option<harness::findings::Answer> {
         findings::answer(run)
     }
@@ -192,6 +220,17 @@ impl HotPath for LeaseHotPath {
             return Err(format!(
                 "lease_s={lease} with extend_s={extend}: a lease must last longer than the extend interval; accepted lease_s > extend_s"
             ));
+        }
+        if params.choice("load", LOAD) == "seed" && params.int("rate") != 0 {
+            return Err(format!(
+                "load=seed with rate={}: the seed's load sets the rate itself; accepted rate=0 with load=seed",
+                params.int("rate")
+            ));
+        }
+        if seed_rate(params) < 1 && params.choice("load", LOAD) == "seed" {
+            return Err(
+                "load=seed gives less than one operation per second: accepted applications x time_scale >= extend_s".to_owned(),
+            );
         }
         harness::scratch::check_data_dir(params.text("data_dir"))
     }
@@ -208,7 +247,10 @@ impl HotPath for LeaseHotPath {
             units: params.count("units"),
             lease_ms: params.int("lease_s") * 1000,
             time_scale: scale,
-            rate: params.int("rate") as u64,
+            rate: match params.choice("load", LOAD) {
+                "seed" => seed_rate(params),
+                _ => params.int("rate") as u64,
+            },
         };
         let clock = Arc::new(SimClock::new(scale));
         let data_dir = harness::scratch::data_dir(params);
@@ -242,5 +284,61 @@ impl HotPath for LeaseHotPath {
                 self.variant(other).err().unwrap_or_default(),
             )),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(pairs: &[(&str, &str)]) -> Params {
+        harness::testing::params(&LeaseHotPath, pairs)
+    }
+
+    #[test]
+    fn the_seeds_load_is_every_lease_once_per_extend_interval() {
+        // 500 leases every 30 simulated seconds at 100x: 1666 operations per second.
+        let p = params(&[("load", "seed"), ("time_scale", "100")]);
+        assert_eq!(seed_rate(&p), 1666);
+        assert_eq!(LeaseHotPath.check(&p), Ok(()));
+        let p = params(&[("load", "seed"), ("time_scale", "1000"), ("extend_s", "15")]);
+        assert_eq!(seed_rate(&p), 33_333);
+    }
+
+    #[test]
+    fn the_seeds_load_sets_the_rate_itself() {
+        let err = LeaseHotPath
+            .check(&params(&[("load", "seed"), ("rate", "500")]))
+            .unwrap_err();
+        assert!(err.starts_with("load=seed with rate=500"), "{err}");
+        let err = LeaseHotPath
+            .check(&params(&[
+                ("load", "seed"),
+                ("applications", "1"),
+                ("time_scale", "1"),
+            ]))
+            .unwrap_err();
+        assert!(err.contains("less than one operation per second"), "{err}");
+    }
+
+    #[test]
+    fn both_sides_of_the_seeds_comparison_record_every_figure_it_reads() {
+        // What the comparisons read must be a positive number in each record's extra:
+        // presence only, no speed asserted.
+        let p = params(&[("load", "seed"), ("time_scale", "100")]);
+        for variant in ["txn-log", "global-clock"] {
+            let settings = harness::testing::settings(1, 50, 300);
+            let m = LeaseHotPath.measure(variant, &p, settings).unwrap();
+            assert_eq!(m.verified, Ok(()), "{variant}");
+            for key in claims_figures() {
+                let v = m.extra[key].as_f64().unwrap_or(0.0);
+                assert!(v > 0.0, "{variant}: {key} = {v}");
+            }
+            assert_eq!(m.extra["paced_ops_per_sec"].as_u64(), Some(1666));
+        }
+    }
+
+    fn claims_figures() -> Vec<&'static str> {
+        findings::claims::PARTS.iter().map(|p| p.figure).collect()
     }
 }

@@ -87,7 +87,7 @@ impl LmdbLeases {
         lease: &str,
         decide: impl FnOnce(Option<StoredLease>) -> Option<StoredLease>,
     ) -> Result<bool, String> {
-        let start = Instant::now();
+        let (start, waited_before) = (Instant::now(), crate::store::waits_so_far());
         let mut txn = self.env.begin_rw_txn().map_err(lm)?;
         // Beginning a write transaction is taking LMDB's single writer lock, held until
         // the commit.
@@ -108,7 +108,11 @@ impl LmdbLeases {
             None => false,
         };
         txn.commit().map_err(lm)?;
-        stats.tables.entry("lease").or_default().write += start.elapsed();
+        stats.charge(
+            "lease",
+            true,
+            crate::store::busy_since(start, waited_before),
+        );
         Ok(written)
     }
 }
@@ -159,7 +163,7 @@ impl LeaseStore for LmdbLeases {
         Ok(ok)
     }
     fn sweep(&self, s: &mut SessionStats, now: i64) -> Result<u64, String> {
-        let start = Instant::now();
+        let (start, waited_before) = (Instant::now(), crate::store::waits_so_far());
         let mut txn = self.env.begin_rw_txn().map_err(lm)?;
         let waited = start.elapsed();
         crate::store::note_wait(waited);
@@ -176,7 +180,11 @@ impl LeaseStore for LmdbLeases {
             }
         }
         txn.commit().map_err(lm)?;
-        s.tables.entry("lease").or_default().write += start.elapsed();
+        s.charge(
+            "lease",
+            true,
+            crate::store::busy_since(start, waited_before),
+        );
         Ok(removed)
     }
     fn durable(&self) -> bool {
@@ -282,7 +290,7 @@ impl LeaseStore for MemoryLeases {
         _now: i64,
         expiry: i64,
     ) -> Result<bool, String> {
-        let start = Instant::now();
+        let (start, waited_before) = (Instant::now(), crate::store::waits_so_far());
         let entry = match self.leases.try_get_mut(lease) {
             dashmap::try_result::TryResult::Present(l) => Some(l),
             dashmap::try_result::TryResult::Absent => None,
@@ -300,7 +308,11 @@ impl LeaseStore for MemoryLeases {
             }
             _ => false,
         };
-        s.tables.entry("lease").or_default().write += start.elapsed();
+        s.charge(
+            "lease",
+            true,
+            crate::store::busy_since(start, waited_before),
+        );
         s.rows_written += u64::from(ok);
         Ok(ok)
     }

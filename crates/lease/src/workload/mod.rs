@@ -6,6 +6,10 @@
 //! Time is simulated: `time_scale` simulated seconds pass per real second, so a 60 s
 //! lease lapses within a run. Applications are split between workers, so a lease is only
 //! ever claimed by one worker and "two holders" can only come from the store.
+//!
+//! Paced (`rate`, or `load=seed`: each lease visited once per extend interval), a worker
+//! takes its applications in turn, one step per due instant. The checks and the window's
+//! figures are in the `checks` submodule.
 
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -16,6 +20,8 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 use crate::store::LeaseStore;
+
+mod checks;
 
 /// The leadership scenario.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -430,56 +436,7 @@ impl<S: LeaseStore> Workload for LeaseWorkload<S> {
     }
 
     fn verify(&self, workers: &[LeaseWorker<S>]) -> Result<(), String> {
-        let accepted: u64 = workers.iter().map(|w| w.non_holder_accepted).sum();
-        if accepted > 0 {
-            return Err(format!(
-                "a non-holder's extend was accepted {accepted} times"
-            ));
-        }
-        let stored = self.store.read_back()?;
-        let swept_up_to = self.last_sweep.load(Ordering::Acquire);
-        let mut checked = 0u64;
-        for w in workers {
-            for &(app, state) in &w.apps {
-                let AppState::Held { unit, acked } = state else {
-                    continue;
-                };
-                if acked < swept_up_to {
-                    continue; // It may have expired and been swept since; nothing to check.
-                }
-                checked += 1;
-                let name = lease_name(app);
-                let holder = unit_name(app, unit);
-                match stored.get(&name) {
-                    None => {
-                        return Err(format!(
-                            "{name}: extend to {acked} acknowledged but the lease is gone"
-                        ))
-                    }
-                    Some(l) if l.holder != holder => {
-                        return Err(format!(
-                            "{name}: held by {holder} but the store says {}: two holders",
-                            l.holder
-                        ))
-                    }
-                    Some(l) if l.expiry < acked => {
-                        return Err(format!(
-                            "{name}: extend to {acked} acknowledged but {} stored",
-                            l.expiry
-                        ))
-                    }
-                    Some(_) => {}
-                }
-            }
-        }
-        self.leases_checked.store(checked, Ordering::Relaxed);
-        if checked == 0 {
-            return Err(
-                "no acknowledged lease was read back (all lapsed before the last sweep): nothing was checked"
-                    .to_owned(),
-            );
-        }
-        Ok(())
+        self.check_workers(workers)
     }
 
     fn extra(
@@ -487,56 +444,6 @@ impl<S: LeaseStore> Workload for LeaseWorkload<S> {
         workers: &[LeaseWorker<S>],
         window: Duration,
     ) -> serde_json::Map<String, serde_json::Value> {
-        let extends: u64 = workers.iter().map(|w| w.window.extends).sum();
-        let per = |x: f64| if extends > 0 { x / extends as f64 } else { 0.0 };
-        let mut rows = self.store.background_rows();
-        let mut tables: std::collections::BTreeMap<&str, (f64, f64)> = Default::default();
-        for w in workers {
-            let stats = self.store.stats(&w.session);
-            rows += stats.rows_written;
-            for (table, t) in &stats.tables {
-                let e = tables.entry(table).or_default();
-                e.0 += t.read.as_secs_f64() * 1000.0;
-                e.1 += t.write.as_secs_f64() * 1000.0;
-            }
-        }
-        let bytes = bytes_written().saturating_sub(self.wchar_at_open.load(Ordering::Relaxed));
-        let mut extra = self.store.extra();
-        extra.insert(
-            "leases_checked".into(),
-            serde_json::json!(self.leases_checked.load(Ordering::Relaxed)),
-        );
-        extra.insert("durable".into(), serde_json::json!(self.store.durable()));
-        extra.insert(
-            "extends_per_sec".into(),
-            serde_json::json!(harness::stats::rate(extends, window)),
-        );
-        extra.insert(
-            "writes_per_extend".into(),
-            serde_json::json!(per(rows as f64)),
-        );
-        extra.insert(
-            "bytes_per_extend".into(),
-            serde_json::json!(per(bytes as f64)),
-        );
-        extra.insert(
-            "claims".into(),
-            serde_json::json!(workers.iter().map(|w| w.window.claims).sum::<u64>()),
-        );
-        extra.insert(
-            "lost_leases".into(),
-            serde_json::json!(workers.iter().map(|w| w.window.lost).sum::<u64>()),
-        );
-        let table_time: serde_json::Map<String, serde_json::Value> = tables
-            .into_iter()
-            .map(|(t, (r, w))| {
-                (
-                    t.to_owned(),
-                    serde_json::json!({ "read_ms": r, "write_ms": w }),
-                )
-            })
-            .collect();
-        extra.insert("table_time".into(), serde_json::Value::Object(table_time));
-        extra
+        self.window_figures(workers, window)
     }
 }

@@ -8,6 +8,14 @@
 //! | `global-clock` | the lease, conditional on the global clock row (1 row); a clock updater advances that row once per simulated second |
 //! | `sql-update` | `UPDATE lease SET expiry = ? WHERE uuid = ? AND holder = ?` in its own transaction (1 row) |
 //! | `batched` | the same UPDATE, committed in groups (one transaction per group) by whichever caller finds no commit in progress; alone, a caller commits its own extend at once |
+//!
+//! Each session times its statements by table, busy time only (a sleep in the busy
+//! handler left out): `lease`, `clock`, `txns`, `txn_log`, and [`TRANSACTION`] for BEGIN
+//! and COMMIT, which every statement's transaction times apart (claims and sweeps
+//! included), but for `batched`'s group commits: the leader's `lease` time, whole. The
+//! global clock's ticker runs outside any session: its time is nobody's, its writes count
+//! in the bytes.
+//! Group commit lives in the `group` submodule.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -16,11 +24,16 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use parking_lot::{Condvar, Mutex};
+use parking_lot::Mutex;
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use tempfile::TempDir;
 
-use crate::store::{LeaseStore, SessionStats, StoredLease};
+use crate::store::{LeaseStore, SessionStats, StoredLease, TRANSACTION};
+
+mod group;
+#[cfg(test)]
+mod tests;
+use group::GroupCommit;
 
 /// Which SQLite design.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,105 +63,6 @@ const NAMESPACE: &str = "model";
 pub struct SqlSession {
     conn: Connection,
     stats: SessionStats,
-}
-
-/// One extend waiting in the group-commit queue.
-struct Extend {
-    id: u64,
-    lease: String,
-    holder: String,
-    expiry: i64,
-}
-
-#[derive(Default)]
-struct GroupState {
-    queue: Vec<Extend>,
-    committing: bool,
-    next_id: u64,
-    done: HashMap<u64, Result<bool, String>>,
-}
-
-/// Group commit without a committer thread (leader and followers): a caller that finds
-/// nobody committing commits at once, itself, everything queued so far (alone: just its
-/// own extend, with no hand-off to another thread); callers that arrive meanwhile queue
-/// and wait, and the next of them to find the commit finished leads the next group.
-struct GroupCommit {
-    state: Mutex<GroupState>,
-    finished: Condvar,
-    conn: Mutex<Connection>,
-    batches: Arc<AtomicU64>,
-    extends: Arc<AtomicU64>,
-}
-
-/// Most extends in one group.
-const GROUP_MAX: usize = 512;
-
-impl GroupCommit {
-    fn extend(&self, lease: &str, holder: &str, expiry: i64) -> Result<bool, String> {
-        let mut st = self.state.lock();
-        st.next_id += 1;
-        let id = st.next_id;
-        st.queue.push(Extend {
-            id,
-            lease: lease.to_owned(),
-            holder: holder.to_owned(),
-            expiry,
-        });
-        loop {
-            if let Some(result) = st.done.remove(&id) {
-                return result;
-            }
-            if st.committing {
-                let start = Instant::now();
-                self.finished.wait(&mut st);
-                // Queued behind the group being committed: blocked, off CPU.
-                crate::store::note_wait(start.elapsed());
-                continue;
-            }
-            st.committing = true;
-            let take = st.queue.len().min(GROUP_MAX);
-            let group: Vec<Extend> = st.queue.drain(..take).collect();
-            drop(st);
-            // The committer's role is the store's single writer: one group at a time.
-            let writer = harness::locks::thread_acquired(crate::store::lock_ids::WRITER, None);
-            let outcome = commit_group(&mut self.conn.lock(), &group);
-            drop(writer);
-            self.batches.fetch_add(1, Ordering::Relaxed);
-            self.extends
-                .fetch_add(group.len() as u64, Ordering::Relaxed);
-            st = self.state.lock();
-            match outcome {
-                Ok(results) => {
-                    for (e, ok) in group.iter().zip(results) {
-                        st.done.insert(e.id, Ok(ok));
-                    }
-                }
-                Err(err) => {
-                    let message = sql(err);
-                    for e in &group {
-                        st.done.insert(e.id, Err(message.clone()));
-                    }
-                }
-            }
-            st.committing = false;
-            self.finished.notify_all();
-        }
-    }
-}
-
-/// Applies a group of extends in one IMMEDIATE transaction; each extend's answer.
-fn commit_group(conn: &mut Connection, group: &[Extend]) -> rusqlite::Result<Vec<bool>> {
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let mut results = Vec::with_capacity(group.len());
-    {
-        let mut update =
-            tx.prepare_cached("UPDATE lease SET expiry = ?1 WHERE uuid = ?2 AND holder = ?3")?;
-        for e in group {
-            results.push(update.execute(params![e.expiry, e.lease, e.holder])? == 1);
-        }
-    }
-    tx.commit()?;
-    Ok(results)
 }
 
 /// A SQLite lease store.
@@ -249,13 +163,11 @@ impl SqliteLeases {
             );
         }
         if design == SqlDesign::Batched {
-            group = Some(GroupCommit {
-                state: Mutex::new(GroupState::default()),
-                finished: Condvar::new(),
-                conn: Mutex::new(open(&path, synchronous).map_err(sql)?),
-                batches: Arc::clone(&batches),
-                extends: Arc::clone(&batched_extends),
-            });
+            group = Some(GroupCommit::new(
+                open(&path, synchronous).map_err(sql)?,
+                Arc::clone(&batches),
+                Arc::clone(&batched_extends),
+            ));
         }
         Ok(SqliteLeases {
             design,
@@ -307,18 +219,14 @@ impl LeaseStore for SqliteLeases {
         now: i64,
         expiry: i64,
     ) -> Result<bool, String> {
-        let conn = &s.conn;
-        let changed = s
-            .stats
-            .timed("lease", true, || {
-                conn.execute(
-                    "INSERT INTO lease (uuid, namespace, holder, expiry) VALUES (?1, ?2, ?3, ?4)
-                     ON CONFLICT (uuid) DO UPDATE SET holder = excluded.holder, expiry = excluded.expiry
-                     WHERE lease.expiry < ?5",
-                    params![lease, NAMESPACE, holder, expiry, now],
-                )
-            })
-            .map_err(sql)?;
+        let changed = on_lease(
+            s,
+            "INSERT INTO lease (uuid, namespace, holder, expiry) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT (uuid) DO UPDATE SET holder = excluded.holder, expiry = excluded.expiry
+             WHERE lease.expiry < ?5",
+            params![lease, NAMESPACE, holder, expiry, now],
+        )
+        .map_err(sql)?;
         Ok(changed == 1)
     }
 
@@ -332,44 +240,24 @@ impl LeaseStore for SqliteLeases {
     ) -> Result<bool, String> {
         match self.design {
             SqlDesign::TxnLog => txn_log_extend(s, lease, holder, now, expiry).map_err(sql),
-            SqlDesign::GlobalClock => {
-                let conn = &s.conn;
-                let n = s
-                    .stats
-                    .timed("lease", true, || {
-                        conn.prepare_cached(
-                            "UPDATE lease SET expiry = ?1 WHERE uuid = ?2 AND holder = ?3
-                             AND expiry >= (SELECT time FROM clock WHERE namespace = 'global')",
-                        )?
-                        .execute(params![expiry, lease, holder])
-                    })
-                    .map_err(sql)?;
-                s.stats.rows_written += n as u64;
-                Ok(n == 1)
-            }
-            SqlDesign::SqlUpdate => {
-                let conn = &mut s.conn;
-                let n = s
-                    .stats
-                    .timed("lease", true, || {
-                        let tx = conn.transaction()?;
-                        let n = tx
-                            .prepare_cached(
-                                "UPDATE lease SET expiry = ?1 WHERE uuid = ?2 AND holder = ?3",
-                            )?
-                            .execute(params![expiry, lease, holder])?;
-                        tx.commit()?;
-                        Ok::<_, rusqlite::Error>(n)
-                    })
-                    .map_err(sql)?;
+            SqlDesign::GlobalClock | SqlDesign::SqlUpdate => {
+                let update = if self.design == SqlDesign::GlobalClock {
+                    "UPDATE lease SET expiry = ?1 WHERE uuid = ?2 AND holder = ?3
+                     AND expiry >= (SELECT time FROM clock WHERE namespace = 'global')"
+                } else {
+                    "UPDATE lease SET expiry = ?1 WHERE uuid = ?2 AND holder = ?3"
+                };
+                let n = on_lease(s, update, params![expiry, lease, holder]).map_err(sql)?;
                 s.stats.rows_written += n as u64;
                 Ok(n == 1)
             }
             SqlDesign::Batched => {
                 let group = self.group.as_ref().expect("batched has a group committer");
-                let start = Instant::now();
+                let (start, waited) = (Instant::now(), crate::store::waits_so_far());
                 let ok = group.extend(lease, holder, expiry)?;
-                s.stats.tables.entry("lease").or_default().write += start.elapsed();
+                // Queued behind another caller's group is blocked time, left out.
+                s.stats
+                    .charge("lease", true, crate::store::busy_since(start, waited));
                 s.stats.rows_written += u64::from(ok);
                 Ok(ok)
             }
@@ -377,13 +265,7 @@ impl LeaseStore for SqliteLeases {
     }
 
     fn sweep(&self, s: &mut SqlSession, now: i64) -> Result<u64, String> {
-        let conn = &s.conn;
-        let n = s
-            .stats
-            .timed("lease", true, || {
-                conn.execute("DELETE FROM lease WHERE expiry < ?1", params![now])
-            })
-            .map_err(sql)?;
+        let n = on_lease(s, "DELETE FROM lease WHERE expiry < ?1", params![now]).map_err(sql)?;
         Ok(n as u64)
     }
 
@@ -430,6 +312,29 @@ impl LeaseStore for SqliteLeases {
     }
 }
 
+/// One statement on the lease table (`statement` with `values`) in its own transaction;
+/// the rows it changed. BEGIN IMMEDIATE, as in `txn-log`: taking the write lock and
+/// starting the snapshot (re-reading pages another connection changed, such as the global
+/// clock's ticker's) fall to BEGIN in every store, not to whichever statement comes
+/// first. BEGIN and COMMIT are charged to [`TRANSACTION`], so the lease table's time is
+/// the statement's alone, as in `txn-log`.
+fn on_lease(
+    s: &mut SqlSession,
+    statement: &str,
+    values: impl rusqlite::Params,
+) -> rusqlite::Result<usize> {
+    let stats = &mut s.stats;
+    let conn = &mut s.conn;
+    let tx = stats.timed(TRANSACTION, true, || {
+        conn.transaction_with_behavior(TransactionBehavior::Immediate)
+    })?;
+    let n = stats.timed("lease", true, || {
+        tx.prepare_cached(statement)?.execute(values)
+    })?;
+    stats.timed(TRANSACTION, true, || tx.commit())?;
+    Ok(n)
+}
+
 /// Before the change: a multi-document transaction with a transaction record, an
 /// assertion on the holder, the lease, the namespace's shared clock and a log entry.
 fn txn_log_extend(
@@ -440,9 +345,11 @@ fn txn_log_extend(
     expiry: i64,
 ) -> rusqlite::Result<bool> {
     let stats = &mut s.stats;
-    let tx = s
-        .conn
-        .transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let conn = &mut s.conn;
+    // Taking the write lock and committing are the transaction machinery's time.
+    let tx = stats.timed(TRANSACTION, true, || {
+        conn.transaction_with_behavior(TransactionBehavior::Immediate)
+    })?;
     stats.timed("txns", true, || {
         tx.prepare_cached("INSERT INTO txns (lease, op, state) VALUES (?1, 'extend', 'preparing')")?
             .execute(params![lease])
@@ -475,7 +382,7 @@ fn txn_log_extend(
             .execute(params![if ok { "applied" } else { "aborted" }, txn])
     })?;
     rows += 1;
-    tx.commit()?;
+    stats.timed(TRANSACTION, true, || tx.commit())?;
     stats.rows_written += rows;
     Ok(ok)
 }

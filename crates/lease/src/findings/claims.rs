@@ -1,0 +1,162 @@
+//! The question's parts and the comparisons that decide them: seed 001's own comparison,
+//! `global-clock` (the patch) against `txn-log` (before it), at the seed's load
+//! (`lease-seed-load.toml`), on the store's busy time per seed collection and on the
+//! bytes each extend wrote. Always the same three parts, in this order; a part whose cells
+//! the plan lacks is declared with why.
+//!
+//! Not here: wording the answer (the parent module), timing (`crate::busy`).
+
+use harness::decide::{CellRef, Claim, Comparison, Planned, Rule, Side};
+use harness::findings::Seeds;
+
+/// The scenario file of the seed's load.
+pub const SEED_LOAD: &str = "lease-seed-load";
+
+/// The patch's store (Juju 2.3's global clock): the ratio's numerator.
+pub const AFTER: &str = "global-clock";
+/// The store before it (Juju 2.2's transaction per lease write): the denominator.
+pub const BEFORE: &str = "txn-log";
+
+/// One part of the question: its name (read by scripts), the figure of the records'
+/// `extra` it compares, and the `[seed]` keys of the seed's before and after, if any.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PartSpec {
+    /// The part's name.
+    pub name: &'static str,
+    /// The `extra` key compared (milliseconds per second, or bytes per extend).
+    pub figure: &'static str,
+    /// What is compared, in words.
+    pub what: &'static str,
+    /// The `[seed]` keys of the seed's figure before and after the patch.
+    pub seed: Option<(&'static str, &'static str)>,
+    /// The seed's collection, as mongotop named it.
+    pub collection: &'static str,
+}
+
+/// The parts, in order.
+pub const PARTS: [PartSpec; 3] = [
+    PartSpec {
+        name: "busy_time_leases",
+        figure: "busy_ms_per_s_leases",
+        what: "the store's busy time on the leases (the `lease` table and `txn-log`'s \
+               namespace `clock` row: Juju 2.2 kept each namespace's clock document in \
+               juju.leases)",
+        seed: Some(("leases_ms_before", "leases_ms_after")),
+        collection: "juju.leases",
+    },
+    PartSpec {
+        name: "busy_time_txns",
+        figure: "busy_ms_per_s_txns",
+        what: "the store's busy time on the transaction machinery (`txn-log`'s `txns` and \
+               `txn_log` rows, and BEGIN/COMMIT: mgo/txn's documents in juju.txns; \
+               `global-clock`'s update is still a transaction, with no log)",
+        seed: Some(("txns_ms_before", "txns_ms_after")),
+        collection: "juju.txns",
+    },
+    PartSpec {
+        name: "bytes_per_extend",
+        figure: "bytes_per_extend",
+        what: "the bytes written per extend (the process's writes: WAL frames, checkpoints, \
+               the global clock's ticker included)",
+        seed: None,
+        collection: "",
+    },
+];
+
+/// Every part's rule: the patch cuts the figure. Shown when the interval lies wholly below
+/// 0.95 (a cut of 5% or more is worth reporting; the seed's cuts were 43% and 28%);
+/// contradicted when wholly above 0.98 (less than a 2% cut, or more time or bytes);
+/// between, the honest answer is that this run cannot tell.
+pub const RULE: Rule = Rule::Below {
+    shown: 0.95,
+    contradicted: 0.98,
+};
+
+/// The seed's after / before for `spec`, from the `[seed]` table of the seed's load (or
+/// of `lease.toml`, which carried the leases figures first).
+pub fn seed_ratio(spec: &PartSpec, seeds: Seeds<'_>) -> Option<(f64, f64)> {
+    let (before, after) = spec.seed?;
+    [SEED_LOAD, "lease"]
+        .iter()
+        .find_map(|file| Some((seeds.f64(file, before)?, seeds.f64(file, after)?)))
+}
+
+/// What part `spec` claims, in the user's words, with the seed's figure where it has one.
+pub fn claim_words(spec: &PartSpec, seeds: Seeds<'_>) -> String {
+    let seed = match seed_ratio(spec, seeds) {
+        Some((before, after)) => format!(
+            "the seed's {} went {before:.0} -> {after:.0} ms ({:.2}x)",
+            spec.collection,
+            after / before
+        ),
+        None if spec.seed.is_some() => format!("the seed measured {}", spec.collection),
+        None => "the seed did not measure it".to_owned(),
+    };
+    format!(
+        "At the seed's load (each lease extended every 30 s of simulated time), `{AFTER}` \
+         cuts {} against `{BEFORE}`, {}; {seed}.",
+        spec.what,
+        RULE.text()
+    )
+}
+
+/// The cells the comparisons use: `global-clock` and `txn-log` at the fewest threads of
+/// the seed's load at its most cores, both planned at the seed's load; or why not.
+pub fn sides(planned: &Planned<'_>) -> Result<(CellRef, CellRef), String> {
+    let Some(&cores) = planned.cores(SEED_LOAD).last() else {
+        return Err(format!(
+            "{SEED_LOAD}.toml is not in this plan: it is in the default matrix (`just \
+             matrix`), or add `scenarios={SEED_LOAD}`"
+        ));
+    };
+    let pair = planned.threads(SEED_LOAD, cores).into_iter().find_map(|t| {
+        Some((
+            planned.find(SEED_LOAD, AFTER, t, cores)?,
+            planned.find(SEED_LOAD, BEFORE, t, cores)?,
+        ))
+    });
+    let Some((after, before)) = pair else {
+        return Err(format!(
+            "{SEED_LOAD}.toml plans no `{AFTER}` and `{BEFORE}` cells at the same threads on \
+             {cores} CPUs: run it with both stores (`variants=` naming both, or none)"
+        ));
+    };
+    for cell in [after, before] {
+        let load = cell.params.get("load").and_then(|v| v.as_str());
+        if load != Some("seed") {
+            return Err(format!(
+                "{} runs with load={}, not the seed's load: drop the `load=` setting",
+                cell.text(),
+                load.unwrap_or("?")
+            ));
+        }
+    }
+    Ok((after.clone(), before.clone()))
+}
+
+/// The question's parts among the cells `planned`: each decided by `global-clock`
+/// against `txn-log` on its figure, single cells at the same threads and cores, or
+/// declared with why it cannot be.
+pub fn claims(planned: &Planned<'_>) -> Vec<Claim> {
+    let sides = sides(planned);
+    PARTS
+        .iter()
+        .map(|spec| {
+            let words = claim_words(spec, planned.seeds());
+            match &sides {
+                Ok((after, before)) => Claim::decided_by(
+                    spec.name,
+                    words,
+                    Comparison {
+                        a: Side::cell(after.clone()),
+                        b: Side::cell(before.clone()),
+                        figure: spec.figure.to_owned(),
+                        scale: 1.0,
+                        rule: RULE,
+                    },
+                ),
+                Err(why) => Claim::cannot(spec.name, words, why.clone()),
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,317 @@
+//! Seed 001's question, asked of a run: did the patch (`txn-log` -> `global-clock`) cut
+//! the database's work at the seed's load, as the seed's mongotop figures say?
+//!
+//! The verdict follows from three parts alone ([`claims::PARTS`]), each a paired
+//! comparison of `global-clock` against `txn-log` at the seed's load
+//! (`lease-seed-load.toml`: 500 leases extended every 30 s of simulated time, one
+//! worker): the store's busy time on the leases and on the transaction machinery (the
+//! seed's juju.leases and juju.txns, [`crate::busy`] maps the tables), and the bytes
+//! written per extend. Closed-loop extends/s (`lease.toml`), `sql-update` (today's store),
+//! rows per extend (fixed by each store's code: the design's, not an effect) and group
+//! commit on durable commits (`lease-durable.toml`) stay as details and decide nothing.
+//! Not here: running, rendering, the comparisons' cells ([`claims`]).
+
+pub mod claims;
+#[cfg(test)]
+mod tests;
+
+use harness::decide::{Outcome, Part, Planned};
+use harness::findings::{Answer, Basis, Chart, Run, Table, Verdict};
+use harness::judge::{extra, find, si, times, too_few, variants_of, widest, Est};
+use harness::RunRecord;
+
+use claims::{claim_words, seed_ratio, AFTER, BEFORE, PARTS, SEED_LOAD};
+
+/// The question, in the user's words.
+pub const QUESTION: &str = "At the seed's load, does the global clock (one conditional \
+                            update per extend instead of a transaction writing the \
+                            namespace's clock and a log) cut the store's busy time on the \
+                            leases and on the transactions, and the bytes written per \
+                            extend?";
+
+/// The question's parts among the cells `planned` ([`claims::claims`]).
+pub fn claims(planned: &Planned<'_>) -> Vec<harness::decide::Claim> {
+    claims::claims(planned)
+}
+
+/// How the seed's collections map onto the stores' tables, and what that leaves out.
+const MAPPING: &str = "Busy time is the store's time in its statements per table, sleeps in \
+     SQLite's busy handler left out: juju.leases is the `lease` table and `txn-log`'s \
+     namespace `clock` row (Juju 2.2 kept each namespace's clock document in the leases \
+     collection); juju.txns is `txns`, `txn_log` and every transaction's BEGIN and COMMIT \
+     (mgo/txn's documents; `global-clock`'s update is still a transaction). The global \
+     clock's ticker runs in no session (Juju 2.3 kept it in a collection of its own) and \
+     counts only in the bytes. SQLite has one writer for the whole file, so the namespace \
+     clock row is no hot spot of its own here as the clock document was in MongoDB: the \
+     leases part weighs the rows' work, at one worker.";
+
+/// The answer of `run`; `None` without lease cells.
+pub fn answer(run: &Run<'_>) -> Option<Answer> {
+    let rows = run.of_file("lease");
+    let durable = run.of_file("lease-durable");
+    let load = run.of_file(SEED_LOAD);
+    if rows.is_empty() && durable.is_empty() && load.is_empty() {
+        return None;
+    }
+    let parts: Vec<Part> = PARTS
+        .iter()
+        .map(|spec| run.part(spec.name, &claim_words(spec, run.seeds())))
+        .collect();
+    let outcomes: Vec<Outcome> = parts.iter().map(|p| p.outcome).collect();
+    let mut sentences: Vec<String> = PARTS
+        .iter()
+        .zip(&parts)
+        .map(|(spec, part)| part_sentence(run, spec, part, &load))
+        .collect();
+    sentences.truncate(3);
+    let figure = parts
+        .iter()
+        .filter(|p| p.ratio.is_some())
+        .map(|p| format!("{} {}", p.name, p.figure()))
+        .collect::<Vec<_>>()
+        .join("; ");
+    let mut details = Vec::new();
+    if let Some(why) = load_detail(&load) {
+        details.push(why);
+        details.push(MAPPING.to_owned());
+    }
+    details.extend(closed_loop_details(&rows));
+    if let Some(why) = group_commit_detail(&durable) {
+        details.push(why);
+    }
+    for (file, cells) in [
+        (SEED_LOAD, &load),
+        ("lease", &rows),
+        ("lease-durable", &durable),
+    ] {
+        if let Some(why) = too_few(cells) {
+            details.push(format!(
+                "{file}.toml: {why} (context only: the parts are pairs)."
+            ));
+        }
+    }
+    Some(Answer {
+        parts,
+        verdict: Verdict::of_outcomes(&outcomes),
+        basis: Basis::Measured,
+        calibrated_on: Vec::new(),
+        figure: if figure.is_empty() {
+            figure
+        } else {
+            format!("`{AFTER}` / `{BEFORE}` at the seed's load: {figure}")
+        },
+        sentences,
+        details,
+        tables: [seed_load_table(&load), stores_table(&rows)]
+            .into_iter()
+            .filter(|t| !t.rows.is_empty())
+            .collect(),
+        chart: Some(Chart::Throughput {
+            file: "lease".into(),
+        }),
+    })
+}
+
+/// One part's sentence: its outcome and figure beside the seed's, with the cells'
+/// medians as context where the run has them.
+fn part_sentence(
+    run: &Run<'_>,
+    spec: &claims::PartSpec,
+    part: &Part,
+    load: &[&RunRecord],
+) -> String {
+    let seed = match seed_ratio(spec, run.seeds()) {
+        Some((before, after)) => format!(
+            "; the seed's {}: {before:.0} -> {after:.0} ms, {:.2}x",
+            spec.collection,
+            after / before
+        ),
+        None => "; the seed did not measure it".to_owned(),
+    };
+    let (what, unit) = match spec.name {
+        "busy_time_leases" => ("Busy time on the leases", " ms/s"),
+        "busy_time_txns" => ("Busy time on the transactions", " ms/s"),
+        _ => ("Bytes written per extend", " bytes"),
+    };
+    let context = match cell_pair(load) {
+        Some((after, before)) => match (extra(after, spec.figure), extra(before, spec.figure)) {
+            (Some(a), Some(b)) => format!("; cells {}{unit} against {}{unit}", si(a), si(b)),
+            _ => String::new(),
+        },
+        None => String::new(),
+    };
+    format!(
+        "{what} (`{}`), `{AFTER}` / `{BEFORE}` at the seed's load: {}, {}{context}{seed}.",
+        part.name,
+        part.outcome.word(),
+        part.figure()
+    )
+}
+
+/// The seed load's `global-clock` and `txn-log` cells at the fewest threads of its most
+/// cores, for context.
+fn cell_pair<'a>(load: &[&'a RunRecord]) -> Option<(&'a RunRecord, &'a RunRecord)> {
+    let (cores, threads) = widest(load)?;
+    let t = *threads.first()?;
+    Some((find(load, AFTER, t, cores)?, find(load, BEFORE, t, cores)?))
+}
+
+/// Whether each store kept the seed's rate: a store behind it keeps the database busy for
+/// the whole window whatever its design, and its busy time reads capacity, not cost.
+/// Operations exclude idle steps (a leader dying, some 5% of the paced steps), so a
+/// store on schedule does about 0.95 of the rate; below 0.85 it is behind.
+fn load_detail(load: &[&RunRecord]) -> Option<String> {
+    let behind: Vec<String> = load
+        .iter()
+        .filter_map(|r| {
+            let paced = extra(r, "paced_ops_per_sec")?;
+            (r.ops_per_sec < 0.85 * paced).then(|| {
+                format!(
+                    "`{}` did {} of the {} operations/s asked",
+                    r.variant,
+                    si(r.ops_per_sec),
+                    si(paced)
+                )
+            })
+        })
+        .collect();
+    if behind.is_empty() {
+        let paced = load.iter().find_map(|r| extra(r, "paced_ops_per_sec"))?;
+        Some(format!(
+            "{SEED_LOAD}.toml: every store kept the seed's rate ({} operations/s).",
+            si(paced)
+        ))
+    } else {
+        Some(format!(
+            "{SEED_LOAD}.toml: {}: behind the seed's rate, so its busy time is capped by \
+             the window.",
+            behind.join(", ")
+        ))
+    }
+}
+
+/// Closed-loop extends/s and rows per extend of `sql-update` against `txn-log`, at the
+/// most threads of `lease.toml`: context, not a part.
+fn closed_loop_details(rows: &[&RunRecord]) -> Vec<String> {
+    let Some((cores, threads)) = widest(rows) else {
+        return Vec::new();
+    };
+    let max_t = *threads.last().unwrap_or(&1);
+    let mut out = Vec::new();
+    for other in [AFTER, "sql-update"] {
+        if let (Some(txn), Some(o)) = (
+            find(rows, BEFORE, max_t, cores),
+            find(rows, other, max_t, cores),
+        ) {
+            out.push(format!(
+                "Closed loop (lease.toml, context only) at {max_t} threads on {cores} cores: \
+                 `{other}` does {} extends/s against {} for `{BEFORE}` ({}); it writes {} \
+                 rows per extend against {} by design (the stores' code fixes them){}.",
+                Est::of(o).text(),
+                Est::of(txn).text(),
+                times(o, txn, ""),
+                number(extra(o, "writes_per_extend")),
+                number(extra(txn, "writes_per_extend")),
+                match (extra(o, "bytes_per_extend"), extra(txn, "bytes_per_extend")) {
+                    (Some(u), Some(t)) if u > 0.0 && t > 0.0 => format!(
+                        "; {} against {} bytes written per extend ({:.2}x)",
+                        si(u),
+                        si(t),
+                        u / t
+                    ),
+                    _ => String::new(),
+                }
+            ));
+        }
+    }
+    out
+}
+
+/// Group commit with durable commits (`lease-durable.toml`): a detail the seed did not ask.
+fn group_commit_detail(durable: &[&RunRecord]) -> Option<String> {
+    let (cores, threads) = widest(durable)?;
+    let max_t = *threads.last().unwrap_or(&1);
+    let txn = find(durable, BEFORE, max_t, cores)?;
+    let batched = find(durable, "batched", max_t, cores)?;
+    Some(format!(
+        "Group commit (`batched`) with durable commits at {max_t} threads: {} extends/s, {}{}.",
+        Est::of(batched).text(),
+        times(batched, txn, "`txn-log`"),
+        extra(batched, "batch_size_mean")
+            .map_or(String::new(), |m| format!(", mean group {m:.1} extends"))
+    ))
+}
+
+fn number(v: Option<f64>) -> String {
+    v.map_or("?".to_owned(), |v| format!("{v:.1}"))
+}
+
+/// Every store at the seed's load: busy time per seed collection, bytes and rows per
+/// extend, operations per second (the medians' repetitions; context for the parts).
+fn seed_load_table(load: &[&RunRecord]) -> Table {
+    let Some((cores, threads)) = widest(load) else {
+        return Table::default();
+    };
+    let Some(&t) = threads.first() else {
+        return Table::default();
+    };
+    let cell = |r: &RunRecord, key: &str| extra(r, key).map_or("-".to_owned(), si);
+    Table {
+        title: format!(
+            "Every store at the seed's load ({SEED_LOAD}.toml), {t} thread(s) on {cores} cores"
+        ),
+        columns: [
+            "store",
+            "leases busy ms/s",
+            "txns busy ms/s",
+            "bytes per extend",
+            "rows per extend (design)",
+            "operations/s",
+        ]
+        .map(str::to_owned)
+        .to_vec(),
+        rows: variants_of(load)
+            .into_iter()
+            .filter_map(|v| find(load, v, t, cores))
+            .map(|r| {
+                vec![
+                    format!("`{}`", r.variant),
+                    cell(r, "busy_ms_per_s_leases"),
+                    cell(r, "busy_ms_per_s_txns"),
+                    cell(r, "bytes_per_extend"),
+                    number(extra(r, "writes_per_extend")),
+                    si(r.ops_per_sec),
+                ]
+            })
+            .collect(),
+    }
+}
+
+/// Extends/s per store at each thread count of the widest core count (closed loop).
+fn stores_table(rows: &[&RunRecord]) -> Table {
+    let Some((cores, threads)) = widest(rows) else {
+        return Table::default();
+    };
+    Table {
+        title: format!("Closed-loop extends/s per store on {cores} cores (lease.toml)"),
+        columns: std::iter::once("store".to_owned())
+            .chain(threads.iter().map(|t| format!("{t} threads")))
+            .chain(std::iter::once("rows per extend (design)".to_owned()))
+            .collect(),
+        rows: variants_of(rows)
+            .into_iter()
+            .map(|v| {
+                std::iter::once(format!("`{v}`"))
+                    .chain(threads.iter().map(|&t| {
+                        find(rows, v, t, cores).map_or("-".to_owned(), |c| Est::of(c).text())
+                    }))
+                    .chain(std::iter::once(number(
+                        rows.iter()
+                            .find(|c| c.variant == v)
+                            .and_then(|c| extra(c, "writes_per_extend")),
+                    )))
+                    .collect()
+            })
+            .collect(),
+    }
+}

@@ -1,0 +1,275 @@
+//! The lease question on synthetic plans and pairs: every part can come out shown,
+//! contradicted and inconclusive; a plan without the seed's load declares every part
+//! with why; closed-loop figures decide nothing.
+
+use std::collections::BTreeMap;
+
+use harness::decide::{CellRef, Claim, Measured, Outcome, Planned};
+use harness::findings::{Run, Verdict};
+use harness::testing::synthetic_cell;
+use harness::RunRecord;
+
+use super::claims::{claims, PARTS, SEED_LOAD};
+use super::*;
+
+/// A planned cell of the seed's load.
+fn planned_cell(variant: &str, cores: usize, load: &str) -> CellRef {
+    CellRef::new(SEED_LOAD, variant, 1, cores)
+        .with("applications", 500)
+        .with("load", load)
+        .with("time_scale", 100)
+}
+
+/// The seed's `[seed]` table, as lease-seed-load.toml has it.
+fn seeds() -> BTreeMap<String, serde_json::Value> {
+    let table = serde_json::json!({
+        "leases_ms_before": 470, "leases_ms_after": 267,
+        "txns_ms_before": 868, "txns_ms_after": 625,
+    });
+    [(SEED_LOAD.to_owned(), table)].into_iter().collect()
+}
+
+/// The claims of a plan of every store at the seed's load on `cores` CPUs.
+fn planned_claims(cores: usize) -> Vec<Claim> {
+    let cells: Vec<CellRef> = ["txn-log", "global-clock", "sql-update", "memory"]
+        .iter()
+        .map(|v| planned_cell(v, cores, "seed"))
+        .collect();
+    let seeds = seeds();
+    claims(&Planned {
+        cells: &cells,
+        seeds: &seeds,
+    })
+}
+
+#[test]
+fn every_part_is_global_clock_against_txn_log_at_the_seeds_load() {
+    // 16 CPUs: the sides come from the plan, not from this machine.
+    let claims = planned_claims(16);
+    let names: Vec<&str> = claims.iter().map(|c| c.part.as_str()).collect();
+    assert_eq!(
+        names,
+        ["busy_time_leases", "busy_time_txns", "bytes_per_extend"]
+    );
+    for (claim, spec) in claims.iter().zip(PARTS) {
+        let c = claim.comparison.as_ref().expect("decided by a comparison");
+        assert_eq!(c.figure, spec.figure);
+        assert_eq!(
+            (c.a.cell.variant.as_str(), c.b.cell.variant.as_str()),
+            (AFTER, BEFORE)
+        );
+        assert_eq!((c.a.cell.threads, c.a.cell.cores), (1, 16));
+        assert_eq!((c.b.cell.threads, c.b.cell.cores), (1, 16));
+        assert!(c.a.per.is_none() && c.b.per.is_none(), "single-cell sides");
+        assert!(c.a.cell.matches(
+            SEED_LOAD,
+            AFTER,
+            1,
+            16,
+            &planned_cell(AFTER, 16, "seed").params
+        ));
+    }
+    assert!(
+        claims[0].claim.contains("470 -> 267 ms (0.57x)"),
+        "{}",
+        claims[0].claim
+    );
+    assert!(
+        claims[1].claim.contains("868 -> 625 ms (0.72x)"),
+        "{}",
+        claims[1].claim
+    );
+    assert!(claims[0].claim.contains("juju.leases"));
+}
+
+#[test]
+fn a_plan_without_the_seeds_load_declares_every_part_with_why() {
+    let seeds = seeds();
+    let cases: [(Vec<CellRef>, &str); 3] = [
+        (
+            vec![CellRef::new("lease", "txn-log", 12, 2)],
+            "is not in this plan",
+        ),
+        (
+            vec![planned_cell("txn-log", 2, "seed")],
+            "plans no `global-clock`",
+        ),
+        (
+            vec![
+                planned_cell("txn-log", 2, "closed"),
+                planned_cell("global-clock", 2, "closed"),
+            ],
+            "not the seed's load",
+        ),
+    ];
+    for (cells, why) in cases {
+        let claims = claims(&Planned {
+            cells: &cells,
+            seeds: &seeds,
+        });
+        assert_eq!(claims.len(), PARTS.len());
+        for c in &claims {
+            assert!(c.comparison.is_none());
+            assert!(c.missing.contains(why), "{}: {}", c.part, c.missing);
+        }
+    }
+}
+
+/// `n` pairs of part `i` whose ratio is `ratio` give or take 2%.
+fn measured(claim: &Claim, ratio: f64, n: usize) -> Measured {
+    let b = 50.0;
+    let pairs = (0..n)
+        .map(|k| {
+            let jitter = 1.0 + 0.01 * ((k % 5) as f64 - 2.0);
+            vec![ratio * b * jitter, b]
+        })
+        .collect();
+    Measured {
+        claim: claim.clone(),
+        pairs,
+        seconds: 1.8 * n as f64,
+        stopped: "decided".to_owned(),
+    }
+}
+
+/// A cell of the seed's load with its busy times and bytes per extend.
+fn load_cell(variant: &str, leases: f64, txns: f64, bytes: f64) -> RunRecord {
+    let mut c = synthetic_cell("lease", SEED_LOAD, variant, &[], 1, 2, 1667.0, 20.0, 5);
+    for (k, v) in [
+        ("busy_ms_per_s_leases", leases),
+        ("busy_ms_per_s_txns", txns),
+        ("bytes_per_extend", bytes),
+        ("paced_ops_per_sec", 1666.0),
+    ] {
+        c.extra.insert(k.into(), serde_json::json!(v));
+    }
+    c
+}
+
+/// The answer with each part's pairs at `ratios`.
+fn answer_at(ratios: [f64; 3], n: usize) -> harness::findings::Answer {
+    let claims = planned_claims(2);
+    let comparisons: Vec<Measured> = claims
+        .iter()
+        .zip(ratios)
+        .map(|(c, r)| measured(c, r, n))
+        .collect();
+    let cells = vec![
+        load_cell("global-clock", 8.0, 3.0, 4500.0),
+        load_cell("txn-log", 14.0, 11.0, 21000.0),
+    ];
+    let seeds = seeds();
+    answer(&Run {
+        cells: &cells,
+        seeds: &seeds,
+        comparisons: &comparisons,
+    })
+    .unwrap()
+}
+
+#[test]
+fn each_part_comes_out_shown_contradicted_or_inconclusive_from_its_pairs() {
+    use Outcome::*;
+    // Shown: well below 0.95 (the seed's 0.57x, say). Contradicted: above 0.98 (no cut,
+    // or more). Inconclusive: an interval across 0.95, or too few pairs for one.
+    for (ratio, n, outcome) in [
+        (0.57, 9, Shown),
+        (0.72, 16, Shown),
+        (1.05, 16, Contradicted),
+        (1.01, 24, Contradicted),
+        (0.965, 24, Inconclusive),
+        (0.57, 5, Inconclusive),
+    ] {
+        for i in 0..PARTS.len() {
+            let mut ratios = [0.5; 3];
+            ratios[i] = ratio;
+            let a = answer_at(ratios, n);
+            assert_eq!(
+                a.parts[i].outcome, outcome,
+                "{} at {ratio} x {n}: {:?}",
+                PARTS[i].name, a.parts[i]
+            );
+        }
+    }
+}
+
+#[test]
+fn the_verdict_follows_from_the_parts() {
+    assert_eq!(answer_at([0.57, 0.72, 0.3], 9).verdict, Verdict::Reproduced);
+    assert_eq!(answer_at([0.57, 1.05, 0.3], 16).verdict, Verdict::Partly);
+    assert_eq!(answer_at([0.57, 0.965, 0.3], 24).verdict, Verdict::Partly);
+    assert_eq!(
+        answer_at([1.05, 1.02, 1.1], 16).verdict,
+        Verdict::NotReproduced
+    );
+    assert_eq!(
+        answer_at([0.965, 0.96, 0.97], 24).verdict,
+        Verdict::CannotTell
+    );
+}
+
+#[test]
+fn sentences_state_each_parts_figure_beside_the_seeds() {
+    let a = answer_at([0.57, 1.05, 0.965], 24);
+    assert_eq!(a.sentences.len(), 3);
+    for (s, p) in a.sentences.iter().zip(&a.parts) {
+        assert!(s.contains(&p.figure()), "{s}");
+        assert!(s.contains(p.outcome.word()), "{s}");
+    }
+    assert!(a.sentences[0].contains("0.57x") && a.sentences[0].contains("shown"));
+    assert!(a.sentences[1].contains("0.72x") && a.sentences[1].contains("contradicted"));
+    assert!(a.sentences[2].contains("inconclusive"));
+    assert!(a.figure.contains("busy_time_leases 0.5"), "{}", a.figure);
+    assert_eq!(a.tables.len(), 1, "no closed-loop cells, no empty table");
+    assert_eq!(a.tables[0].rows.len(), 2, "{:?}", a.tables[0]);
+    assert!(a.details.iter().any(|d| d.contains("kept the seed's rate")));
+}
+
+/// Closed-loop cells of lease.toml (12 threads on 2 cores).
+fn closed_loop(update: f64, txn: f64, reps: usize) -> Vec<RunRecord> {
+    [("sql-update", update, 1.0), ("txn-log", txn, 5.0)]
+        .iter()
+        .map(|&(v, ops, rows)| {
+            let mut c = synthetic_cell("lease", "lease", v, &[], 12, 2, ops, ops * 0.02, reps);
+            c.extra
+                .insert("writes_per_extend".into(), serde_json::json!(rows));
+            c
+        })
+        .collect()
+}
+
+#[test]
+fn closed_loop_extends_are_details_that_decide_nothing() {
+    // What used to decide the verdict (sql-update 3x txn-log's extends/s) is a detail
+    // now: without the seed's load measured as pairs, every part is inconclusive.
+    let seeds = BTreeMap::new();
+    for cells in [
+        closed_loop(3000.0, 1000.0, 5),
+        closed_loop(1000.0, 1010.0, 5),
+    ] {
+        let a = answer(&Run {
+            cells: &cells,
+            seeds: &seeds,
+            comparisons: &[],
+        })
+        .unwrap();
+        assert_eq!(a.verdict, Verdict::CannotTell);
+        assert_eq!(a.parts.len(), PARTS.len());
+        assert!(a.parts.iter().all(|p| p.outcome == Outcome::Inconclusive));
+        assert!(a.details.iter().any(|d| d.contains("`sql-update` does")));
+    }
+}
+
+#[test]
+fn rows_per_extend_are_labelled_the_designs() {
+    let seeds = BTreeMap::new();
+    let c = closed_loop(3000.0, 1000.0, 5);
+    let a = answer(&Run {
+        cells: &c,
+        seeds: &seeds,
+        comparisons: &[],
+    })
+    .unwrap();
+    assert!(a.details.iter().any(|s| s.contains("by design")));
+    assert!(a.tables[0].columns.iter().any(|c| c.contains("(design)")));
+}
