@@ -312,6 +312,10 @@ impl Comparison {
 /// this plan.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Claim {
+    /// The hot path that declared it (`lab` fills it in, so two hot paths may name parts
+    /// alike).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub hot_path: String,
     /// The part's name, e.g. `threads_past_cpus`.
     pub part: String,
     /// What the part claims, in the user's words.
@@ -328,6 +332,7 @@ impl Claim {
     /// A part decided by `comparison`.
     pub fn decided_by(part: &str, claim: impl Into<String>, comparison: Comparison) -> Claim {
         Claim {
+            hot_path: String::new(),
             part: part.to_owned(),
             claim: claim.into(),
             comparison: Some(comparison),
@@ -338,6 +343,7 @@ impl Claim {
     /// A part this plan cannot decide, and why.
     pub fn cannot(part: &str, claim: impl Into<String>, why: impl Into<String>) -> Claim {
         Claim {
+            hot_path: String::new(),
             part: part.to_owned(),
             claim: claim.into(),
             comparison: None,

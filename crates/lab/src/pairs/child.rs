@@ -1,10 +1,17 @@
-//! A block of a part's pairs measured in one child process, for hot paths whose cells are
-//! expensive to start (a real server): the parent side (`lab matrix` launching
-//! `lab pairs`) and the child side (both cells resident, windows alternated, through
-//! [`harness::HotPath::measure_pairs`]).
+//! A block of a part's pairs measured in one child process: the parent side (`lab matrix`
+//! launching `lab pairs`, [`Children`]) and the child side ([`run`]).
+//!
+//! Why one process: a pair of two children costs two process starts, two canaries and
+//! the gap between them, and two cells a second apart vary less together than two
+//! windows a few milliseconds apart. In the child each pair measures every cell of the
+//! comparison once (in order, reversed on odd pairs): through the hot path's own
+//! [`harness::HotPath::measure_pairs`] where it keeps both sides resident (a real server,
+//! started once), else by calling `measure` for each cell in turn, as `lab run
+//! --repeats` does. Every cell of one comparison runs on the same CPUs (the child's mask);
+//! comparisons across core counts keep a child per repetition.
 //!
 //! The request travels as one JSON argument holding each side's `lab run` arguments, so
-//! the child checks both sides exactly as `lab run` checks one. Not here: choosing which
+//! the child checks every side exactly as `lab run` checks one. Not here: choosing which
 //! comparisons go this way or how many pairs (`pairs`).
 
 use std::path::Path;
@@ -22,35 +29,32 @@ use crate::cell_request::{CellRequest, RunArgs};
 use crate::plan::CellSpec;
 use crate::run_cell::{resolve, Resolved};
 
-/// What `lab pairs` is asked: the two sides as `lab run` arguments, and how many pairs.
+/// What `lab pairs` is asked: each cell's `lab run` arguments, and how many pairs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PairsRequest {
-    /// Side a's `lab run` arguments (without `run`).
-    pub a: Vec<String>,
-    /// Side b's.
-    pub b: Vec<String>,
+    /// Each cell's `lab run` arguments (without `run`), in the comparison's order.
+    pub cells: Vec<Vec<String>>,
     /// Pairs to measure.
     pub pairs: usize,
 }
 
-/// What `lab pairs` prints: each pair's two records, a's first.
+/// What `lab pairs` prints: each pair's records, in the request's cell order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PairsOutput {
     /// The pairs measured.
-    pub pairs: Vec<[RunRecord; 2]>,
+    pub pairs: Vec<Vec<RunRecord>>,
 }
 
 impl PairsRequest {
-    /// The request for `count` pairs of cells `a` and `b` at their planned windows.
-    pub fn of(a: &CellSpec<'_>, b: &CellSpec<'_>, count: usize) -> PairsRequest {
+    /// The request for `count` pairs of `cells` at their planned windows.
+    pub fn of(cells: &[&CellSpec<'_>], count: usize) -> PairsRequest {
         let args = |c: &CellSpec<'_>| {
             let mut v = c.request(c.file.duration, None).to_args();
             v.remove(0);
             v
         };
         PairsRequest {
-            a: args(a),
-            b: args(b),
+            cells: cells.iter().map(|c| args(c)).collect(),
             pairs: count,
         }
     }
@@ -65,8 +69,8 @@ impl PairsRequest {
     }
 }
 
-/// The matrix's way of running pairs: each repetition a child `lab run`, and blocks of
-/// pairs a child `lab pairs` where the hot path measures pairs in one process.
+/// The matrix's way of running pairs: a block of pairs in one child `lab pairs` where the
+/// comparison's cells share their CPUs, else a child `lab run` per repetition.
 pub struct Children<'a> {
     /// The `lab` executable.
     pub exe: &'a Path,
@@ -99,80 +103,103 @@ impl super::Runner for Children<'_> {
         )
     }
 
-    fn blocks(&self, a: usize, b: usize) -> bool {
-        let (ca, cb) = (&self.cells[a], &self.cells[b]);
-        ca.file.hot_path.pairs_in_one_process()
-            && ca.file.hot_path.name() == cb.file.hot_path.name()
-            && ca.cores == cb.cores
-            && ca.file.duration == cb.file.duration
-            && ca.file.warmup == cb.file.warmup
+    fn blocks(&self, cells: &[usize]) -> bool {
+        let first = &self.cells[cells[0]];
+        // Two cells with a resident mode of their own, or any cells measured in turn; all
+        // on one CPU mask and one window.
+        cells.iter().all(|&i| {
+            let c = &self.cells[i];
+            c.file.hot_path.name() == first.file.hot_path.name()
+                && c.cores == first.cores
+                && c.file.duration == first.file.duration
+                && c.file.warmup == first.file.warmup
+        }) && (cells.len() == 2 || !first.file.hot_path.pairs_in_one_process())
     }
 
-    fn block_cost(&self, a: usize, b: usize, count: usize) -> Duration {
-        let (ca, cb) = (&self.cells[a], &self.cells[b]);
-        // Both sides start once; each window then costs its warm-up and itself.
-        ca.file.overhead + cb.file.overhead + (ca.file.warmup + ca.file.duration) * 2 * count as u32
+    fn block_cost(&self, cells: &[usize], count: usize) -> Duration {
+        let resident = self.cells[cells[0]].file.hot_path.pairs_in_one_process();
+        cells
+            .iter()
+            .map(|&i| {
+                let c = &self.cells[i];
+                let window = c.file.warmup + c.file.duration;
+                if resident {
+                    // Started once; each window then costs its warm-up and itself.
+                    c.file.overhead + window * count as u32
+                } else {
+                    // Built afresh each window, without a process start or a canary.
+                    c.file.run_cost(c.threads) * count as u32
+                }
+            })
+            .sum()
     }
 
     fn block(
         &mut self,
-        a: usize,
-        b: usize,
+        cells: &[usize],
         count: usize,
-    ) -> Option<Result<Vec<[RunRecord; 2]>, String>> {
-        let (ca, cb) = (&self.cells[a], &self.cells[b]);
+    ) -> Option<Result<Vec<Vec<RunRecord>>, String>> {
+        let specs: Vec<&CellSpec<'_>> = cells.iter().map(|&i| &self.cells[i]).collect();
+        let first = specs[0];
         self.bar.set_message(format!(
-            "{}/{} t={} against t={} c={}: {count} pairs in one process",
-            ca.file.file, ca.variant, ca.threads, cb.threads, ca.cores
+            "{}/{} t={} c={}: {count} pairs of {} cells in one process",
+            first.file.file,
+            first.variant,
+            first.threads,
+            first.cores,
+            specs.len()
         ));
-        let args = PairsRequest::of(ca, cb, count).to_args();
-        let mut dirs = crate::matrix::data_dirs(ca);
-        dirs.extend(crate::matrix::data_dirs(cb));
+        let args = PairsRequest::of(&specs, count).to_args();
+        let dirs = specs
+            .iter()
+            .flat_map(|c| crate::matrix::data_dirs(c))
+            .collect();
         let launch = crate::children::Launch {
             exe: self.exe,
             root: self.root,
             args: &args,
             // Twice the expected time, and at least a cell's own limit.
-            timeout: ca.file.timeout.max(self.block_cost(a, b, count) * 2),
+            timeout: first.file.timeout.max(self.block_cost(cells, count) * 2),
             round: 0,
             data_dirs: dirs,
         };
-        match crate::children::run(&launch, self.interrupted) {
-            crate::children::Ended::Stopped => None,
-            crate::children::Ended::TimedOut => Some(Err(format!(
-                "a block of {count} pairs timed out after {} (killed)",
-                humantime::format_duration(launch.timeout)
-            ))),
-            crate::children::Ended::NotStarted(why) => Some(Err(why)),
+        let output = match crate::children::run(&launch, self.interrupted) {
+            crate::children::Ended::Stopped => return None,
+            crate::children::Ended::TimedOut => {
+                return Some(Err(format!(
+                    "a block of {count} pairs timed out after {} (killed)",
+                    humantime::format_duration(launch.timeout)
+                )))
+            }
+            crate::children::Ended::NotStarted(why) => return Some(Err(why)),
             crate::children::Ended::Exited {
                 status,
                 stdout,
                 stderr,
-            } => Some(
-                stdout
-                    .lines()
-                    .rev()
-                    .find_map(|l| serde_json::from_str::<PairsOutput>(l).ok())
-                    .map(|o| {
-                        o.pairs
-                            .into_iter()
-                            .map(|[mut x, mut y]| {
-                                x.scenario_file = ca.file.file.clone();
-                                y.scenario_file = cb.file.file.clone();
-                                [x, y]
-                            })
-                            .collect()
-                    })
-                    .ok_or_else(|| {
-                        let last = stderr
-                            .lines()
-                            .rev()
-                            .find(|l| !l.trim().is_empty() && !l.starts_with("note:"))
-                            .unwrap_or("no output");
-                        format!("{}: {last}", crate::children::describe(&status))
-                    }),
-            ),
-        }
+            } => stdout
+                .lines()
+                .rev()
+                .find_map(|l| serde_json::from_str::<PairsOutput>(l).ok())
+                .ok_or_else(|| {
+                    let last = stderr
+                        .lines()
+                        .rev()
+                        .find(|l| !l.trim().is_empty() && !l.starts_with("note:"))
+                        .unwrap_or("no output");
+                    format!("{}: {last}", crate::children::describe(&status))
+                }),
+        };
+        Some(output.map(|o| {
+            o.pairs
+                .into_iter()
+                .map(|mut pair| {
+                    for (r, c) in pair.iter_mut().zip(&specs) {
+                        r.scenario_file = c.file.file.clone();
+                    }
+                    pair
+                })
+                .collect()
+        }))
     }
 }
 
@@ -196,60 +223,94 @@ fn side(args: &[String]) -> anyhow::Result<CellRequest> {
 pub fn run(request_json: &str) -> anyhow::Result<ExitCode> {
     let request: PairsRequest =
         serde_json::from_str(request_json).context("--request: not a pairs request")?;
-    let (ra, rb) = (side(&request.a)?, side(&request.b)?);
-    if ra.hot_path != rb.hot_path || ra.cores != rb.cores {
-        bail!("--request: both sides must be of one hot path on the same CPUs");
+    let requests: Vec<CellRequest> = request
+        .cells
+        .iter()
+        .map(|a| side(a))
+        .collect::<anyhow::Result<_>>()?;
+    let Some(first) = requests.first() else {
+        bail!("--request: no cells");
+    };
+    if requests.iter().any(|r| {
+        r.hot_path != first.hot_path
+            || r.cores != first.cores
+            || r.duration != first.duration
+            || r.warmup != first.warmup
+    }) {
+        bail!("--request: every cell must be of one hot path, on the same CPUs, with one window");
     }
-    let (a, b) = (resolve(&ra)?, resolve(&rb)?);
-    if !a.hot_path.pairs_in_one_process() {
-        bail!("{} measures no pairs in one process", a.hot_path.name());
+    let resolved: Vec<Resolved> = requests
+        .iter()
+        .map(resolve)
+        .collect::<anyhow::Result<_>>()?;
+    let hot_path = resolved[0].hot_path;
+    let resident = hot_path.pairs_in_one_process();
+    if resident && resolved.len() != 2 {
+        bail!("{} measures pairs of two cells only", hot_path.name());
     }
-    let cores = ra.cores.unwrap_or_else(|| affinity::allowed_cpus().len());
+    let cores = first
+        .cores
+        .unwrap_or_else(|| affinity::allowed_cpus().len());
     let cpus = affinity::limit_to_cores(cores).map_err(anyhow::Error::msg)?;
     let mask = affinity::format_cpu_list(&cpus);
-    fn pair_side<'r>(r: &'r Resolved, req: &CellRequest) -> PairSide<'r> {
-        PairSide {
-            variant: r.variant.name,
-            params: &r.params,
+    let settings = |threads: usize| RunSettings {
+        threads,
+        warmup: first.warmup,
+        duration: first.duration,
+    };
+    let keys: Vec<CellKey> = resolved
+        .iter()
+        .zip(&requests)
+        .map(|(r, req)| CellKey {
+            hot_path: r.hot_path.name().to_owned(),
+            variant: r.variant.name.to_owned(),
+            params: r.params.to_map(),
             threads: req.threads,
+            cores,
+        })
+        .collect();
+    let record =
+        |i: usize, m: &harness::Measurement| RunRecord::from_measurement(&keys[i], &mask, m);
+    let pairs: Vec<Vec<RunRecord>> = if resident {
+        let side = |i: usize| PairSide {
+            variant: resolved[i].variant.name,
+            params: &resolved[i].params,
+            threads: requests[i].threads,
+        };
+        match hot_path.measure_pairs(side(0), side(1), request.pairs, settings(first.threads)) {
+            None => bail!("{} measures no pairs in one process", hot_path.name()),
+            Some(Err(failure)) => bail!("{}", failure.reason),
+            Some(Ok(pairs)) => pairs
+                .iter()
+                .map(|[a, b]| vec![record(0, a), record(1, b)])
+                .collect(),
         }
-    }
-    let settings = RunSettings {
-        threads: ra.threads,
-        warmup: ra.warmup,
-        duration: ra.duration,
+    } else {
+        let mut pairs = Vec::with_capacity(request.pairs);
+        for n in 0..request.pairs {
+            let mut order: Vec<usize> = (0..resolved.len()).collect();
+            if n % 2 == 1 {
+                order.reverse();
+            }
+            let mut pair: Vec<Option<RunRecord>> = vec![None; resolved.len()];
+            for i in order {
+                let r = &resolved[i];
+                pair[i] = Some(
+                    match r.hot_path.measure(
+                        r.variant.name,
+                        &r.params,
+                        settings(requests[i].threads),
+                    ) {
+                        Ok(m) => record(i, &m),
+                        Err(failure) => RunRecord::failed(&keys[i], &mask, failure.reason),
+                    },
+                );
+            }
+            pairs.push(pair.into_iter().flatten().collect());
+        }
+        pairs
     };
-    let key = |r: &Resolved, req: &CellRequest| CellKey {
-        hot_path: r.hot_path.name().to_owned(),
-        variant: r.variant.name.to_owned(),
-        params: r.params.to_map(),
-        threads: req.threads,
-        cores,
-    };
-    let measured = a.hot_path.measure_pairs(
-        pair_side(&a, &ra),
-        pair_side(&b, &rb),
-        request.pairs,
-        settings,
-    );
-    let pairs = match measured {
-        None => bail!("{} measures no pairs in one process", a.hot_path.name()),
-        Some(Err(failure)) => bail!("{}", failure.reason),
-        Some(Ok(pairs)) => pairs,
-    };
-    let (ka, kb) = (key(&a, &ra), key(&b, &rb));
-    let out = PairsOutput {
-        pairs: pairs
-            .iter()
-            .map(|[ma, mb]| {
-                [
-                    RunRecord::from_measurement(&ka, &mask, ma),
-                    RunRecord::from_measurement(&kb, &mask, mb),
-                ]
-            })
-            .collect(),
-    };
-    println!("{}", serde_json::to_string(&out)?);
+    println!("{}", serde_json::to_string(&PairsOutput { pairs })?);
     Ok(ExitCode::SUCCESS)
 }
 
@@ -257,47 +318,44 @@ pub fn run(request_json: &str) -> anyhow::Result<ExitCode> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_side_is_checked_as_lab_run_checks_it() {
-        let ok: Vec<String> = ["--hot-path", "noop", "--variant", "noop", "--threads", "2"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        assert_eq!(side(&ok).unwrap().threads, 2);
-        let bad: Vec<String> = ["--hot-path", "noop", "--variant", "noop", "--threads", "0"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        assert!(side(&bad).unwrap_err().to_string().contains("--threads"));
+    fn args(threads: &str) -> Vec<String> {
+        [
+            "--hot-path",
+            "noop",
+            "--variant",
+            "noop",
+            "--threads",
+            threads,
+            "--cores",
+            "1",
+            "--duration",
+            "10ms",
+            "--warmup",
+            "1ms",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
     }
 
     #[test]
-    fn a_hot_path_without_pairs_in_one_process_is_refused_in_one_line() {
-        let args = |t: &str| -> Vec<String> {
-            [
-                "--hot-path",
-                "noop",
-                "--variant",
-                "noop",
-                "--threads",
-                t,
-                "--cores",
-                "1",
-                "--duration",
-                "10ms",
-                "--warmup",
-                "1ms",
-            ]
-            .iter()
-            .map(|s| s.to_string())
-            .collect()
-        };
+    fn a_side_is_checked_as_lab_run_checks_it() {
+        assert_eq!(side(&args("2")).unwrap().threads, 2);
+        assert!(side(&args("0"))
+            .unwrap_err()
+            .to_string()
+            .contains("--threads"));
+    }
+
+    #[test]
+    fn cells_on_different_cpus_are_refused_in_one_line() {
+        let mut other = args("2");
+        other[7] = "2".to_owned();
         let req = PairsRequest {
-            a: args("1"),
-            b: args("2"),
+            cells: vec![args("1"), other],
             pairs: 1,
         };
         let err = run(&serde_json::to_string(&req).unwrap()).unwrap_err();
-        assert!(err.to_string().contains("measures no pairs"), "{err}");
+        assert!(err.to_string().contains("same CPUs"), "{err}");
     }
 }

@@ -41,7 +41,12 @@ pub fn declare(plan: &MatrixPlan, cells: &[CellSpec<'_>]) -> Vec<Measured> {
     crate::catalog::hot_paths()
         .iter()
         .filter(|h| cells.iter().any(|c| c.file.hot_path.name() == h.name()))
-        .flat_map(|h| h.claims(&planned))
+        .flat_map(|h| {
+            h.claims(&planned).into_iter().map(|mut claim| {
+                claim.hot_path = h.name().to_owned();
+                claim
+            })
+        })
         .map(|claim| Measured::new(resolvable(claim, &refs)))
         .collect()
 }
@@ -86,11 +91,11 @@ fn resolvable(claim: Claim, refs: &[CellRef]) -> Claim {
     };
     match c.cells().into_iter().find(|r| position(r, refs).is_none()) {
         None => claim,
-        Some(lacking) => Claim::cannot(
-            &claim.part,
-            claim.claim.clone(),
-            format!("{} is not in this plan", lacking.text()),
-        ),
+        Some(lacking) => Claim {
+            comparison: None,
+            missing: format!("{} is not in this plan", lacking.text()),
+            ..claim.clone()
+        },
     }
 }
 
@@ -101,26 +106,25 @@ fn cells_of(m: &Measured, refs: &[CellRef]) -> Option<Vec<usize>> {
 }
 
 /// How pairs get measured: one repetition of a plan cell in a child of its own, or a
-/// block of pairs of two single cells in one child (`child`).
+/// block of pairs of a comparison's cells in one child (`child`).
 pub trait Runner {
     /// One repetition of plan cell `cell` for pair `pair`; `None` when interrupted.
     fn one(&mut self, cell: usize, pair: usize) -> Option<RunRecord>;
-    /// Whether `block` can measure pairs of cells `a` and `b` in one process.
-    fn blocks(&self, _a: usize, _b: usize) -> bool {
+    /// Whether `block` can measure pairs of these plan cells in one process.
+    fn blocks(&self, _cells: &[usize]) -> bool {
         false
     }
-    /// `count` pairs of cells `a` and `b` in one child; `None` when interrupted,
-    /// `Some(Err(why))` when it failed.
+    /// `count` pairs of `cells` in one child, each pair's records in `cells`' order;
+    /// `None` when interrupted, `Some(Err(why))` when it failed.
     fn block(
         &mut self,
-        _a: usize,
-        _b: usize,
+        _cells: &[usize],
         _count: usize,
-    ) -> Option<Result<Vec<[RunRecord; 2]>, String>> {
+    ) -> Option<Result<Vec<Vec<RunRecord>>, String>> {
         Some(Err("no block mode".to_owned()))
     }
-    /// What a block of `count` pairs of cells `a` and `b` is expected to cost.
-    fn block_cost(&self, _a: usize, _b: usize, _count: usize) -> Duration {
+    /// What a block of `count` pairs of `cells` is expected to cost.
+    fn block_cost(&self, _cells: &[usize], _count: usize) -> Duration {
         Duration::ZERO
     }
 }
@@ -168,15 +172,13 @@ pub fn measure(
             .sum();
         let m = &mut parts[i];
         let target = interval::next_look(m.pairs.len()).unwrap_or(m.pairs.len());
-        if let &[a, b] = order {
-            if run.blocks(a, b) {
-                if !block(m, a, b, target, deadline, run) {
-                    saved(parts);
-                    return false;
-                }
+        if run.blocks(order) {
+            if !block(m, order, target, deadline, run) {
                 saved(parts);
-                continue;
+                return false;
             }
+            saved(parts);
+            continue;
         }
         while m.pairs.len() < target {
             if deadline.is_some_and(|d| Instant::now() + cost > d) {
@@ -215,12 +217,11 @@ fn settle(m: &mut Measured) {
     }
 }
 
-/// Pairs up to `target` for a comparison of two single cells, as one block in one child
-/// (as many as fit before `deadline`). False when interrupted.
+/// Pairs up to `target` for a comparison as one block in one child (as many as fit
+/// before `deadline`). False when interrupted.
 fn block(
     m: &mut Measured,
-    a: usize,
-    b: usize,
+    cells: &[usize],
     target: usize,
     deadline: Option<Instant>,
     run: &mut dyn Runner,
@@ -228,7 +229,7 @@ fn block(
     let mut count = target - m.pairs.len();
     if let Some(d) = deadline {
         let left = d.saturating_duration_since(Instant::now());
-        while count > 0 && run.block_cost(a, b, count) > left {
+        while count > 0 && run.block_cost(cells, count) > left {
             count -= 1;
         }
     }
@@ -240,7 +241,7 @@ fn block(
         return true;
     };
     let started = Instant::now();
-    let measured = run.block(a, b, count);
+    let measured = run.block(cells, count);
     m.seconds += started.elapsed().as_secs_f64();
     match measured {
         None => {
@@ -249,27 +250,26 @@ fn block(
         }
         Some(Err(why)) => m.stopped = format!("failed: {why}"),
         Some(Ok(pairs)) => {
-            for [ra, rb] in &pairs {
-                match (comparison.figure_of(ra), comparison.figure_of(rb)) {
-                    (Some(x), Some(y)) => m.pairs.push(vec![x, y]),
-                    _ => {
-                        let bad = if comparison.figure_of(ra).is_none() {
-                            ra
-                        } else {
-                            rb
-                        };
-                        m.stopped = format!(
-                            "failed: `{}` {} threads: {}",
-                            bad.variant,
-                            bad.threads,
-                            bad.failure
-                                .clone()
-                                .or(bad.verify_error.clone())
-                                .unwrap_or_else(|| format!("has no figure {}", comparison.figure))
-                        );
-                        return true;
-                    }
+            for pair in &pairs {
+                let figures: Vec<Option<f64>> =
+                    pair.iter().map(|r| comparison.figure_of(r)).collect();
+                if let Some(bad) = pair.iter().find(|r| comparison.figure_of(r).is_none()) {
+                    m.stopped = format!(
+                        "failed: `{}` {} threads: {}",
+                        bad.variant,
+                        bad.threads,
+                        bad.failure
+                            .clone()
+                            .or(bad.verify_error.clone())
+                            .unwrap_or_else(|| format!("has no figure {}", comparison.figure))
+                    );
+                    return true;
                 }
+                if figures.len() != cells.len() {
+                    m.stopped = "failed: a pair came back short".to_owned();
+                    return true;
+                }
+                m.pairs.push(figures.into_iter().flatten().collect());
             }
             if pairs.len() < count && m.stopped.is_empty() {
                 m.stopped = format!(

@@ -184,23 +184,22 @@ impl Runner for Blocks {
     fn one(&mut self, _: usize, _: usize) -> Option<RunRecord> {
         panic!("single repetitions asked of a block runner")
     }
-    fn blocks(&self, _: usize, _: usize) -> bool {
+    fn blocks(&self, _: &[usize]) -> bool {
         true
     }
-    fn block_cost(&self, _: usize, _: usize, count: usize) -> Duration {
+    fn block_cost(&self, _: &[usize], count: usize) -> Duration {
         Duration::from_secs(count as u64)
     }
     fn block(
         &mut self,
-        a: usize,
-        b: usize,
+        cells: &[usize],
         count: usize,
-    ) -> Option<Result<Vec<[RunRecord; 2]>, String>> {
+    ) -> Option<Result<Vec<Vec<RunRecord>>, String>> {
         self.asked.push(count);
-        let _ = (a, b);
+        assert_eq!(cells.len(), 2);
         let ra = synthetic_cell("lookup", "lookup", "dashmap", &[], 2, 1, 1.5e6, 0.0, 1);
         let rb = synthetic_cell("lookup", "lookup", "global-mutex", &[], 2, 1, 1e6, 0.0, 1);
-        Some(Ok(vec![[ra, rb]; count]))
+        Some(Ok(vec![vec![ra, rb]; count]))
     }
 }
 

@@ -27,16 +27,24 @@ fn findings_of(
     results: &ResultsFile,
     groups: &[Group<'_>],
 ) -> Vec<Finding> {
-    let run = Run {
-        cells: &results.cells,
-        seeds: &results.seeds,
-        comparisons: &results.comparisons,
-    };
     let mut out = Vec::new();
     for hot_path in hot_paths {
         if !results.cells.iter().any(|c| c.hot_path == hot_path.name()) {
             continue;
         }
+        // Each question reads its own parts only (results written before parts named
+        // their hot path let every question read every part).
+        let own: Vec<_> = results
+            .comparisons
+            .iter()
+            .filter(|m| m.claim.hot_path.is_empty() || m.claim.hot_path == hot_path.name())
+            .cloned()
+            .collect();
+        let run = Run {
+            cells: &results.cells,
+            seeds: &results.seeds,
+            comparisons: &own,
+        };
         let Some(question) = hot_path.question() else {
             continue;
         };
