@@ -462,6 +462,11 @@ impl Measured {
                     c.rule.text(),
                     self.stopped
                 ),
+                (Some(i), _) if self.stopped == "budget spent" => format!(
+                    "{}; decided, and the budget ran out before it was narrower than +-{:.1}%",
+                    c.rule.text(),
+                    i.half_width() * 100.0
+                ),
                 (Some(_), _) => format!("{}; stopped: {}", c.rule.text(), self.stopped),
             }
         } else {

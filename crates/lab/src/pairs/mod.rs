@@ -131,13 +131,34 @@ pub trait Runner {
 
 /// Why a comparison stops now, if it does.
 fn stop_reason(m: &Measured) -> Option<&'static str> {
-    if !m.done(PRECISION) {
-        return None;
+    if m.done(PRECISION) {
+        return Some(match m.outcome() {
+            Outcome::Inconclusive => "most pairs",
+            _ => "decided",
+        });
     }
-    Some(match m.outcome() {
-        Outcome::Inconclusive => "most pairs",
-        _ => "decided",
-    })
+    futile(m).then_some("would not decide within the most pairs at this noise")
+}
+
+/// Whether an undecided comparison, at a look of at least two, could not decide even at
+/// the most pairs: its interval narrowed as 1/sqrt(pairs) from what it is now (less a
+/// fifth, to err towards going on) still spans a threshold around today's median. Its
+/// time then goes to the others; stopping early never costs the interval its validity.
+fn futile(m: &Measured) -> bool {
+    let n = m.pairs.len();
+    let most = *interval::LOOKS.last().unwrap_or(&0);
+    let (Some(c), Some(i)) = (&m.claim.comparison, m.interval()) else {
+        return false;
+    };
+    if n < interval::LOOKS[1] || !interval::is_look(n) || m.outcome() != Outcome::Inconclusive {
+        return false;
+    }
+    let half = (i.high / i.low).ln() / 2.0;
+    let projected = 0.8 * half * (n as f64 / most as f64).sqrt();
+    let centre = i.ratio.ln();
+    c.rule
+        .outcome((centre - projected).exp(), (centre + projected).exp())
+        == Outcome::Inconclusive
 }
 
 /// Measures pairs for every part in `parts` until each has stopped or `deadline`
@@ -159,11 +180,17 @@ pub fn measure(
         }
     }
     loop {
-        // The comparison that has had the least time, among those still going.
+        // Undecided comparisons first, the one that has had the least time first: a part
+        // already decided only narrows its interval with what the undecided leave.
         let next = (0..parts.len())
             .filter(|&i| parts[i].stopped.is_empty() && plans[i].is_some())
             .filter(|&i| stop_reason(&parts[i]).is_none())
-            .min_by(|&a, &b| parts[a].seconds.total_cmp(&parts[b].seconds));
+            .min_by(|&a, &b| {
+                let decided = |i: usize| parts[i].outcome() != Outcome::Inconclusive;
+                decided(a)
+                    .cmp(&decided(b))
+                    .then(parts[a].seconds.total_cmp(&parts[b].seconds))
+            });
         let Some(i) = next else { break };
         let order = plans[i].as_deref().unwrap_or_default();
         let cost: Duration = order

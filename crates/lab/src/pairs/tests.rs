@@ -223,3 +223,35 @@ fn blocks_go_to_the_next_look_and_fit_the_deadline() {
     assert_eq!(runner.asked, [5, 4]);
     assert_eq!(parts[0].pairs.len(), 9);
 }
+
+#[test]
+fn a_ratio_between_the_thresholds_stops_early_as_futile() {
+    // 1.02 against thresholds 1.0 and 1.05: no number of pairs decides it.
+    let side = |v: &str| Side::cell(CellRef::new("lookup", v, 2, 1));
+    let mut m = Measured::new(Claim::decided_by(
+        "gap",
+        "claim",
+        Comparison::throughput(
+            side("dashmap"),
+            side("global-mutex"),
+            Rule::Above {
+                shown: 1.05,
+                contradicted: 1.0,
+            },
+        ),
+    ));
+    for i in 0..harness::decide::interval::LOOKS[1] {
+        let wiggle = 1.0 + 0.01 * ((i % 5) as f64 - 2.0);
+        m.pairs.push(vec![1.02e6 * wiggle, 1e6]);
+    }
+    assert_eq!(m.outcome(), Outcome::Inconclusive);
+    assert!(futile(&m));
+    // A clear effect still going to the next look is not futile.
+    let mut clear = part();
+    for _ in 0..harness::decide::interval::LOOKS[1] {
+        clear.pairs.push(vec![1.02e6, 1e6]);
+        clear.pairs.push(vec![1.9e6, 1e6]);
+    }
+    clear.pairs.truncate(harness::decide::interval::LOOKS[1]);
+    assert!(!futile(&clear));
+}

@@ -9,7 +9,8 @@
 //! trims, in this order, stopping as soon as it fits: (1) windows and warm-ups, down to
 //! each file's `min_duration` (files without one keep theirs); (2) core counts of files
 //! without `keep_cores`, one at a time, file by file, keeping the most cores and 1
-//! longest; (3) repetitions, towards 5 (`lab compare`'s least for a verdict); (4) core
+//! longest; (3) repetitions, towards 5 (`lab compare`'s least for a verdict; 3 where the
+//! findings' parts are measured as pairs, which then decide); (4) core
 //! counts of `keep_cores` files. Nothing the user typed (`duration=`, `warmup=`,
 //! `repeats=`, `cores=`) is trimmed. What was trimmed is recorded per file. It runs
 //! nothing.
@@ -41,10 +42,14 @@ pub const PLAN_SHARE: f64 = 0.92;
 /// +-3% narrow, a few seconds of pairs for the in-process hot paths and a minute or more
 /// for a real server restarted per repetition; the cells' own tables lose little from 8
 /// repetitions going to 5.
-pub const PAIRS_SHARE: f64 = 0.4;
+pub const PAIRS_SHARE: f64 = 0.35;
 
 /// The fewest repetitions the budget trims to: `lab compare`'s least for a verdict.
 pub const MIN_REPEATS: usize = 5;
+
+/// The fewest when the findings' parts are measured as pairs: the verdicts then rest on
+/// the pairs, and a cell's 3 repetitions give its table a median and a spread.
+pub const MIN_REPEATS_WITH_PAIRS: usize = 3;
 
 /// The shortest warm-up the budget trims to.
 const MIN_WARMUP: Duration = Duration::from_millis(20);
@@ -170,9 +175,14 @@ pub(super) fn fit(plan: &mut MatrixPlan, settings: &Settings) {
         }
         if settings.repeats.is_none() {
             let most = plan.scenarios.iter().map(|s| s.repeats).max().unwrap_or(0);
-            for r in (MIN_REPEATS..most).rev() {
+            let least = if plan.pairs {
+                MIN_REPEATS_WITH_PAIRS
+            } else {
+                MIN_REPEATS
+            };
+            for r in (least..most).rev() {
                 for (s, own) in plan.scenarios.iter_mut().zip(&own) {
-                    s.repeats = own.repeats.min(r.max(own.repeats.min(MIN_REPEATS)));
+                    s.repeats = own.repeats.min(r.max(own.repeats.min(least)));
                 }
                 if fits(plan) {
                     break 'done;
