@@ -71,13 +71,15 @@ fn on_two_cpus_the_default_budget_keeps_the_matrix_it_always_ran() {
             "pool" => &[1, 2, 4, 6, 8, 12],
             "sqlmix-slots" | "sqlmix-writes" => &[16],
             "lease-durable" => &[1, 4, 12],
+            "lease-seed-load" => &[1],
             "pool-clients" => &[100, 1000, 2000, 3000],
             "pool-seed-batch" => &[1000],
             "sqlmix-dqlite" => &[48],
             other => panic!("{other}: a default file this test does not know"),
         };
         assert_eq!(s.threads, threads, "{}", s.file);
-        assert!(s.repeats >= budget::MIN_REPEATS, "{}", s.file);
+        // The verdicts rest on the pairs, so cells may go down to 3 repetitions.
+        assert!(s.repeats >= budget::MIN_REPEATS_WITH_PAIRS, "{}", s.file);
     }
     let old: usize = plan
         .scenarios
@@ -86,8 +88,9 @@ fn on_two_cpus_the_default_budget_keeps_the_matrix_it_always_ran() {
         .map(|s| s.cells().len())
         .sum();
     // 291 cells before lookup-dispatch (60), lease-durable (18) and the dqlite model's pool
-    // and apps files (6 each) moved to `just full`, to leave the budget to the real servers.
-    assert_eq!(old, 291 - 60 - 18 - 6 - 6);
+    // and apps files (6 each) moved to `just full`, to leave the budget to the real servers;
+    // then lease-seed-load's six stores at the seed's load came in (issue 34).
+    assert_eq!(old, 291 - 60 - 18 - 6 - 6 + 6);
     assert!(!plan.over_budget(), "{:?}", plan.plan_lines());
     let lines = plan.settings_lines().join("\n");
     assert!(lines.contains("budget 15m0s trimmed"), "{lines}");
