@@ -1,22 +1,10 @@
 //! The hot paths this build knows, by name. It only names them; what a matrix runs of
 //! each is in its scenario files (`benches/*.toml`, read by `scenario_file`).
 //!
-//! # Adding a hot path
-//!
-//! 1. A crate `crates/<name>` implementing [`harness::HotPath`] (a `Description` constant
-//!    and `measure`; `crates/harness/src/noop.rs` is the smallest template), with one test
-//!    calling `harness::testing::conformance`. List it in the root `Cargo.toml`
-//!    (`[workspace] members` and `[workspace.dependencies]`) and in `crates/lab/Cargo.toml`'s
-//!    `[dependencies]`; ARCHITECTURE.md has the details.
-//! 2. One line in [`hot_paths`] below.
-//! 3. A scenario file `benches/<name>.toml`: `hot_path`, `axis` (`"threads"`, `"clients"`
-//!    or `"fixed"`), its sizes, a `[quick]` table and a `[smoke]` table (tiny sizes: threads
-//!    1,2 on one core, 150 ms) for `just smoke`.
-//!
-//! Nothing else: `just smoke` runs every scenario file with a `[smoke]` table, `lab list`
-//! and the tests take their names from this list and `benches/`, and a test below checks
-//! that every hot path here has a scenario file with a `[smoke]` table and that every
-//! scenario file names a hot path here.
+//! Adding a hot path: the checklist is ARCHITECTURE.md's "Adding a hot path" (its one
+//! copy); here it takes one line in [`hot_paths`]. A test below checks that every hot
+//! path here has a scenario file with a `[smoke]` table, that every scenario file names a
+//! hot path here, and that ARCHITECTURE.md names every crate of the workspace.
 
 use harness::noop::NoopHotPath;
 use harness::HotPath;
@@ -56,6 +44,28 @@ mod tests {
 
     use super::*;
     use crate::scenario_file;
+
+    #[test]
+    fn the_architecture_names_every_crate_of_the_workspace() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+        let design = std::fs::read_to_string(root.join("ARCHITECTURE.md")).unwrap();
+        let members = manifest
+            .lines()
+            .find(|l| l.trim_start().starts_with("members"))
+            .expect("a members line in Cargo.toml");
+        let crates: Vec<&str> = members
+            .split('"')
+            .filter(|p| p.starts_with("crates/"))
+            .collect();
+        assert!(crates.len() >= 7, "{crates:?}");
+        for c in crates {
+            assert!(
+                design.lines().any(|l| l.starts_with(c)),
+                "ARCHITECTURE.md's crate table has no line for {c}"
+            );
+        }
+    }
 
     #[test]
     fn every_hot_path_has_a_smoke_scenario_file_and_every_file_a_hot_path() {

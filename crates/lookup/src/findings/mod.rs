@@ -27,10 +27,10 @@ use self::claims::{Designs, PARTS, PER_THREAD_PAST_KNEE, SHORT_OF_LINEAR};
 pub use self::claims::claims;
 
 /// The question, in the user's words.
-pub const QUESTION: &str = "Seed 002's question, asked of the lab's directory designs (not of \
-                            389 DS itself): does a design that takes a lock on every read \
-                            lose more throughput as worker threads rise than a lock-free \
-                            design on the same cells, and which design keeps it?";
+pub const QUESTION: &str = "Does a design that takes a lock on every read lose more \
+                            throughput as worker threads rise than a lock-free design on \
+                            the same cells, and which design keeps it (seed 002's question, \
+                            asked of the lab's directory designs, not of 389 DS itself)?";
 
 /// The answer of `run`; `None` without cells of `lookup.toml`.
 pub fn answer(run: &Run<'_>) -> Option<Answer> {
