@@ -23,7 +23,7 @@ use claims::*;
 pub use claims::{claims, claims_on};
 
 /// The question, in the seed's words.
-pub const QUESTION: &str = "On the real 389 Directory Server, do more worker threads than CPUs cost throughput, does the seed's recommendation (threads = CPUs) beat the server's autotuned default, does per-thread throughput fall while CPUs are free, and where does the server's time go as threads grow?";
+pub const QUESTION: &str = "Do more worker threads than CPUs cost the real 389 Directory Server throughput, does the seed's recommendation (threads = CPUs) beat the server's autotuned default, does per-thread throughput fall while CPUs are free, and where does the server's time go as threads grow?";
 
 /// The scenario file of the seed's server.
 pub const FILE: &str = "389ds";
