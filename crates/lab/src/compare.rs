@@ -11,6 +11,8 @@
 //! loop more than 10% apart, a run beside other work) are not judged at all: one line
 //! `machine differed: ...`, exit 0.
 //!
+//! Before the cells, the findings' parts of both runs side by side (`compare_parts`).
+//!
 //! Not here: any averaging across cells or machines; each cell is judged alone.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -214,6 +216,10 @@ pub fn run(base: &Path, new: &Path, threshold: f64) -> anyhow::Result<ExitCode> 
             base.display(),
             new.display()
         );
+    }
+    // Each run's parts rest on its own pairs: set side by side whatever the machines.
+    for line in crate::compare_parts::lines(b, n) {
+        println!("{line}");
     }
     if let Some(why) = crate::comparable::difference(b, n) {
         // A regression between two machines is the machines': no cell is judged.

@@ -9,6 +9,7 @@ mod children;
 mod cli;
 mod comparable;
 mod compare;
+mod compare_parts;
 mod export;
 mod fault;
 mod fs;

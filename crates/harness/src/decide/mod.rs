@@ -86,9 +86,16 @@ impl CellRef {
 
     /// "`entry-cache` 12 threads on 2 CPUs (lookup)", with any parameters named.
     pub fn text(&self) -> String {
+        self.text_without(&BTreeMap::new())
+    }
+
+    /// [`CellRef::text`] without the parameters `common` holds with the same value (those
+    /// every side of a comparison shares, which tell nothing apart).
+    pub fn text_without(&self, common: &BTreeMap<String, serde_json::Value>) -> String {
         let params: Vec<String> = self
             .params
             .iter()
+            .filter(|(k, v)| common.get(*k) != Some(v))
             .map(|(k, v)| match v {
                 serde_json::Value::String(s) => format!("{k}={s}"),
                 v => format!("{k}={v}"),
@@ -137,9 +144,18 @@ impl Side {
 
     /// The side in words.
     pub fn text(&self) -> String {
+        self.text_without(&BTreeMap::new())
+    }
+
+    /// The side in words, without the parameters in `common`.
+    pub fn text_without(&self, common: &BTreeMap<String, serde_json::Value>) -> String {
         match &self.per {
-            None => self.cell.text(),
-            Some(per) => format!("{} over {}", self.cell.text(), per.text()),
+            None => self.cell.text_without(common),
+            Some(per) => format!(
+                "{} over {}",
+                self.cell.text_without(common),
+                per.text_without(common)
+            ),
         }
     }
 }
@@ -276,6 +292,18 @@ impl Comparison {
         .into_iter()
         .flatten()
         .collect()
+    }
+
+    /// "a against b" in words, naming only the parameters that tell the cells apart.
+    pub fn sides_text(&self) -> String {
+        let cells = self.cells();
+        let mut common = cells[0].params.clone();
+        common.retain(|k, v| cells.iter().all(|c| c.params.get(k) == Some(v)));
+        format!(
+            "{} against {}",
+            self.a.text_without(&common),
+            self.b.text_without(&common)
+        )
     }
 
     /// The comparison's figure of a record; `None` where the record lacks it.
@@ -491,7 +519,7 @@ impl Measured {
                 .claim
                 .comparison
                 .as_ref()
-                .map(|c| format!("{} against {}", c.a.text(), c.b.text()))
+                .map(Comparison::sides_text)
                 .unwrap_or_default(),
             why,
         }
