@@ -437,11 +437,11 @@ impl Measured {
         self.pairs.iter().map(|p| c.ratio_of(p).ln()).collect()
     }
 
-    /// The median paired ratio and its interval at the per-look alpha; `None` with too
-    /// few pairs.
+    /// The median paired ratio (the Hodges-Lehmann centre of the log ratios) and its
+    /// signed-rank interval at the per-look alpha; `None` with too few pairs.
     pub fn interval(&self) -> Option<Interval> {
         let logs = self.log_ratios();
-        let (m, lo, hi) = interval::median_interval(&logs, interval::alpha_per_look())?;
+        let (m, lo, hi) = interval::centre_interval(&logs, interval::alpha_per_look())?;
         Some(Interval {
             ratio: m.exp(),
             low: lo.exp(),

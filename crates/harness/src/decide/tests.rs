@@ -1,6 +1,6 @@
 //! Synthetic pairs, no timing: the sequential rule decides real effects, decides no effect
 //! as inside its band, leaves an effect at its threshold undecided until the most pairs,
-//! and its interval covers the true ratio at least 95% of the time over repeated looks.
+//! and its interval covers the true ratio at least 95% of the time over repeated looks (400 seeded sequences a noise).
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -109,7 +109,7 @@ fn the_interval_covers_the_true_ratio_over_repeated_looks() {
         contradicted: 1.0,
     };
     for tail in [false, true] {
-        let trials = 1000;
+        let trials = 400;
         let covered = (0..trials)
             .filter(|&seed| {
                 let m = sequence(rule, 1.01, 0.08, tail, 1000 + seed, 1.0);
