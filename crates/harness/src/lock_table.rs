@@ -5,19 +5,27 @@
 //!
 //! - utilisation U = acquisitions/s x S / K (the utilisation law; at most 1, whatever the
 //!   number of cores);
-//! - ceiling = K / S acquisitions per second, or K / (S x a) operations per second where
-//!   an operation makes a acquisitions; `ceiling_share` is the cell's ops/s over that
-//!   ceiling, which equals U when every acquisition belongs to a counted operation (and
-//!   is below it when failed operations took the lock too);
+//! - ceiling = K / S0 acquisitions per second, or K / (S0 x a) operations per second where
+//!   an operation makes a acquisitions, with S0 the lock's hold measured uncontended (the
+//!   1-thread cell of the same variant, parameters and cores; [`fill_ceilings`]): a
+//!   capacity, what the lock could pass if its holds stayed as short as they are alone.
+//!   `ceiling_share` is the cell's ops/s over it, U x S / S0 when every acquisition
+//!   belongs to a counted operation: below U when holds lengthen under contention (cache
+//!   lines moving between cores, a holder preempted), equal to U in the 1-thread cell.
+//!   Where no uncontended hold exists the ceiling and its share are null: the cell's own
+//!   hold would give K / S, whose share is U again and says nothing new;
 //! - bounds (asymptotic bound analysis of a closed system with N threads and no think
-//!   time): with S the busiest lock's hold per operation (a x mean hold) and D the
-//!   measured time per operation outside that lock (N / X - a x (mean hold + mean wait)),
-//!   throughput X <= min(N / (D + S), K / S), and the knee where the two meet is
-//!   N* = K (D + S) / S ((D + S) / S for one lock). Beyond N* threads no number of cores
-//!   raises the bound.
+//!   time): with S the busiest lock's hold per operation (a x mean hold), D the measured
+//!   time per operation outside that lock (N / X - a x (mean hold + mean wait)) and D_cpu
+//!   the CPU time per operation (process CPU time over operations, the cell's CPUs being
+//!   `cores`), throughput X <= min(N / (D + S), K / S, cores / D_cpu), and the knee where
+//!   the first meets the least of the others is N* = (D + S) x min(K / S, cores / D_cpu)
+//!   (K (D + S) / S when the lock binds). Beyond N* threads no number of threads raises
+//!   the bound; beyond K / S no number of cores does.
 //!
 //! D at a thread count above the core count includes waiting for a CPU, so a cell's
-//! bounds are this machine's; the single-thread cell's are the design's.
+//! bounds are this machine's; the single-thread cell's are the design's. D_cpu counts the
+//! whole process (a server in another process is not in it).
 //!
 //! This module computes from figures already taken ([`crate::locks`] takes them) and
 //! renders nothing.
@@ -27,6 +35,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::locks::{LockSet, LockTally};
 use crate::stats;
+
+mod ceilings;
+#[cfg(test)]
+mod tests;
+
+pub use ceilings::fill_ceilings;
 
 /// Percentiles and mean of a set of durations, nanoseconds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -92,9 +106,18 @@ pub struct LockRow {
     pub occupancy: Option<f64>,
     /// U = acquisitions/s x mean hold / slots.
     pub utilization: Option<f64>,
-    /// slots / mean hold, in the cell's operations per second.
+    /// The lock's mean hold uncontended, ns: in the 1-thread cell of the same variant,
+    /// parameters and cores (the cell itself at 1 thread); null where no such cell has
+    /// this lock's hold timed.
+    #[serde(default)]
+    pub uncontended_hold_ns: Option<f64>,
+    /// slots / (uncontended hold x acquisitions per operation), in the cell's operations
+    /// per second: the lock's capacity; null without `uncontended_hold_ns`. (Files
+    /// written before the field have slots / the cell's own hold here.)
     pub ceiling_ops_per_sec: Option<f64>,
-    /// The cell's ops/s as a share of `ceiling_ops_per_sec`.
+    /// The cell's ops/s as a share of `ceiling_ops_per_sec`: `utilization` x
+    /// `uncontended_hold_ns` / mean hold, so below `utilization` where holds lengthen
+    /// under contention.
     pub ceiling_share: Option<f64>,
 }
 
@@ -111,20 +134,59 @@ pub struct Bounds {
     pub demand_outside_ns: f64,
     /// S: that lock's hold per operation (acquisitions per operation x mean hold), ns.
     pub hold_per_op_ns: f64,
-    /// N* = K (D + S) / S: beyond it the lock, not the threads, bounds throughput.
+    /// N* = (D + S) x min(K / S, cores / D_cpu): beyond it the lock or the CPUs, not
+    /// the threads, bound throughput (K (D + S) / S in files written before the CPUs
+    /// were counted).
     pub knee_threads: f64,
-    /// min(N / (D + S), K / S) at this cell's N, operations per second.
+    /// min(N / (D + S), K / S, cores / D_cpu) at this cell's N, operations per second.
     pub bound_ops_per_sec: f64,
-    /// K / S: the bound no thread count passes.
+    /// K / S: the bound the lock sets, whatever the threads and cores.
     pub ceiling_ops_per_sec: f64,
+    /// The cell's CPUs (0 in files written before the CPUs were counted).
+    #[serde(default)]
+    pub cores: usize,
+    /// D_cpu: the process's CPU time per operation, ns; null where not measured.
+    #[serde(default)]
+    pub cpu_per_op_ns: Option<f64>,
+    /// cores / D_cpu: the bound the CPUs set, operations per second; null with
+    /// `cpu_per_op_ns`.
+    #[serde(default)]
+    pub cpu_ceiling_ops_per_sec: Option<f64>,
 }
 
 impl Bounds {
-    /// The bound at `threads` threads, with this cell's D and S.
+    /// The least of the ceilings no thread count passes: K / S and cores / D_cpu.
+    pub fn limit(&self) -> f64 {
+        self.cpu_ceiling_ops_per_sec
+            .map_or(self.ceiling_ops_per_sec, |c| {
+                c.min(self.ceiling_ops_per_sec)
+            })
+    }
+
+    /// Whether the CPUs, not the lock, set [`Bounds::limit`].
+    pub fn cpu_bound(&self) -> bool {
+        self.cpu_ceiling_ops_per_sec
+            .is_some_and(|c| c < self.ceiling_ops_per_sec)
+    }
+
+    /// The bound at `threads` threads, with this cell's D, S and D_cpu on its cores.
     pub fn at(&self, threads: usize) -> f64 {
         let per_op_s = (self.demand_outside_ns + self.hold_per_op_ns) * 1e-9;
-        (threads as f64 / per_op_s).min(self.ceiling_ops_per_sec)
+        (threads as f64 / per_op_s).min(self.limit())
     }
+}
+
+/// What [`bounds`] needs of a cell beyond its lock rows.
+#[derive(Debug, Clone, Copy)]
+pub struct CellLoad {
+    /// Threads (or clients) N.
+    pub threads: usize,
+    /// CPUs in its mask.
+    pub cores: usize,
+    /// Its throughput, operations per second.
+    pub ops_per_sec: f64,
+    /// Process CPU time / (wall time x cores) over the window; 0 when not measured.
+    pub cpu_util: f64,
 }
 
 /// The table of a run: one row per named lock, in the order the set names them.
@@ -140,11 +202,6 @@ pub fn rows(
     ops: u64,
 ) -> Vec<LockRow> {
     let empty = LockTally::default();
-    let ops_per_sec = if window_s > 0.0 {
-        ops as f64 / window_s
-    } else {
-        0.0
-    };
     set.locks
         .iter()
         .map(|spec| {
@@ -158,8 +215,9 @@ pub fn rows(
             let per_op = (ops > 0).then(|| n as f64 / ops as f64);
             let wait_ns = (n > 0).then(|| {
                 let mut all = t.waits.clone().unwrap_or_else(stats::new_histogram);
-                // The uncontended acquisitions waited nothing.
-                let _ = all.record_n(0, n - t.contended);
+                // The uncontended acquisitions waited nothing. (A wait recorded at a
+                // release just inside the window may belong to an acquisition before it.)
+                let _ = all.record_n(0, n.saturating_sub(t.contended));
                 Quantiles::of(&all, t.wait_sum_ns as f64 / n as f64)
             });
             let hold_ns = t.holds.as_ref().filter(|_| t.hold_samples > 0).map(|h| {
@@ -170,23 +228,21 @@ pub fn rows(
             let occupancy = hold_s.map(|s| per_sec * s);
             let k = spec.slots.map(f64::from);
             let utilization = occupancy.zip(k).map(|(o, k)| o / k);
-            let ceiling = match (k, hold_s, per_op) {
-                (Some(k), Some(s), Some(a)) if a > 0.0 => Some(k / (s * a)),
-                _ => None,
-            };
             LockRow {
                 name: spec.name.clone(),
                 slots: spec.slots,
                 acquisitions_per_sec: per_sec,
                 acquisitions_per_op: per_op,
-                contended_share: (n > 0).then(|| t.contended as f64 / n as f64),
+                contended_share: (n > 0).then(|| (t.contended as f64 / n as f64).min(1.0)),
                 wait_ns,
                 hold_ns,
                 hold_samples: t.hold_samples,
                 occupancy,
                 utilization,
-                ceiling_ops_per_sec: ceiling,
-                ceiling_share: ceiling.map(|c| ops_per_sec / c),
+                // A capacity needs the uncontended hold: `fill_ceilings` brings it.
+                uncontended_hold_ns: None,
+                ceiling_ops_per_sec: None,
+                ceiling_share: None,
             }
         })
         .collect()
@@ -203,11 +259,12 @@ pub fn busiest(rows: &[LockRow]) -> Option<&LockRow> {
         })
 }
 
-/// The bounds of a cell of `threads` threads at `ops_per_sec` from its busiest lock;
-/// `None` without a busiest lock or a throughput.
-pub fn bounds(rows: &[LockRow], threads: usize, ops_per_sec: f64) -> Option<Bounds> {
+/// The bounds of a cell from its busiest lock and its CPU time; `None` without a busiest
+/// lock or a throughput.
+pub fn bounds(rows: &[LockRow], cell: CellLoad) -> Option<Bounds> {
     let row = busiest(rows)?;
     let (k, hold, a) = (row.slots?, row.hold_ns?, row.acquisitions_per_op?);
+    let (threads, ops_per_sec) = (cell.threads, cell.ops_per_sec);
     if ops_per_sec <= 0.0 || a <= 0.0 || hold.mean <= 0.0 {
         return None;
     }
@@ -215,16 +272,22 @@ pub fn bounds(rows: &[LockRow], threads: usize, ops_per_sec: f64) -> Option<Boun
     let w = a * row.wait_ns.map_or(0.0, |q| q.mean);
     let residence = threads as f64 / ops_per_sec * 1e9;
     let d = (residence - s - w).max(0.0);
+    let cpu_per_op_ns = (cell.cpu_util > 0.0 && cell.cores > 0)
+        .then(|| cell.cpu_util * cell.cores as f64 / ops_per_sec * 1e9);
     let mut b = Bounds {
         lock: row.name.clone(),
         slots: k,
         threads,
         demand_outside_ns: d,
         hold_per_op_ns: s,
-        knee_threads: f64::from(k) * (d + s) / s,
+        knee_threads: 0.0,
         bound_ops_per_sec: 0.0,
         ceiling_ops_per_sec: f64::from(k) / (s * 1e-9),
+        cores: cell.cores,
+        cpu_per_op_ns,
+        cpu_ceiling_ops_per_sec: cpu_per_op_ns.map(|c| cell.cores as f64 / (c * 1e-9)),
     };
+    b.knee_threads = (d + s) * 1e-9 * b.limit();
     b.bound_ops_per_sec = b.at(threads);
     Some(b)
 }
@@ -269,6 +332,7 @@ pub fn merge_rows(tables: &[&[LockRow]]) -> Vec<LockRow> {
                 hold_samples: same.iter().map(|r| r.hold_samples).sum(),
                 occupancy: opt(|r| r.occupancy),
                 utilization: opt(|r| r.utilization),
+                uncontended_hold_ns: opt(|r| r.uncontended_hold_ns),
                 ceiling_ops_per_sec: opt(|r| r.ceiling_ops_per_sec),
                 ceiling_share: opt(|r| r.ceiling_share),
             }
@@ -290,6 +354,10 @@ pub fn merge_bounds(all: &[&Bounds]) -> Option<Bounds> {
         .clone();
     let same: Vec<&&Bounds> = all.iter().filter(|b| b.lock == lock).collect();
     let of = |f: fn(&Bounds) -> f64| stats::median(&same.iter().map(|b| f(b)).collect::<Vec<_>>());
+    let opt = |f: fn(&Bounds) -> Option<f64>| {
+        let v: Vec<f64> = same.iter().filter_map(|b| f(b)).collect();
+        (!v.is_empty()).then(|| stats::median(&v))
+    };
     Some(Bounds {
         lock,
         slots: same[0].slots,
@@ -299,92 +367,8 @@ pub fn merge_bounds(all: &[&Bounds]) -> Option<Bounds> {
         knee_threads: of(|b| b.knee_threads),
         bound_ops_per_sec: of(|b| b.bound_ops_per_sec),
         ceiling_ops_per_sec: of(|b| b.ceiling_ops_per_sec),
+        cores: same[0].cores,
+        cpu_per_op_ns: opt(|b| b.cpu_per_op_ns),
+        cpu_ceiling_ops_per_sec: opt(|b| b.cpu_ceiling_ops_per_sec),
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::locks::LockId;
-
-    fn tally(acquisitions: u64, contended: u64, holds_ns: &[u64]) -> LockTally {
-        let mut t = LockTally {
-            acquisitions,
-            contended,
-            wait_sum_ns: contended * 1000,
-            ..LockTally::default()
-        };
-        let mut w = stats::new_histogram();
-        let _ = w.record_n(1000, contended);
-        t.waits = Some(w);
-        let mut h = stats::new_histogram();
-        for &ns in holds_ns {
-            h.record(ns).unwrap();
-        }
-        t.hold_samples = holds_ns.len() as u64;
-        t.hold_sum_ns = holds_ns.iter().sum();
-        t.holds = Some(h);
-        t
-    }
-
-    #[test]
-    fn a_lock_held_half_the_time_is_half_used_and_its_ceiling_is_k_over_s() {
-        // 1 s window, 1000 operations, 2 acquisitions each, 250 us holds: U = 0.5.
-        let set = LockSet::new()
-            .with(LockId(0), "m", 1)
-            .with(LockId(1), "sem", 4)
-            .shared(LockId(2), "reads");
-        let t = vec![
-            tally(2000, 500, &[250_000; 10]),
-            tally(2000, 0, &[250_000; 10]),
-            LockTally::default(),
-        ];
-        let r = rows(&set, &t, (1.0, 0.0), 1000);
-        assert!((r[0].utilization.unwrap() - 0.5).abs() < 1e-9);
-        // K / S = 4000 acquisitions/s = 2000 ops/s (two per operation).
-        assert!((r[0].ceiling_ops_per_sec.unwrap() - 2000.0).abs() < 1e-6);
-        assert!((r[1].ceiling_ops_per_sec.unwrap() - 4.0 * 2000.0).abs() < 1e-6);
-        assert!((r[0].ceiling_share.unwrap() - 0.5).abs() < 1e-9);
-        assert_eq!(r[0].contended_share, Some(0.25));
-        assert_eq!(r[0].wait_ns.unwrap().mean, 250.0);
-        // An unseen lock and a shared side: nulls, not zeros.
-        assert_eq!(r[2].utilization, None);
-        assert_eq!(r[2].hold_ns, None);
-        assert_eq!(r[2].contended_share, None);
-
-        let b = bounds(&r, 1, 1000.0).unwrap();
-        assert_eq!(b.lock, "m");
-        // R = 1 ms; S = 0.5 ms; W = 2 x 250 ns; D = R - S - W.
-        assert!((b.hold_per_op_ns - 500_000.0).abs() < 1e-6);
-        assert!((b.demand_outside_ns - 499_500.0).abs() < 1e-6);
-        assert!((b.knee_threads - (999_500.0 / 500_000.0)).abs() < 1e-9);
-        assert!((b.ceiling_ops_per_sec - 2000.0).abs() < 1e-6);
-        assert!(b.at(100) <= b.ceiling_ops_per_sec && b.at(1) < b.ceiling_ops_per_sec);
-    }
-
-    #[test]
-    fn repetitions_merge_by_name_to_medians() {
-        let row = |name: &str, u: f64| LockRow {
-            name: name.into(),
-            slots: Some(1),
-            utilization: Some(u),
-            hold_ns: Some(Quantiles {
-                p50: u,
-                p99: u,
-                max: u,
-                mean: u,
-            }),
-            hold_samples: 1,
-            ..LockRow::default()
-        };
-        let a = [row("x", 0.1), row("y", 1.0)];
-        let b = [row("x", 0.3)];
-        let c = [row("x", 0.2)];
-        let m = merge_rows(&[&a, &b, &c]);
-        assert_eq!(m.len(), 2);
-        assert_eq!(m[0].utilization, Some(0.2));
-        assert_eq!(m[0].hold_ns.unwrap().max, 0.3);
-        assert_eq!(m[0].hold_samples, 3);
-        assert_eq!(m[1].utilization, Some(1.0));
-    }
 }

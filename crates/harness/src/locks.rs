@@ -10,23 +10,37 @@
 //! [`OpCtx::acquired`](crate::OpCtx::acquired) (a permit or a lease), or, where no
 //! context reaches the call site, [`thread_acquired`].
 //!
-//! What it costs: every acquisition adds one to a per-thread counter and steps the
-//! sampler's countdown; a contended acquisition (the try failed) is already timed by
-//! [`OpCtx::acquire`](crate::OpCtx::acquire) and its wait goes into a per-thread
-//! histogram, so waits are exhaustive; holds are timed for a random subset (the same
-//! geometric [`LatencySampler`] as latency, at the workload's latency rate), two clock
-//! reads each. Nothing here touches a shared cache line: per-thread figures are summed
-//! by the runner after the window ([`crate::lock_table`] turns them into rows).
+//! What it costs, and where: the acquisition is counted and the sampler's countdown
+//! stepped before the lock is tried, so that nothing of the instrument runs while the
+//! lock is held but a sampled hold's two clock reads (its start, taken as the lock is
+//! got, and its end, taken just before the release); a contended acquisition reads the
+//! clock once when it gets the lock, as [`OpCtx::acquire`](crate::OpCtx::acquire) does
+//! for an uninstrumented lock, and that read is also its hold's start. The wait and the
+//! hold go into per-thread histograms after the release, when the [`Hold`] drops; waits
+//! are exhaustive, holds a random subset (the same geometric [`LatencySampler`] as
+//! latency, at the workload's latency rate). Nothing here touches a shared cache line:
+//! per-thread figures are summed by the runner after the window ([`crate::lock_table`]
+//! turns them into rows). The instrument's own cost per acquisition is measured by
+//! [`cost::instrument_cost`]; [`set_instrument`] turns it off for a process (`lab
+//! matrix locks=off`), which then measures the uninstrumented figure.
 //!
 //! This module does not decide which locks matter or compute ceilings; it counts.
 
 use std::cell::RefCell;
-use std::time::{Duration, Instant};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use hdrhistogram::Histogram;
 
 use crate::sampler::LatencySampler;
 use crate::stats;
+
+pub mod cost;
+mod hold;
+#[cfg(test)]
+mod tests;
+
+pub use hold::{Held, Hold};
 
 /// The most locks one hot path may name (ids `0..MAX_LOCKS`).
 pub const MAX_LOCKS: usize = 16;
@@ -132,17 +146,14 @@ pub struct LockTally {
 }
 
 impl LockTally {
-    #[inline]
-    fn count(&mut self, waited: Option<Duration>) {
-        self.acquisitions += 1;
-        if let Some(waited) = waited {
-            let ns = waited.as_nanos() as u64;
-            self.contended += 1;
-            self.wait_sum_ns += ns;
-            self.waits
-                .get_or_insert_with(stats::new_histogram)
-                .saturating_record(ns);
-        }
+    /// A contended acquisition's wait (every one is timed).
+    fn waited(&mut self, waited: Duration) {
+        let ns = waited.as_nanos() as u64;
+        self.contended += 1;
+        self.wait_sum_ns += ns;
+        self.waits
+            .get_or_insert_with(stats::new_histogram)
+            .saturating_record(ns);
     }
 
     fn hold(&mut self, held: Duration) {
@@ -192,6 +203,24 @@ pub fn add_tallies(into: &mut Vec<LockTally>, from: &[LockTally]) {
     }
 }
 
+/// Whether this process counts lock acquisitions: a process-wide switch, like the probe,
+/// because `lab run` measures one cell per process and the switch must reach every
+/// worker's context and every store that counts without one.
+static INSTRUMENT_OFF: AtomicBool = AtomicBool::new(false);
+
+/// Turns the lock table's instrument on (the default) or off for this process, before the
+/// runs it should apply to: with it off, [`OpCtx::lock`](crate::OpCtx::lock) is
+/// [`OpCtx::acquire`](crate::OpCtx::acquire), nothing is counted or timed, and a record
+/// has no lock table (`locks_off` says why).
+pub fn set_instrument(on: bool) {
+    INSTRUMENT_OFF.store(!on, Ordering::SeqCst);
+}
+
+/// Whether the lock table's instrument is on in this process.
+pub fn instrument_on() -> bool {
+    !INSTRUMENT_OFF.load(Ordering::Relaxed)
+}
+
 /// A thread's counters: tallies by lock id and the sampler that picks holds to time.
 #[derive(Debug, Default)]
 pub(crate) struct LockCounters {
@@ -199,14 +228,18 @@ pub(crate) struct LockCounters {
     /// `None` outside the runner (benchmarks, tests): acquisitions are counted, no hold
     /// is timed.
     pub(crate) sampler: Option<LatencySampler>,
+    /// The instrument is off ([`set_instrument`]): nothing is counted.
+    pub(crate) off: bool,
 }
 
 impl LockCounters {
-    /// Counters that time one hold in `sample_every` on average.
+    /// Counters that time one hold in `sample_every` on average, or count nothing when
+    /// the instrument is off.
     pub(crate) fn sampled(sample_every: u32, seed: u64) -> LockCounters {
         LockCounters {
             tallies: Vec::new(),
             sampler: Some(LatencySampler::new(sample_every, seed ^ 0x10c4_7ab1e)),
+            off: !instrument_on(),
         }
     }
 
@@ -219,117 +252,47 @@ impl LockCounters {
         &mut self.tallies[index]
     }
 
-    /// Counts an acquisition of `id` (`waited`: `Some` when it had to wait) and decides
-    /// whether to time its hold.
+    /// Counts an acquisition of `id` about to be made and says whether to time its hold.
+    /// Called before the lock is tried, so that it costs the holder nothing.
+    #[inline]
+    pub(crate) fn count(&mut self, id: LockId) -> bool {
+        self.tally(id).acquisitions += 1;
+        self.sampler.as_mut().is_some_and(LatencySampler::time_next)
+    }
+
+    /// Counts an acquisition of `id` already made (`waited`: `Some` when it had to wait)
+    /// and starts its hold's timer when it is sampled; the wait is recorded when the
+    /// hold drops.
     #[inline]
     pub(crate) fn acquired(&mut self, id: LockId, waited: Option<Duration>) -> Hold {
-        self.tally(id).count(waited);
-        if self.sampler.as_mut().is_some_and(LatencySampler::time_next) {
-            Hold::started(id)
-        } else {
-            Hold::NONE
+        if self.off {
+            return Hold::NONE;
         }
-    }
-}
-
-/// A held lock's timer: when dropped (or [`Hold::end`]) the hold, if this acquisition
-/// was picked for timing, is recorded on the calling thread. Keep it alive exactly as
-/// long as the lock is held.
-#[derive(Debug)]
-#[must_use = "the hold ends when this is dropped"]
-pub struct Hold {
-    started: Option<(Instant, LockId)>,
-}
-
-impl Hold {
-    /// A hold that is not timed.
-    pub const NONE: Hold = Hold { started: None };
-
-    #[cold]
-    fn started(id: LockId) -> Hold {
-        Hold {
-            started: Some((Instant::now(), id)),
-        }
-    }
-
-    /// Whether this hold is being timed.
-    pub fn timed(&self) -> bool {
-        self.started.is_some()
-    }
-
-    /// Ends the hold now (the lock is about to be released).
-    #[inline]
-    pub fn end(&mut self) {
-        if let Some((start, id)) = self.started.take() {
-            record_hold(id, start.elapsed());
-        }
-    }
-
-    /// Ends the hold with a length the caller knows better than the clock (a lease held
-    /// in simulated time until its answer was due).
-    pub fn end_after(mut self, held: Duration) {
-        if let Some((_, id)) = self.started.take() {
-            record_hold(id, held);
-        }
-    }
-}
-
-impl Drop for Hold {
-    #[inline]
-    fn drop(&mut self) {
-        self.end();
-    }
-}
-
-/// A lock guard with its hold timer: derefs to the guard; the hold ends just before the
-/// guard is released (the timer is dropped first).
-#[derive(Debug)]
-pub struct Held<G> {
-    // Field order is drop order: the timer reads the clock while the lock is still held.
-    hold: Hold,
-    guard: G,
-}
-
-impl<G> Held<G> {
-    /// Wraps `guard` with its timer.
-    #[inline]
-    pub fn new(guard: G, hold: Hold) -> Held<G> {
-        Held { hold, guard }
-    }
-
-    /// Ends the hold and hands back the bare guard (to wait on a condition variable,
-    /// which releases the lock, or to release it by hand).
-    pub fn into_inner(self) -> G {
-        let Held { mut hold, guard } = self;
-        hold.end();
-        guard
-    }
-}
-
-impl<G> std::ops::Deref for Held<G> {
-    type Target = G;
-    #[inline]
-    fn deref(&self) -> &G {
-        &self.guard
-    }
-}
-
-impl<G> std::ops::DerefMut for Held<G> {
-    #[inline]
-    fn deref_mut(&mut self) -> &mut G {
-        &mut self.guard
+        let timed = self.count(id);
+        Hold::begin(id, timed, waited)
     }
 }
 
 thread_local! {
-    /// Holds timed on this thread and acquisitions reported without a context.
+    /// Holds and waits recorded on this thread, and acquisitions reported without a
+    /// context.
     static THREAD: RefCell<LockCounters> = const {
-        RefCell::new(LockCounters { tallies: Vec::new(), sampler: None })
+        RefCell::new(LockCounters { tallies: Vec::new(), sampler: None, off: false })
     };
 }
 
-fn record_hold(id: LockId, held: Duration) {
-    THREAD.with(|t| t.borrow_mut().tally(id).hold(held));
+#[cold]
+fn record(id: LockId, held: Option<Duration>, waited: Option<Duration>) {
+    THREAD.with(|t| {
+        let mut t = t.borrow_mut();
+        let tally = t.tally(id);
+        if let Some(waited) = waited {
+            tally.waited(waited);
+        }
+        if let Some(held) = held {
+            tally.hold(held);
+        }
+    });
 }
 
 /// Counts an acquisition made where no [`crate::OpCtx`] reaches (a store behind a
@@ -351,53 +314,8 @@ pub(crate) fn thread_take() -> Vec<LockTally> {
     THREAD.with(|t| std::mem::take(&mut *t.borrow_mut()).tallies)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn an_untimed_context_counts_and_times_nothing() {
-        let mut c = LockCounters::default();
-        for _ in 0..10 {
-            let hold = c.acquired(LockId(2), None);
-            assert!(!hold.timed());
-        }
-        c.acquired(LockId(2), Some(Duration::from_micros(5))).end();
-        assert_eq!(c.tallies.len(), 3);
-        let t = &c.tallies[2];
-        assert_eq!((t.acquisitions, t.contended, t.wait_sum_ns), (11, 1, 5_000));
-        assert_eq!(t.hold_samples, 0);
-    }
-
-    #[test]
-    fn a_sampled_thread_times_about_one_hold_in_n() {
-        thread_reset(4, 1);
-        for _ in 0..4000 {
-            let _hold = thread_acquired(LockId(0), None);
-        }
-        let t = thread_take();
-        assert_eq!(t[0].acquisitions, 4000);
-        assert!(
-            (700..1300).contains(&t[0].hold_samples),
-            "{}",
-            t[0].hold_samples
-        );
-        assert!(thread_take().is_empty(), "taken once");
-    }
-
-    #[test]
-    fn sets_join_and_note_what_they_leave_unnamed() {
-        let a = LockSet::new().with(LockId(0), "directory", 1);
-        let b = LockSet::new()
-            .with(LockId(0), "twice", 1)
-            .shared(LockId(1), "reads")
-            .unnamed("the map's shards");
-        let joined = a.join(b).unnamed("the queue");
-        let names: Vec<_> = joined.locks.iter().map(|l| l.name.as_str()).collect();
-        assert_eq!(names, ["directory", "reads"]);
-        assert_eq!(
-            joined.unnamed.as_deref(),
-            Some("the map's shards; the queue")
-        );
-    }
+/// Puts `saved` back as this thread's counters and returns what they were (the
+/// calibration keeps its own figures out of a thread's).
+pub(crate) fn thread_swap(saved: LockCounters) -> LockCounters {
+    THREAD.with(|t| std::mem::replace(&mut *t.borrow_mut(), saved))
 }

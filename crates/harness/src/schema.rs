@@ -9,7 +9,8 @@ use serde::{Deserialize, Serialize};
 use crate::account::TimeShare;
 use crate::env::EnvInfo;
 use crate::interference::Interference;
-use crate::lock_table::{self, Bounds, LockRow};
+use crate::lock_table::{self, Bounds, CellLoad, LockRow};
+use crate::locks::cost::InstrumentCost;
 use crate::runner::Measurement;
 use crate::stats::{self, LatencySummary};
 
@@ -202,10 +203,20 @@ pub struct RunRecord {
     /// What the hot path takes but does not name (when `locks_complete` is false).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub locks_unnamed: Option<String>,
-    /// The asymptotic bounds from the busiest lock: `knee_threads` (N*) and
-    /// `bound_ops_per_sec` (min(N / (D + S), K / S)); null without a busiest lock.
+    /// The asymptotic bounds from the busiest lock and the CPUs: `knee_threads` (N*) and
+    /// `bound_ops_per_sec` (min(N / (D + S), K / S, cores / D_cpu)); null without a
+    /// busiest lock.
     #[serde(default)]
     pub bounds: Option<Bounds>,
+    /// True when the cell was measured with the lock table's instrument off (`lab matrix
+    /// locks=off`): the uninstrumented figure, and `locks` null whatever the hot path
+    /// names. Absent (false) otherwise.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub locks_off: bool,
+    /// What the lock table's instrument costs per acquisition in the cell's process
+    /// ([`crate::locks::cost`]), median over repetitions; null without a lock table.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lock_cost: Option<InstrumentCost>,
     /// Seconds one child `lab run` of this cell took beyond its warm-up and measured
     /// window (starting the process, building its data, verifying, exiting), as `lab
     /// matrix` timed it; median over repetitions. What the matrix's budget plans with.
@@ -233,15 +244,25 @@ impl RunRecord {
     /// A record of one repetition.
     pub fn from_measurement(key: &CellKey, affinity: &str, m: &Measurement) -> RunRecord {
         let ops = m.ops_per_sec();
-        let locks = m.locks.as_ref().map(|l| {
+        // With the instrument off nothing was counted: no table, rather than one of zeros.
+        let locks_off = m.locks.is_some() && !crate::locks::instrument_on();
+        let measured = m.locks.as_ref().filter(|_| !locks_off);
+        let locks = measured.map(|l| {
             let clock = (m.window.as_secs_f64(), m.clock_read_ns);
             lock_table::rows(&l.set, &l.tallies, clock, m.ops)
         });
+        let load = CellLoad {
+            threads: key.threads,
+            cores: key.cores,
+            ops_per_sec: ops,
+            cpu_util: m.cpu_util(key.cores),
+        };
         let bounds = locks
             .as_deref()
-            .and_then(|rows| lock_table::bounds(rows, key.threads, ops));
-        let unnamed = m.locks.as_ref().and_then(|l| l.set.unnamed.clone());
-        RunRecord {
+            .and_then(|rows| lock_table::bounds(rows, load));
+        let unnamed = measured.and_then(|l| l.set.unnamed.clone());
+        let lock_cost = measured.map(|_| crate::locks::cost::instrument_cost());
+        let mut record = RunRecord {
             hot_path: key.hot_path.clone(),
             variant: key.variant.clone(),
             scenario_file: String::new(),
@@ -282,8 +303,13 @@ impl RunRecord {
             locks_unnamed: unnamed,
             locks,
             bounds,
+            locks_off,
+            lock_cost,
             run_overhead_s: None,
-        }
+        };
+        // A 1-thread record is its own uncontended cell; any other waits for the run's.
+        lock_table::fill_ceilings(std::slice::from_mut(&mut record));
+        record
     }
 
     /// A record for a cell that produced no figures.
@@ -329,6 +355,8 @@ impl RunRecord {
             locks_complete: None,
             locks_unnamed: None,
             bounds: None,
+            locks_off: false,
+            lock_cost: None,
             run_overhead_s: None,
         }
     }
@@ -443,8 +471,15 @@ impl RunRecord {
         merged.locks = (!tables.is_empty()).then(|| lock_table::merge_rows(&tables));
         let bounds: Vec<&Bounds> = reps.iter().filter_map(|r| r.bounds.as_ref()).collect();
         merged.bounds = lock_table::merge_bounds(&bounds);
+        merged.locks_off = reps.iter().any(|r| r.locks_off);
+        let costs: Vec<InstrumentCost> = reps.iter().filter_map(|r| r.lock_cost).collect();
+        merged.lock_cost = (!costs.is_empty()).then(|| InstrumentCost {
+            counted_ns: stats::median(&costs.iter().map(|c| c.counted_ns).collect::<Vec<_>>()),
+            timed_ns: stats::median(&costs.iter().map(|c| c.timed_ns).collect::<Vec<_>>()),
+        });
         let overheads: Vec<f64> = reps.iter().filter_map(|r| r.run_overhead_s).collect();
         merged.run_overhead_s = (!overheads.is_empty()).then(|| stats::median(&overheads));
+        lock_table::fill_ceilings(std::slice::from_mut(&mut merged));
         Some(merged)
     }
 }

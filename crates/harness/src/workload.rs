@@ -120,6 +120,13 @@ impl OpCtx {
     /// Takes lock `id` of the hot path's [`LockSet`] as [`OpCtx::acquire`] does (`try_now`
     /// first, `block` timed only when it fails) and counts it in the lock table; the
     /// returned guard times the hold when this acquisition is sampled, until it drops.
+    ///
+    /// The count and the sampling decision come before the lock is tried, and the wait
+    /// and the hold are recorded after its release, so that while the lock is held the
+    /// instrument does nothing beyond what `acquire` does but a sampled hold's two clock
+    /// reads (a contended acquisition's one read when it gets the lock, which `acquire`
+    /// makes too, is also its hold's start). With the instrument off
+    /// ([`crate::locks::set_instrument`]) this is `acquire`.
     #[inline]
     pub fn lock<G>(
         &mut self,
@@ -127,16 +134,22 @@ impl OpCtx {
         try_now: impl FnOnce() -> Option<G>,
         block: impl FnOnce() -> G,
     ) -> Held<G> {
+        if self.locks.off {
+            return Held::new(self.acquire(try_now, block), Hold::NONE);
+        }
+        let timed = self.locks.count(id);
         if let Some(guard) = try_now() {
-            let hold = self.locks.acquired(id, None);
-            return Held::new(guard, hold);
+            return Held::new(guard, Hold::begin(id, timed, None));
         }
         let start = Instant::now();
         let guard = block();
-        let waited = start.elapsed();
+        let got = Instant::now();
+        let waited = got - start;
         self.record_wait(waited);
-        let hold = self.locks.acquired(id, Some(waited));
-        Held::new(guard, hold)
+        Held::new(
+            guard,
+            Hold::started_at(id, timed.then_some(got), Some(waited)),
+        )
     }
 
     /// Counts an acquisition of lock `id` that the hot path made (and whose wait it

@@ -127,7 +127,10 @@ fn one_mutex_held_200_us_per_operation_is_fully_used_and_never_passed() {
     let u = r.utilization.unwrap();
     // Four threads always have someone holding or about to hold the one slot.
     assert!((0.75..=1.05).contains(&u), "U = {u}: {r:?}");
-    let ceiling = r.ceiling_ops_per_sec.unwrap();
+    // No 1-thread cell beside it: no uncontended hold, so no capacity to quote.
+    assert_eq!((r.ceiling_ops_per_sec, r.ceiling_share), (None, None));
+    let b = record.bounds.as_ref().unwrap();
+    let ceiling = b.ceiling_ops_per_sec;
     assert!(
         record.ops_per_sec <= ceiling * 1.05,
         "{} > {ceiling}",
@@ -136,10 +139,34 @@ fn one_mutex_held_200_us_per_operation_is_fully_used_and_never_passed() {
     assert_eq!(record.locks_complete, Some(true));
     let hold = r.hold_ns.unwrap();
     assert!(hold.mean >= 200_000.0, "a 200 us sleep held {hold:?}");
-    let b = record.bounds.as_ref().unwrap();
     assert_eq!(b.lock, "gate");
+    // Sleeping holders use little CPU: the lock, not the cores, binds.
+    assert_eq!(b.cores, 2);
+    assert!(!b.cpu_bound(), "{b:?}");
+    let lock_cost = record.lock_cost.expect("the instrument's cost is stated");
+    assert!(lock_cost.counted_ns >= 0.0 && lock_cost.timed_ns.is_finite());
     assert!(b.bound_ops_per_sec <= b.ceiling_ops_per_sec * 1.0001);
     assert!(record.ops_per_sec <= b.ceiling_ops_per_sec * 1.05);
+}
+
+#[test]
+fn the_one_thread_cell_gives_the_capacity_of_the_others() {
+    let gate = Gate::new(1, Duration::from_micros(200), 1);
+    let mut cells = vec![
+        record_of(&gate, 1, Duration::from_millis(200)),
+        record_of(&gate, 3, Duration::from_millis(200)),
+    ];
+    let alone = row(&cells[0]).clone();
+    // A 1-thread record is its own uncontended cell.
+    let s0 = alone.hold_ns.unwrap().mean;
+    assert_eq!(alone.uncontended_hold_ns, Some(s0));
+    assert!((alone.ceiling_share.unwrap() - alone.utilization.unwrap()).abs() < 1e-9);
+    harness::lock_table::fill_ceilings(&mut cells);
+    let busy = row(&cells[1]);
+    assert_eq!(busy.uncontended_hold_ns, Some(s0));
+    let expected = 1e9 / (s0 * busy.acquisitions_per_op.unwrap());
+    assert!((busy.ceiling_ops_per_sec.unwrap() / expected - 1.0).abs() < 1e-9);
+    assert!(busy.ceiling_share.unwrap() <= 1.05, "{busy:?}");
 }
 
 #[test]
@@ -155,7 +182,8 @@ fn a_semaphore_of_three_slots_has_three_times_the_ceiling_of_one_lock() {
     let (ha, hb) = (ra.hold_ns.unwrap(), rb.hold_ns.unwrap());
     assert!((hb.p50 / ha.p50 - 1.0).abs() < 0.25, "{ha:?} vs {hb:?}");
     // K = 3 at the same hold: three times one lock's ceiling, K / S with each run's S.
-    let ratio = rb.ceiling_ops_per_sec.unwrap() / ra.ceiling_ops_per_sec.unwrap();
+    let (ba, bb) = (a.bounds.as_ref().unwrap(), b.bounds.as_ref().unwrap());
+    let ratio = bb.ceiling_ops_per_sec / ba.ceiling_ops_per_sec;
     let ratio_s = hb.mean / ha.mean;
     let expected = 3.0 / ratio_s;
     assert!(
@@ -163,7 +191,8 @@ fn a_semaphore_of_three_slots_has_three_times_the_ceiling_of_one_lock() {
         "ceiling is K / S: {ratio} vs {expected}"
     );
     for (record, r) in [(&a, ra), (&b, rb)] {
-        assert!(record.ops_per_sec <= r.ceiling_ops_per_sec.unwrap() * 1.05);
+        let ceiling = record.bounds.as_ref().unwrap().ceiling_ops_per_sec;
+        assert!(record.ops_per_sec <= ceiling * 1.05);
         assert!(r.utilization.unwrap() <= 1.05, "{r:?}");
     }
 }

@@ -47,6 +47,10 @@ pub struct RunArgs {
     /// (use one repetition; the figures of a profiled run are perturbed by the sampler).
     #[arg(long, value_name = "PREFIX")]
     pub profile: Option<String>,
+    /// The lock table's instrument: on, or off for the uninstrumented figure (no lock
+    /// table); `lab matrix locks=off` passes off.
+    #[arg(long, value_name = "on|off", default_value = "on")]
+    pub locks: String,
 }
 
 /// One cell to measure in one process, with every number checked.
@@ -70,6 +74,8 @@ pub struct CellRequest {
     pub params: Vec<(String, String)>,
     /// Profile prefix: on-CPU and off-CPU profiles of the window go to `PREFIX.*`.
     pub profile: Option<String>,
+    /// Measure with the lock table's instrument off (`--locks off`).
+    pub locks_off: bool,
 }
 
 /// Most repetitions one `lab run` accepts.
@@ -114,6 +120,11 @@ impl CellRequest {
             repeats: count("repeats", &args.repeats, MAX_REPEATS)?,
             params,
             profile: args.profile.clone(),
+            locks_off: match args.locks.trim() {
+                "on" => false,
+                "off" => true,
+                other => bail!("--locks {other:?}: expected on or off"),
+            },
         })
     }
 
@@ -146,6 +157,10 @@ impl CellRequest {
         }
         if let Some(prefix) = &self.profile {
             args.extend(["--profile".to_owned(), prefix.clone()]);
+        }
+        // Only when off, so that a child's command line reads as before by default.
+        if self.locks_off {
+            args.extend(["--locks".to_owned(), "off".to_owned()]);
         }
         args
     }
@@ -189,6 +204,7 @@ mod tests {
                     ("data_dir".into(), String::new()),
                 ],
                 profile: Some("profiles/run/lookup/dashmap/p0/t12-c1".into()),
+                locks_off: true,
             },
             CellRequest {
                 hot_path: "noop".into(),
@@ -200,6 +216,7 @@ mod tests {
                 repeats: MAX_REPEATS,
                 params: Vec::new(),
                 profile: None,
+                locks_off: false,
             },
         ];
         for request in requests {
@@ -216,5 +233,24 @@ mod tests {
         let request = parse(&args).unwrap();
         assert_eq!(request.hot_path, "lookup");
         assert_eq!(request.threads, 1);
+        assert!(!request.locks_off, "the instrument is on by default");
+    }
+
+    #[test]
+    fn a_misspelt_locks_flag_is_refused() {
+        let args: Vec<String> = [
+            "run",
+            "--hot-path",
+            "noop",
+            "--variant",
+            "noop",
+            "--locks",
+            "of",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let err = format!("{:#}", parse(&args).unwrap_err());
+        assert_eq!(err, "--locks \"of\": expected on or off");
     }
 }

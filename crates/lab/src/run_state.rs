@@ -111,6 +111,7 @@ impl RunState {
             })
             .collect();
         schema::fill_efficiency(&mut records);
+        harness::lock_table::fill_ceilings(&mut records);
         let results = ResultsFile {
             schema: SCHEMA_VERSION,
             run_id: self.run_id.clone(),

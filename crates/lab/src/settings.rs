@@ -37,6 +37,7 @@ pub const KEYS: &[&str] = &[
     "budget",
     "plan",
     "cpus",
+    "locks",
 ];
 
 /// The time budget a matrix plans to unless `budget=` says otherwise.
@@ -112,6 +113,9 @@ pub struct Settings {
     /// Set by `resume`: plan with the per-run costs of the results files before this
     /// run id, as the run being resumed did.
     pub costs_before: Option<String>,
+    /// `locks=off`: measure with the lock table's instrument off in every child (the
+    /// uninstrumented figure, no lock table); `locks=on` is the default.
+    pub locks_off: bool,
     /// Everything else: hot-path parameters, checked when scenario files are known.
     pub params: Vec<(String, String)>,
     /// The arguments as typed, for the command that reproduces the run.
@@ -175,6 +179,16 @@ fn machine_speed(value: &str) -> anyhow::Result<Option<f64>> {
         _ => bail!(
             "machine_speed={value:?}: expected how far from its usual speed the machine may run during a kept repetition, a number between 0 and 1 (e.g. machine_speed={}), or off",
             crate::speed::SUGGESTED_TOLERANCE
+        ),
+    }
+}
+
+fn locks_off(value: &str) -> anyhow::Result<bool> {
+    match value.trim() {
+        "on" => Ok(false),
+        "off" => Ok(true),
+        _ => bail!(
+            "locks={value:?}: expected on (the lock table, the default) or off (the uninstrumented figure, no lock table)"
         ),
     }
 }
@@ -243,6 +257,7 @@ impl Settings {
                 }
                 "resume" => s.resume = Some(value.trim().to_owned()),
                 "force" => s.force = boolean(key, value)?,
+                "locks" => s.locks_off = locks_off(value)?,
                 "interference" => s.interference = Some(interference(value)?),
                 "machine_speed" => s.machine_speed = Some(machine_speed(value)?),
                 "duration" => s.duration = Some(duration(value)?),
@@ -321,6 +336,9 @@ mod tests {
         assert_eq!(s.machine_speed, Some(Some(0.1)));
         let s = Settings::parse(&args(&["machine_speed=off"])).unwrap();
         assert_eq!(s.machine_speed, Some(None));
+        assert!(Settings::parse(&args(&["locks=off"])).unwrap().locks_off);
+        assert!(!Settings::parse(&args(&["locks=on"])).unwrap().locks_off);
+        assert!(!Settings::parse(&[]).unwrap().locks_off);
     }
 
     #[test]
@@ -344,6 +362,8 @@ mod tests {
             ("interference=lots", "interference=\"lots\""),
             ("machine_speed=1.5", "machine_speed=\"1.5\": expected how far"),
             ("smoke=maybe", "smoke=\"maybe\""),
+            ("locks=of", "locks=\"of\": expected on (the lock table, the default) or off"),
+            ("locks=false", "locks=\"false\": expected on"),
             ("duration=forever", "duration="),
             ("threads", "expected key=value"),
             ("sqlmix-slots.threads=0", "sqlmix-slots.threads=\"0\""),

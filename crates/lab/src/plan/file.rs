@@ -123,6 +123,9 @@ pub(super) fn plan_file(
             t
         }
     };
+    if settings.locks_off {
+        how.applied("locks=off".to_owned());
+    }
     let (overhead, overhead_from) = match measured.overhead(&file.name) {
         Some((o, from)) => (o, format!("measured in {from}")),
         None => match file.overhead {
@@ -150,6 +153,7 @@ pub(super) fn plan_file(
         keep_cores: file.keep_cores,
         min_duration: file.min_duration.unwrap_or(duration).min(duration),
         trimmed: Vec::new(),
+        locks_off: settings.locks_off,
     }))
 }
 

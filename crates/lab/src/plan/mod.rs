@@ -93,6 +93,8 @@ pub struct ScenarioPlan {
     pub trimmed: Vec<String>,
     /// The file's `[seed]` table (`Null` when none), copied into the results.
     pub seed: serde_json::Value,
+    /// `locks=off`: its children measure with the lock table's instrument off.
+    pub locks_off: bool,
 }
 
 /// One cell: everything a child `lab run` needs.
@@ -131,6 +133,7 @@ impl CellSpec<'_> {
                 .map(|(k, v)| (k.clone(), value_text(v)))
                 .collect(),
             profile,
+            locks_off: self.file.locks_off,
         }
     }
 }

@@ -291,6 +291,22 @@ fn a_cell_request_carries_the_cell() {
         .params
         .contains(&("users".to_owned(), "300".to_owned())));
     assert_eq!(request.profile.as_deref(), Some("p"));
+    assert!(!request.locks_off && !request.to_args().contains(&"--locks".to_owned()));
+}
+
+#[test]
+fn locks_off_reaches_every_child_and_its_settings_line() {
+    let plan = plan(&["scenarios=lookup", "threads=2", "cores=1", "locks=off"]).unwrap();
+    assert!(
+        plan.settings_lines()[0].contains("locks=off"),
+        "{:?}",
+        plan.settings_lines()
+    );
+    for cell in plan.cells() {
+        let args = cell.request(Duration::from_millis(70), None).to_args();
+        let at = args.iter().position(|a| a == "--locks").expect("--locks");
+        assert_eq!(args[at + 1], "off", "{args:?}");
+    }
 }
 
 #[test]

@@ -1,8 +1,10 @@
 //! The lock table of a report: per group, one row per (variant, cores, threads, lock)
 //! from the records' `locks`, the busiest lock of each cell with its share of the
-//! ceiling, and per variant the asymptotic bounds (the knee N* and the ceiling K / S)
+//! ceiling (a capacity at the hold measured uncontended), per variant the asymptotic
+//! bounds (the knee N* and the least of the lock's K / S and the cores' cores / D_cpu)
 //! from its fewest-threads cell, where the lock's demand is least disturbed by queueing
-//! for a CPU. Returns data and small HTML and Markdown pieces; `html`, `summary`,
+//! for a CPU, and a line with the instrument's own cost per acquisition (or, for a run
+//! with `locks=off`, that the instrument was off). Returns data and small HTML and Markdown pieces; `html`, `summary`,
 //! `figures` and `export` place them. It computes no lock figure itself: the harness's
 //! `lock_table` did.
 
@@ -105,13 +107,32 @@ pub fn unnamed_text(r: &RunRecord) -> Option<&str> {
     }
 }
 
-/// One bound line in words: `global-mutex, 2 cores: N* = 1.3 threads (directory mutex,
-/// D 120 ns, S 390 ns per operation, from the 1-thread cell); no thread count passes
-/// 2.6M ops/s`.
+/// One bound line in words: `global-mutex, 1 core(s): N* = 1.0 threads (directory mutex,
+/// K = 1, D 750 ns and S 250 ns per operation, CPU 1.0 µs per operation, from the
+/// 1-thread cell); no thread count passes 1000k ops/s (the CPUs' 1 / D_cpu; the lock's
+/// K / S is 4.00M)`.
 pub fn bounds_sentence(b: &VariantBounds<'_>) -> String {
     let x = b.bounds;
+    let cpu = x.cpu_per_op_ns.map_or(String::new(), |c| {
+        format!(", CPU {} per operation", nanos(c))
+    });
+    let limit = match x.cpu_ceiling_ops_per_sec {
+        Some(c) if x.cpu_bound() => format!(
+            "{} ops/s (the CPUs' {} / D_cpu; the lock's K / S is {})",
+            si(c),
+            b.cores,
+            si(x.ceiling_ops_per_sec)
+        ),
+        Some(c) => format!(
+            "{} ops/s (the lock's K / S; the CPUs' {} / D_cpu is {})",
+            si(x.ceiling_ops_per_sec),
+            b.cores,
+            si(c)
+        ),
+        None => format!("{} ops/s (the lock's K / S)", si(x.ceiling_ops_per_sec)),
+    };
     format!(
-        "{}, {} core(s): N* = {:.1} threads ({}, K = {}, D {} and S {} per operation, from the {}-thread cell); no thread count passes {} ops/s",
+        "{}, {} core(s): N* = {:.1} threads ({}, K = {}, D {} and S {} per operation{cpu}, from the {}-thread cell); no thread count passes {limit}",
         b.variant,
         b.cores,
         x.knee_threads,
@@ -120,7 +141,40 @@ pub fn bounds_sentence(b: &VariantBounds<'_>) -> String {
         nanos(x.demand_outside_ns),
         nanos(x.hold_per_op_ns),
         x.threads,
-        si(x.ceiling_ops_per_sec)
+    )
+}
+
+/// The instrument's own cost in one line, from the cells' `lock_cost` (medians over the
+/// group's cells): `None` when no cell states one.
+pub fn cost_sentence(g: &Group<'_>) -> Option<String> {
+    let costs: Vec<harness::locks::cost::InstrumentCost> =
+        g.cells.iter().filter_map(|c| c.lock_cost).collect();
+    if costs.is_empty() {
+        return None;
+    }
+    let median = |f: fn(&harness::locks::cost::InstrumentCost) -> f64| {
+        harness::stats::median(&costs.iter().map(f).collect::<Vec<_>>())
+    };
+    let clock = harness::stats::median(
+        &g.cells
+            .iter()
+            .filter(|c| c.lock_cost.is_some())
+            .map(|c| c.clock_read_ns)
+            .collect::<Vec<_>>(),
+    );
+    Some(format!(
+        "The instrument's own cost, measured by each cell's process beside its window: {} per acquisition counted, {} per acquisition whose hold is timed (median over {} cell(s)); of it only a timed hold's two clock reads ({} each) fall inside the lock. lab matrix locks=off measures without it.",
+        nanos(median(|c| c.counted_ns)),
+        nanos(median(|c| c.timed_ns)),
+        costs.len(),
+        nanos(clock)
+    ))
+}
+
+/// For a group measured with `locks=off`: why it has no lock table.
+fn off_sentence(g: &Group<'_>) -> Option<&'static str> {
+    g.cells.iter().any(|c| c.locks_off).then_some(
+        "Lock table: not measured. This run had locks=off: the lock table's instrument was off, so these figures are the uninstrumented ones.",
     )
 }
 
@@ -139,7 +193,7 @@ pub fn bound_points(g: &Group<'_>, variant: &str, cores: usize) -> Vec<(f64, f64
         .unwrap_or_default()
 }
 
-const COLUMNS: [&str; 14] = [
+const COLUMNS: [&str; 15] = [
     "variant",
     "cores",
     "threads",
@@ -150,6 +204,7 @@ const COLUMNS: [&str; 14] = [
     "contended",
     "wait p50/p99/max",
     "hold p50/p99/max (mean)",
+    "hold alone (1 thread)",
     "U",
     "ceiling ops/s",
     "share of ceiling",
@@ -183,6 +238,7 @@ fn row_cells(r: &TableRow<'_>) -> Vec<String> {
         opt(l.contended_share, percent),
         q(l.wait_ns, false),
         q(l.hold_ns, true),
+        opt(l.uncontended_hold_ns, nanos),
         opt(l.utilization, |u| format!("{u:.2}")),
         opt(l.ceiling_ops_per_sec, si),
         opt(l.ceiling_share, percent),
@@ -190,13 +246,16 @@ fn row_cells(r: &TableRow<'_>) -> Vec<String> {
     ]
 }
 
-const EXPLAIN: &str = "One row per named lock, permit set or connection set. U = acquisitions/s x mean hold / K (at most 1 whatever the cores); ceiling = K / mean hold in operations per second; holds are sampled, waits timed whenever the lock was contended. N* = K (D + S) / S from the fewest-threads cell: beyond N* threads no number of cores raises the bound min(N / (D + S), K / S).";
+const EXPLAIN: &str = "One row per named lock, permit set or connection set. U = acquisitions/s x mean hold / K (at most 1 whatever the cores); ceiling = K / the hold measured alone (the 1-thread cell of the same variant and cores), in operations per second: a capacity, so its share falls below U where holds lengthen under contention, and it is blank without a 1-thread cell; holds are sampled, waits timed whenever the lock was contended. From the fewest-threads cell, with D_cpu its CPU time per operation: the bound is min(N / (D + S), K / S, cores / D_cpu) and N* = (D + S) x min(K / S, cores / D_cpu); beyond N* more threads do not raise it, and no number of cores passes K / S.";
 
 /// The lock table and bounds of `g` as HTML; empty when no cell has a lock table.
 pub fn html_section(g: &Group<'_>) -> String {
     let rows = table(g);
     let mut out = String::new();
     if rows.is_empty() {
+        if let Some(off) = off_sentence(g) {
+            let _ = writeln!(out, "<p><small>{}</small></p>", esc(off));
+        }
         return out;
     }
     let _ = writeln!(
@@ -222,7 +281,7 @@ pub fn html_section(g: &Group<'_>) -> String {
         let _ = writeln!(out, "<tr><td>{}</td></tr>", cells.join("</td><td>"));
     }
     out.push_str("</table>\n");
-    if let Some(note) = unnamed_note(g) {
+    for note in [unnamed_note(g), cost_sentence(g)].into_iter().flatten() {
         let _ = writeln!(out, "<p><small>{}</small></p>", esc(&note));
     }
     out
@@ -233,6 +292,9 @@ pub fn markdown_section(g: &Group<'_>) -> String {
     let rows = table(g);
     let mut out = String::new();
     if rows.is_empty() {
+        if let Some(off) = off_sentence(g) {
+            let _ = writeln!(out, "{off}\n");
+        }
         return out;
     }
     let _ = writeln!(out, "Lock table. {EXPLAIN}\n");
@@ -249,7 +311,7 @@ pub fn markdown_section(g: &Group<'_>) -> String {
         let _ = writeln!(out, "| {} |", row_cells(r).join(" | "));
     }
     out.push('\n');
-    if let Some(note) = unnamed_note(g) {
+    for note in [unnamed_note(g), cost_sentence(g)].into_iter().flatten() {
         let _ = writeln!(out, "{note}\n");
     }
     out
@@ -285,116 +347,5 @@ fn nanos(ns: f64) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use harness::lock_table::Quantiles;
-    use harness::schema::{CellKey, CellStatus};
-
-    pub(crate) fn cell_with_locks(variant: &str, threads: usize, hold_ns: f64) -> RunRecord {
-        let key = CellKey {
-            hot_path: "lookup".into(),
-            variant: variant.into(),
-            params: Default::default(),
-            threads,
-            cores: 2,
-        };
-        let mut r = RunRecord::failed(&key, "0-1", "x");
-        r.status = CellStatus::Ok;
-        r.failure = None;
-        r.verified = true;
-        r.ops_per_sec = 1e6;
-        let q = Quantiles {
-            p50: hold_ns,
-            p99: hold_ns,
-            max: hold_ns,
-            mean: hold_ns,
-        };
-        let row = LockRow {
-            name: "directory mutex".into(),
-            slots: Some(1),
-            acquisitions_per_sec: 1e6,
-            acquisitions_per_op: Some(1.0),
-            contended_share: Some(0.5),
-            wait_ns: Some(q),
-            hold_ns: Some(q),
-            hold_samples: 10,
-            occupancy: Some(hold_ns * 1e-3),
-            utilization: Some(hold_ns * 1e-3),
-            ceiling_ops_per_sec: Some(1e9 / hold_ns),
-            ceiling_share: Some(hold_ns * 1e-3),
-        };
-        r.bounds = lock_table::bounds(std::slice::from_ref(&row), threads, 1e6);
-        r.locks = Some(vec![row]);
-        r.locks_complete = Some(false);
-        r.locks_unnamed = Some("the queue".into());
-        r
-    }
-
-    #[test]
-    fn the_busiest_lock_is_named_with_its_share_of_the_ceiling() {
-        let r = cell_with_locks("global-mutex", 2, 800.0);
-        let text = busiest_text(&r).unwrap();
-        assert!(
-            text.starts_with("directory mutex U 0.80, 80% of its ceiling"),
-            "{text}"
-        );
-        assert_eq!(unnamed_text(&r), Some("the queue"));
-        let b = r.bounds.as_ref().unwrap();
-        let sentence = bounds_sentence(&VariantBounds {
-            variant: "global-mutex",
-            cores: 2,
-            bounds: b,
-        });
-        assert!(sentence.contains("N* = "), "{sentence}");
-    }
-
-    #[test]
-    fn a_group_gets_its_lock_table_and_the_knee_of_its_fewest_threads_cell() {
-        let cells = vec![
-            cell_with_locks("global-mutex", 1, 800.0),
-            cell_with_locks("global-mutex", 2, 900.0),
-        ];
-        let source = super::super::Source {
-            path: "x.json".into(),
-            results: harness::schema::ResultsFile {
-                schema: harness::schema::SCHEMA_VERSION,
-                run_id: "r".into(),
-                started: String::new(),
-                finished: String::new(),
-                command: String::new(),
-                complete: true,
-                settings_by_file: Vec::new(),
-                seeds: Default::default(),
-                env: Default::default(),
-                cells,
-                comparisons: Vec::new(),
-                order_seed: 0,
-                resume: None,
-            },
-        };
-        let groups = super::super::group::group_cells(&source, 0);
-        let g = &groups[0];
-        assert_eq!(table(g).len(), 2);
-        assert!(table(g).iter().all(|r| r.busiest));
-        let bounds = variant_bounds(g);
-        assert_eq!(bounds.len(), 1);
-        assert_eq!(bounds[0].bounds.threads, 1, "from the fewest-threads cell");
-        let html = html_section(g);
-        for text in [
-            "<table class=\"locks\">",
-            "directory mutex (busiest)",
-            "N* = ",
-            "the queue",
-        ] {
-            assert!(html.contains(text), "{text} missing: {html}");
-        }
-        let md = markdown_section(g);
-        assert!(
-            md.contains("| global-mutex | 2 | 1 | directory mutex (busiest) | 1 |"),
-            "{md}"
-        );
-        let points = bound_points(g, "global-mutex", 2);
-        assert_eq!(points.len(), 2);
-        assert!(points[1].1 <= bounds[0].bounds.ceiling_ops_per_sec);
-    }
-}
+#[path = "locks_tests.rs"]
+mod tests;
