@@ -205,13 +205,24 @@ fn cell_context(
     // The lock's own limit, from the 1-thread cell (past the cores D also counts waiting
     // for a CPU): beyond N* threads no number of cores helps this design.
     if let Some(b) = one.bounds.as_ref().filter(|b| b.knee_threads.is_finite()) {
-        out.push(format!(
-            "Its busiest lock ({}) caps it at {} ops/s, N* = {:.1} threads: past that no \
-             number of cores helps `{base}`.",
-            b.lock,
-            harness::judge::si(b.ceiling_ops_per_sec),
-            b.knee_threads
-        ));
+        out.push(if b.cpu_bound() {
+            format!(
+                "Its CPUs cap it at {} ops/s before its busiest lock ({}, {} ops/s) does, \
+                 N* = {:.1} threads.",
+                harness::judge::si(b.limit()),
+                b.lock,
+                harness::judge::si(b.ceiling_ops_per_sec),
+                b.knee_threads
+            )
+        } else {
+            format!(
+                "Its busiest lock ({}) caps it at {} ops/s, N* = {:.1} threads: past that no \
+                 number of cores helps `{base}`.",
+                b.lock,
+                harness::judge::si(b.ceiling_ops_per_sec),
+                b.knee_threads
+            )
+        });
     }
     out
 }
