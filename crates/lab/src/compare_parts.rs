@@ -79,12 +79,7 @@ pub fn lines(base: &ResultsFile, new: &ResultsFile) -> Vec<String> {
                     "  (decided in one run only)"
                 }
             };
-            out.push(format!(
-                "  {:<28} {} -> {}{mark}",
-                p.name,
-                text(q),
-                text(p)
-            ));
+            out.push(format!("  {:<28} {} -> {}{mark}", p.name, text(q), text(p)));
         }
     }
     if both > 0 {

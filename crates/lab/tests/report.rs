@@ -664,7 +664,10 @@ fn pairs_of(cells: &[serde_json::Value]) -> serde_json::Value {
         seeds: &seeds,
     };
     let figure = |r: &CellRef, key: &str| -> f64 {
-        let i = refs.iter().position(|c| r.matches(&c.file, &c.variant, c.threads, c.cores, &c.params)).unwrap();
+        let i = refs
+            .iter()
+            .position(|c| r.matches(&c.file, &c.variant, c.threads, c.cores, &c.params))
+            .unwrap();
         let c = &cells[i];
         let ops = c["ops_per_sec"].as_f64().unwrap();
         match key {
@@ -681,7 +684,8 @@ fn pairs_of(cells: &[serde_json::Value]) -> serde_json::Value {
             let mut m = Measured::new(claim.clone());
             if let Some(c) = &claim.comparison {
                 for n in 0..16 {
-                    let mut figures: Vec<f64> = c.cells().iter().map(|r| figure(r, &c.figure)).collect();
+                    let mut figures: Vec<f64> =
+                        c.cells().iter().map(|r| figure(r, &c.figure)).collect();
                     figures[0] *= 1.0 + 0.002 * (n % 3) as f64;
                     m.pairs.push(figures);
                 }
@@ -760,7 +764,10 @@ fn findings_come_first_and_follow_what_was_measured() {
     // `lab compare` sets the two runs' parts side by side and names those that differ.
     let out = lab(r, &["compare", "shows.json", "absent.json"]);
     let said = String::from_utf8_lossy(&out.stdout);
-    assert!(said.contains("lookup: verdict partly -> not_reproduced  (verdict differs)"), "{said}");
+    assert!(
+        said.contains("lookup: verdict partly -> not_reproduced  (verdict differs)"),
+        "{said}"
+    );
     assert!(
         said.lines()
             .any(|l| l.contains("loss_past_cores") && l.contains("DECIDED DIFFERENTLY")),

@@ -205,7 +205,11 @@ fn a_part_without_pairs_is_inconclusive_and_says_why() {
 
 #[test]
 fn sides_name_only_the_parameters_that_tell_them_apart() {
-    let cell = |v: &str, k: u64| CellRef::new("f", v, 48, 2).with("users", 6000).with("slots", k);
+    let cell = |v: &str, k: u64| {
+        CellRef::new("f", v, 48, 2)
+            .with("users", 6000)
+            .with("slots", k)
+    };
     let c = Comparison::throughput(
         Side::cell(cell("semaphore", 2)),
         Side::cell(cell("semaphore", 0)),
@@ -215,6 +219,9 @@ fn sides_name_only_the_parameters_that_tell_them_apart() {
         },
     );
     let text = c.sides_text();
-    assert!(text.contains("slots=2") && text.contains("slots=0"), "{text}");
+    assert!(
+        text.contains("slots=2") && text.contains("slots=0"),
+        "{text}"
+    );
     assert!(!text.contains("users"), "{text}");
 }

@@ -148,7 +148,11 @@ fn the_no_effect_fixture_is_never_partly() {
 fn a_run_without_pairs_cannot_tell_and_lists_every_part() {
     let a = judge(&cells((48e3, 49e3), 94e3, (0.0, 2.09)), &[]);
     assert_eq!(a.verdict, Verdict::CannotTell);
-    assert_eq!(a.parts.len(), PARTS.len() - 1, "batch 1 cannot queue: dropped");
+    assert_eq!(
+        a.parts.len(),
+        PARTS.len() - 1,
+        "batch 1 cannot queue: dropped"
+    );
     assert!(a.parts.iter().all(|p| p.outcome == Outcome::Inconclusive));
     // The cells' medians alone decide nothing, however far apart.
     assert!(a.figure.is_empty());
