@@ -310,3 +310,67 @@ mod tests {
         assert!(err.contains("\"users\""), "{err}");
     }
 }
+
+/// `claim` measured as `n` synthetic pairs whose ratio (as the claim's comparison reads
+/// it, scale included) is `ratio`, each pair moved by up to `spread` either way in a
+/// fixed pattern, while the machine's speed moves every cell of a pair alike: what the
+/// hot paths' tests feed their answers to make a part shown, contradicted or
+/// inconclusive. No randomness, so a test's outcome is fixed.
+pub fn synthetic_pairs(
+    claim: &crate::decide::Claim,
+    ratio: f64,
+    spread: f64,
+    n: usize,
+) -> crate::decide::Measured {
+    let (cells, scale) = claim
+        .comparison
+        .as_ref()
+        .map_or((0, 1.0), |c| (c.cells().len(), c.scale));
+    let pairs = (0..n)
+        .map(|i| {
+            let wobble = 1.0 + spread * (((i * 3) % 5) as f64 - 2.0) / 2.0;
+            let machine = 1e4 * (1.0 + 0.2 * (i % 4) as f64);
+            let mut p = vec![machine; cells];
+            if let Some(first) = p.first_mut() {
+                *first *= ratio * wobble / scale;
+            }
+            p
+        })
+        .collect();
+    crate::decide::Measured {
+        claim: claim.clone(),
+        pairs,
+        seconds: 2.0 * n as f64,
+        stopped: if n >= 192 { "most pairs" } else { "decided" }.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod pair_tests {
+    use crate::decide::{CellRef, Claim, Comparison, Rule, Side};
+
+    #[test]
+    fn synthetic_pairs_give_the_asked_ratio_whatever_the_sides() {
+        let cell = |v: &str, t: usize| CellRef::new("f", v, t, 2);
+        let rule = Rule::Below {
+            shown: 0.9,
+            contradicted: 0.97,
+        };
+        for comparison in [
+            Comparison::throughput(Side::cell(cell("a", 2)), Side::cell(cell("b", 2)), rule),
+            Comparison {
+                scale: 0.5,
+                ..Comparison::throughput(
+                    Side::ratio(cell("a", 2), cell("a", 1)),
+                    Side::ratio(cell("b", 2), cell("b", 1)),
+                    rule,
+                )
+            },
+        ] {
+            let m = super::synthetic_pairs(&Claim::decided_by("p", "c", comparison), 0.7, 0.02, 16);
+            let i = m.interval().unwrap();
+            assert!((i.ratio - 0.7).abs() < 0.01, "{}", i.ratio);
+            assert!(i.low < 0.7 && i.high > 0.7);
+        }
+    }
+}

@@ -19,12 +19,7 @@ pub fn of(results: &ResultsFile) -> Vec<(String, Verdict, Vec<Part>)> {
         if h.question().is_none() || !results.cells.iter().any(|c| c.hot_path == h.name()) {
             continue;
         }
-        let own: Vec<_> = results
-            .comparisons
-            .iter()
-            .filter(|m| m.claim.hot_path.is_empty() || m.claim.hot_path == h.name())
-            .cloned()
-            .collect();
+        let own = crate::report::findings::own_parts(results, h.name());
         let run = Run {
             cells: &results.cells,
             seeds: &results.seeds,

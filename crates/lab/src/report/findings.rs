@@ -32,14 +32,7 @@ fn findings_of(
         if !results.cells.iter().any(|c| c.hot_path == hot_path.name()) {
             continue;
         }
-        // Each question reads its own parts only (results written before parts named
-        // their hot path let every question read every part).
-        let own: Vec<_> = results
-            .comparisons
-            .iter()
-            .filter(|m| m.claim.hot_path.is_empty() || m.claim.hot_path == hot_path.name())
-            .cloned()
-            .collect();
+        let own = own_parts(results, hot_path.name());
         let run = Run {
             cells: &results.cells,
             seeds: &results.seeds,
@@ -58,6 +51,17 @@ fn findings_of(
         out.push(Finding::new(hot_path.name(), question, answer));
     }
     out
+}
+
+/// The parts `hot_path` declared in `results`: each question reads its own only (results
+/// written before parts named their hot path let every question read every part).
+pub fn own_parts(results: &ResultsFile, hot_path: &str) -> Vec<harness::decide::Measured> {
+    results
+        .comparisons
+        .iter()
+        .filter(|m| m.claim.hot_path.is_empty() || m.claim.hot_path == hot_path)
+        .cloned()
+        .collect()
 }
 
 /// The axis of scenario file `file` as its settings line in the results says it

@@ -162,22 +162,9 @@ fn missing_cells_are_cannot_never_dropped() {
     assert_eq!(sides(&c[0]), (12, 2, 2, 2));
 }
 
-/// `claim` measured as `n` pairs whose ratio is `ratio`, spread ±4% in the log.
+/// `n` pairs whose ratio is `ratio`, spread +-4e+00% ([`harness::testing::synthetic_pairs`]).
 fn measured(claim: &Claim, ratio: f64, n: usize) -> Measured {
-    let cmp = claim.comparison.as_ref().unwrap();
-    let b = 10_000.0;
-    let pairs = (0..n)
-        .map(|i| {
-            let wiggle = 1.0 + 0.04 * ((i % 9) as f64 - 4.0) / 4.0;
-            vec![ratio * b * wiggle / cmp.scale, b]
-        })
-        .collect();
-    Measured {
-        claim: claim.clone(),
-        pairs,
-        seconds: 4.0 * n as f64,
-        stopped: "decided".to_owned(),
-    }
+    harness::testing::synthetic_pairs(claim, ratio, 0.04, n)
 }
 
 fn outcome_of(claim: &Claim, ratio: f64, n: usize) -> Outcome {

@@ -115,21 +115,9 @@ fn a_plan_without_the_seeds_load_declares_every_part_with_why() {
     }
 }
 
-/// `n` pairs of part `i` whose ratio is `ratio` give or take 2%.
+/// `n` pairs whose ratio is `ratio`, spread +-2e+00% ([`harness::testing::synthetic_pairs`]).
 fn measured(claim: &Claim, ratio: f64, n: usize) -> Measured {
-    let b = 50.0;
-    let pairs = (0..n)
-        .map(|k| {
-            let jitter = 1.0 + 0.01 * ((k % 5) as f64 - 2.0);
-            vec![ratio * b * jitter, b]
-        })
-        .collect();
-    Measured {
-        claim: claim.clone(),
-        pairs,
-        seconds: 1.8 * n as f64,
-        stopped: "decided".to_owned(),
-    }
+    harness::testing::synthetic_pairs(claim, ratio, 0.02, n)
 }
 
 /// A cell of the seed's load with its busy times and bytes per extend.

@@ -86,21 +86,9 @@ fn claims_of(cells: &[CellRef]) -> Vec<Claim> {
     })
 }
 
-/// `n` pairs around `ratio` with a spread of about +-8% (the noise of a pair here).
+/// `n` pairs whose ratio is `ratio`, spread +-8e+00% ([`harness::testing::synthetic_pairs`]).
 fn measured(claim: &Claim, ratio: f64, n: usize) -> Measured {
-    let pairs = (0..n)
-        .map(|i| {
-            let wobble = (0.08 * ((i % 5) as f64 - 2.0) / 2.0).exp();
-            let b = 1000.0 + 10.0 * i as f64;
-            vec![b * ratio * wobble, b]
-        })
-        .collect();
-    Measured {
-        claim: claim.clone(),
-        pairs,
-        seconds: 2.2 * n as f64,
-        stopped: "decided".into(),
-    }
+    harness::testing::synthetic_pairs(claim, ratio, 0.08, n)
 }
 
 fn seeds() -> BTreeMap<String, Value> {

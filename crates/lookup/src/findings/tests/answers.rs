@@ -11,28 +11,9 @@ use super::super::claims::{LOSS_PAST_CORES, PARTS, PER_THREAD_PAST_KNEE, SHORT_O
 use super::super::{answer, QUESTION};
 use super::{claims_of, plan, seeds, BASE, CONTROL};
 
-/// `n` pairs whose ratio is `ratio`, each moved by up to `spread` either way, while the
-/// machine moves both sides together (in [`Comparison::cells`] order: a, a's divisor, b,
-/// b's divisor).
+/// `n` pairs whose ratio is `ratio`, each moved by up to `spread` either way.
 fn measured(claim: &Claim, ratio: f64, spread: f64, n: usize) -> Measured {
-    let pairs = (0..n)
-        .map(|i| {
-            let wobble = 1.0 + spread * (((i * 3) % 5) as f64 - 2.0) / 2.0;
-            let machine = 1e6 * (1.0 + 0.2 * (i % 4) as f64);
-            vec![
-                ratio * wobble * 1.7 * machine,
-                machine,
-                1.7 * machine,
-                machine,
-            ]
-        })
-        .collect();
-    Measured {
-        claim: claim.clone(),
-        pairs,
-        seconds: n as f64 * 1.2,
-        stopped: "decided".into(),
-    }
+    harness::testing::synthetic_pairs(claim, ratio, spread, n)
 }
 
 /// Pairs measured from a throughput curve per design (`curve(variant, threads, cores)`),

@@ -120,26 +120,7 @@ fn named(claims: &[Claim], name: &str) -> Claim {
         .unwrap_or_else(|| panic!("no part {name}"))
 }
 
-/// `n` pairs whose ratio is `ratio`, spread +-2% as adjacent pairs are here (sd of the log
-/// ratio about 0.08 before the medians' interval narrows it), on a machine whose speed
-/// moves both sides alike.
+/// `n` pairs whose ratio is `ratio`, spread +-2e+00% ([`harness::testing::synthetic_pairs`]).
 fn measured(claim: &Claim, ratio: f64, n: usize) -> Measured {
-    let cells = claim.comparison.as_ref().map_or(0, |c| c.cells().len());
-    let pairs = (0..n)
-        .map(|i| {
-            let spread = (0.01 * ((i % 5) as f64 - 2.0)).exp();
-            let machine = 40e3 * (1.0 + 0.1 * ((i % 3) as f64));
-            let mut p = vec![machine; cells];
-            if let Some(first) = p.first_mut() {
-                *first *= ratio * spread;
-            }
-            p
-        })
-        .collect();
-    Measured {
-        claim: claim.clone(),
-        pairs,
-        seconds: n as f64 * 2.0,
-        stopped: if n >= 192 { "most pairs" } else { "decided" }.to_owned(),
-    }
+    harness::testing::synthetic_pairs(claim, ratio, 0.02, n)
 }
