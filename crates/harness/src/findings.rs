@@ -272,7 +272,8 @@ impl<'a> Run<'a> {
                 name,
                 claim,
                 Outcome::Inconclusive,
-                "not measured in this run: its cells were not planned (run the default matrix)",
+                "not measured as pairs in this run (quick and smoke runs measure none, nor a \
+                 run without this part's files; the default `just matrix` does)",
             ),
         }
     }

@@ -23,11 +23,10 @@ use harness::RunRecord;
 use claims::{claim_words, seed_ratio, AFTER, BEFORE, PARTS, SEED_LOAD};
 
 /// The question, in the user's words.
-pub const QUESTION: &str = "Does the global clock (one conditional update per extend \
-                            instead of a transaction writing the namespace's clock and a \
-                            log) cut the store's busy time on the leases and on the \
-                            transactions, and the bytes written per extend, at the seed's \
-                            load?";
+pub const QUESTION: &str = "Does the global clock cut the store's busy time on the leases \
+                            and on the transactions, and the bytes written per extend, at \
+                            the seed's load (one conditional update per extend instead of a \
+                            transaction writing the namespace's clock and a log)?";
 
 /// The question's parts among the cells `planned` ([`claims::claims`]).
 pub fn claims(planned: &Planned<'_>) -> Vec<harness::decide::Claim> {
