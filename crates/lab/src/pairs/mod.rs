@@ -52,16 +52,21 @@ pub fn declare(plan: &MatrixPlan, cells: &[CellSpec<'_>]) -> Vec<Measured> {
 }
 
 /// Continues the comparisons of a resumed run: a part measured before keeps its pairs
-/// where its claim is unchanged.
+/// where its claim is unchanged, and one that stopped for the run's sake (interrupted,
+/// out of budget) goes on; one that stopped for its own (decided, futile, failed) stays.
 pub fn carry_over(declared: Vec<Measured>, before: &[Measured]) -> Vec<Measured> {
     declared
         .into_iter()
         .map(|m| {
-            before
+            let mut kept = before
                 .iter()
                 .find(|b| b.claim == m.claim)
                 .cloned()
-                .unwrap_or(m)
+                .unwrap_or(m);
+            if matches!(kept.stopped.as_str(), "interrupted" | "budget spent") {
+                kept.stopped.clear();
+            }
+            kept
         })
         .collect()
 }

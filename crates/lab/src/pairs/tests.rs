@@ -255,3 +255,17 @@ fn a_ratio_between_the_thresholds_stops_early_as_futile() {
     clear.pairs.truncate(harness::decide::interval::LOOKS[1]);
     assert!(!futile(&clear));
 }
+
+#[test]
+fn a_resumed_run_goes_on_with_the_parts_it_stopped_and_keeps_the_decided() {
+    let mut interrupted = part();
+    interrupted.pairs = vec![vec![2e6, 1e6]; 5];
+    interrupted.stopped = "interrupted".to_owned();
+    let carried = carry_over(vec![part()], &[interrupted]);
+    assert_eq!(carried[0].pairs.len(), 5);
+    assert!(carried[0].stopped.is_empty());
+    let mut decided = part();
+    decided.pairs = vec![vec![2e6, 1e6]; 9];
+    decided.stopped = "decided".to_owned();
+    assert_eq!(carry_over(vec![part()], &[decided])[0].stopped, "decided");
+}
