@@ -236,6 +236,7 @@ pub fn run(request_json: &str) -> anyhow::Result<ExitCode> {
             || r.cores != first.cores
             || r.duration != first.duration
             || r.warmup != first.warmup
+            || r.locks_off != first.locks_off
     }) {
         bail!("--request: every cell must be of one hot path, on the same CPUs, with one window");
     }
@@ -248,6 +249,8 @@ pub fn run(request_json: &str) -> anyhow::Result<ExitCode> {
     if resident && resolved.len() != 2 {
         bail!("{} measures pairs of two cells only", hot_path.name());
     }
+    // As `lab run` does: `locks=off` measures without the lock table's instrument.
+    harness::locks::set_instrument(!first.locks_off);
     let cores = first
         .cores
         .unwrap_or_else(|| affinity::allowed_cpus().len());
