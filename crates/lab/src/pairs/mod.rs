@@ -198,10 +198,6 @@ pub fn measure(
             });
         let Some(i) = next else { break };
         let order = plans[i].as_deref().unwrap_or_default();
-        let cost: Duration = order
-            .iter()
-            .map(|&c| cells[c].file.run_cost(cells[c].threads))
-            .sum();
         let m = &mut parts[i];
         let target = interval::next_look(m.pairs.len()).unwrap_or(m.pairs.len());
         if run.blocks(order) {
@@ -212,6 +208,10 @@ pub fn measure(
             saved(parts);
             continue;
         }
+        let cost: Duration = order
+            .iter()
+            .map(|&c| cells[c].file.run_cost(cells[c].threads))
+            .sum();
         while m.pairs.len() < target {
             if deadline.is_some_and(|d| Instant::now() + cost > d) {
                 m.stopped = "budget spent".to_owned();
@@ -283,25 +283,26 @@ fn block(
         Some(Err(why)) => m.stopped = format!("failed: {why}"),
         Some(Ok(pairs)) => {
             for pair in &pairs {
-                let figures: Vec<Option<f64>> =
-                    pair.iter().map(|r| comparison.figure_of(r)).collect();
-                if let Some(bad) = pair.iter().find(|r| comparison.figure_of(r).is_none()) {
-                    m.stopped = format!(
-                        "failed: `{}` {} threads: {}",
-                        bad.variant,
-                        bad.threads,
-                        bad.failure
-                            .clone()
-                            .or(bad.verify_error.clone())
-                            .unwrap_or_else(|| format!("has no figure {}", comparison.figure))
-                    );
-                    return true;
-                }
-                if figures.len() != cells.len() {
+                if pair.len() != cells.len() {
                     m.stopped = "failed: a pair came back short".to_owned();
                     return true;
                 }
-                m.pairs.push(figures.into_iter().flatten().collect());
+                match pair
+                    .iter()
+                    .map(|r| comparison.figure_of(r).ok_or(r))
+                    .collect()
+                {
+                    Ok(figures) => m.pairs.push(figures),
+                    Err(bad) => {
+                        m.stopped = format!(
+                            "failed: `{}` {} threads: {}",
+                            bad.variant,
+                            bad.threads,
+                            why_no_figure(bad, &comparison.figure)
+                        );
+                        return true;
+                    }
+                }
             }
             if pairs.len() < count && m.stopped.is_empty() {
                 m.stopped = format!(
@@ -337,15 +338,20 @@ fn one_pair(
             Some(format!(
                 "failed: {} {}",
                 cell_ref(cell).text(),
-                record
-                    .failure
-                    .clone()
-                    .or(record.verify_error.clone())
-                    .unwrap_or_else(|| format!("has no figure {}", comparison.figure))
+                why_no_figure(&record, &comparison.figure)
             ))
         })?;
     }
     Ok(figures)
+}
+
+/// Why a side's record gives the comparison no figure: its failure, its failed check, or
+/// the figure missing.
+fn why_no_figure(r: &RunRecord, figure: &str) -> String {
+    r.failure
+        .clone()
+        .or(r.verify_error.clone())
+        .unwrap_or_else(|| format!("has no figure {figure}"))
 }
 
 /// One line for the log once the comparisons are done: parts per outcome and the time.
