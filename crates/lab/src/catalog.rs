@@ -12,6 +12,7 @@ use ldap::LdapHotPath;
 use lease::LeaseHotPath;
 use lookup::LookupHotPath;
 use pool::PoolHotPath;
+use server::ServerHotPath;
 use sqlmix::SqlmixHotPath;
 
 /// Every hot path, in the order `lab list` and reports show them.
@@ -22,6 +23,7 @@ pub fn hot_paths() -> &'static [&'static dyn HotPath] {
         &PoolHotPath,
         &LeaseHotPath,
         &LdapHotPath,
+        &ServerHotPath,
         &NoopHotPath,
     ]
 }

@@ -49,6 +49,16 @@ enum Command {
         #[arg(long)]
         request: String,
     },
+    /// The tiny test server with a worker-thread setting, or its load (`--client`): what
+    /// benches/server-tiny.toml starts as `{lab} tiny-server`, so the server hot path runs
+    /// on a machine with nothing installed.
+    #[command(hide = true)]
+    TinyServer {
+        /// --threads N --port P [--spin-us U] [--sleep-us U] [--own-mask], or --client
+        /// --port P --clients C --seconds S.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
     /// List hot paths, their variants and parameters, and the scenario files.
     List,
     /// Render the HTML and Markdown report from results files (default: the newest in
@@ -84,6 +94,12 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Run(args) => run_cell::run(&CellRequest::from_run_args(&args)?),
         Command::Pairs { request } => crate::pairs::child::run(&request),
+        Command::TinyServer { args } => {
+            server::tiny::parse(&args)
+                .and_then(|o| server::tiny::run(&o))
+                .map_err(|e| anyhow::anyhow!("tiny-server: {e}"))?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Matrix { settings } => {
             let settings = plan::Settings::parse(&settings)?;
             let force = settings.force;

@@ -148,7 +148,7 @@ pub fn start(
     // The statistics semaphore ns-slapd opens as "/<name of its config folder>.stats"
     // (its snmp_collator.c) and unlinks only on a clean stop, which a SIGKILL is not.
     let semaphore = PathBuf::from("/dev/shm/sem.config.stats");
-    Running::start(command, folder, port, cpus, &[semaphore])
+    server::start(command, folder, port, cpus, &[semaphore])
 }
 
 fn build(bin: &Path, dir: &Path, users: usize, groups: usize) -> Result<(), String> {

@@ -95,7 +95,7 @@ pub fn start(
         .arg(format!("ldap://127.0.0.1:{port}/"))
         // Foreground: with a debug level given, slapd does not fork.
         .args(["-d", "0"]);
-    Running::start(command, folder, port, cpus, &[])
+    server::start(command, folder, port, cpus, &[])
 }
 
 /// `slapd.conf` for a database in `dir/db`.

@@ -21,24 +21,7 @@ use crate::server::Running;
 use crate::workload::{self, LdapWorkload};
 use crate::{ds389, procstat, Kind};
 
-/// Where a cell's server and clients run.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Cpus {
-    /// The server's: the cell's cores.
-    pub server: Vec<usize>,
-    /// The clients': the machine's other CPUs, or the server's when it has them all.
-    pub clients: Vec<usize>,
-}
-
-impl Cpus {
-    /// The calling thread's mask is the cell's cores (`lab run` narrows the child to
-    /// them): those are the server's.
-    pub fn of_cell() -> Cpus {
-        let server = affinity::allowed_cpus();
-        let clients = procstat::client_cpus(&server, &procstat::machine_cpus());
-        Cpus { server, clients }
-    }
-}
+pub use ::server::procstat::Cpus;
 
 /// A server started from its template in a private folder, warmed up, and ready for
 /// windows; killed and its folder removed when dropped, however the caller ends.
@@ -79,7 +62,7 @@ impl Resident {
             users + groups,
         )?;
         let warming = Instant::now();
-        let warmed = workload::warm(&server.url())?;
+        let warmed = workload::warm(&crate::server::url(server.port))?;
         Ok(Resident {
             server,
             _folder: folder,
@@ -146,7 +129,7 @@ impl Resident {
         let (kind, threads) = (self.kind, self.threads);
         // The worker threads the server says it runs (389 DS: `-1` resolved), read after
         // the warm-up (every worker started) and before the window, which it costs nothing.
-        let url = self.server.url();
+        let url = crate::server::url(self.server.port);
         let read_back = (kind == Kind::Ds389).then(|| ds389::read_threadnumber(&url));
         let seed = SystemTime::now()
             .duration_since(SystemTime::UNIX_EPOCH)

@@ -120,7 +120,7 @@ fn a_search_answered_with_another_users_entry_fails_verification() {
         let folder = harness::scratch::private_folder(None, "contention-lab-t-").unwrap();
         let cpus = harness::affinity::allowed_cpus();
         let running = kind.start(&template, folder.path(), 2, &cpus, 400).unwrap();
-        let workload = LdapWorkload::mislabelled(running.url(), running.pid, 300);
+        let workload = LdapWorkload::mislabelled(ldap::server::url(running.port), running.pid, 300);
         let m = harness::runner::run(&workload, testing::settings(2, 10, 100)).unwrap();
         let err = m.verified.unwrap_err();
         assert!(
@@ -128,7 +128,7 @@ fn a_search_answered_with_another_users_entry_fails_verification() {
             "{kind:?}: {err}"
         );
         // The same server and clients that expect the right entry verify.
-        let right = LdapWorkload::new(running.url(), running.pid, 300, 7);
+        let right = LdapWorkload::new(ldap::server::url(running.port), running.pid, 300, 7);
         let m = harness::runner::run(&right, testing::settings(2, 10, 100)).unwrap();
         assert_eq!(m.verified, Ok(()), "{kind:?}");
         running.stop();
@@ -179,7 +179,7 @@ fn the_autotuned_thread_number_reads_back_from_cn_monitor() {
             "threads {threads}"
         );
         assert_eq!(
-            ldap::ds389::read_threadnumber(&running.url()).map(|(n, _)| n),
+            ldap::ds389::read_threadnumber(&ldap::server::url(running.port)).map(|(n, _)| n),
             Ok(threads),
             "threads {threads}"
         );

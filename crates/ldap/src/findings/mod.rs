@@ -15,8 +15,8 @@ pub mod profile;
 mod tests;
 
 use harness::decide::{Outcome, Part};
-use harness::findings::{Answer, Basis, Chart, Run, Table, Verdict};
-use harness::judge::{self, si, Est};
+use harness::findings::{Answer, Basis, Chart, Run, Verdict};
+use harness::judge::{self, Est};
 use harness::RunRecord;
 
 use claims::*;
@@ -28,125 +28,7 @@ pub const QUESTION: &str = "Do more worker threads than CPUs cost the real 389 D
 /// The scenario file of the seed's server.
 pub const FILE: &str = "389ds";
 
-/// One core count's curve: its cells by thread count, ascending.
-#[derive(Debug, Clone)]
-pub struct Curve<'a> {
-    /// CPUs the server was pinned to.
-    pub cores: usize,
-    /// The cells, by thread count.
-    pub cells: Vec<&'a RunRecord>,
-}
-
-impl<'a> Curve<'a> {
-    /// The cell at the fewest threads.
-    pub fn first(&self) -> &'a RunRecord {
-        self.cells[0]
-    }
-    /// The cell at the most threads.
-    pub fn last(&self) -> &'a RunRecord {
-        self.cells[self.cells.len() - 1]
-    }
-    /// The cell with the highest throughput (context only: the luckiest cell decides
-    /// nothing).
-    pub fn best(&self) -> &'a RunRecord {
-        judge::best_of(self.cells.iter().copied()).expect("a curve has cells")
-    }
-}
-
-/// The curves of one variant, one per core count, ascending.
-pub fn curves<'a>(cells: &[&'a RunRecord], variant: &str) -> Vec<Curve<'a>> {
-    let mut cores: Vec<usize> = cells
-        .iter()
-        .filter(|c| c.variant == variant)
-        .map(|c| c.cores)
-        .collect();
-    cores.sort_unstable();
-    cores.dedup();
-    cores
-        .into_iter()
-        .map(|k| {
-            let mut row: Vec<&RunRecord> = cells
-                .iter()
-                .copied()
-                .filter(|c| c.variant == variant && c.cores == k)
-                .collect();
-            row.sort_by_key(|c| c.threads);
-            Curve {
-                cores: k,
-                cells: row,
-            }
-        })
-        .filter(|c| !c.cells.is_empty())
-        .collect()
-}
-
-/// "on CPU 42%, waiting for a CPU 3%, asleep 55%" of a cell's server, or why not.
-pub fn server_time(r: &RunRecord) -> String {
-    match r.server_time_share {
-        Some(s) => format!(
-            "on CPU {:.0}%, waiting for a CPU {:.0}%, asleep {:.0}%",
-            100.0 * s.on_cpu,
-            100.0 * s.run_queue.unwrap_or(0.0),
-            100.0 * s.other
-        ),
-        None => "not read".to_owned(),
-    }
-}
-
-fn pct(v: Option<f64>) -> String {
-    v.map_or("-".to_owned(), |v| format!("{:.0}%", 100.0 * v))
-}
-
-/// The table of one variant: a row per (cores, threads).
-pub fn table(title: &str, curves: &[Curve<'_>]) -> Table {
-    let mut rows = Vec::new();
-    for curve in curves {
-        for c in &curve.cells {
-            let s = c.server_time_share;
-            rows.push(vec![
-                c.cores.to_string(),
-                c.threads.to_string(),
-                Est::of(c).text(),
-                Est::per_thread(c).text(),
-                pct(s.map(|s| s.on_cpu)),
-                pct(s.and_then(|s| s.run_queue)),
-                pct(s.map(|s| s.other)),
-                pct(judge::extra(c, "server_cpu_util")),
-                pct(judge::extra(c, "client_cpu_util")),
-            ]);
-        }
-    }
-    Table {
-        title: title.to_owned(),
-        columns: [
-            "cores",
-            "threads",
-            "ops/s",
-            "per-thread ops/s (X/N)",
-            "server on CPU",
-            "server run queue",
-            "server asleep",
-            "server CPU use",
-            "client CPU use",
-        ]
-        .map(str::to_owned)
-        .to_vec(),
-        rows,
-    }
-}
-
-/// One line on a curve's per-thread arithmetic, from the fewest threads to the most.
-fn curve_sentence(curve: &Curve<'_>) -> String {
-    let (first, last) = (curve.first(), curve.last());
-    format!(
-        "on {} core(s) per-thread {} at {} thread(s) to {} at {}",
-        curve.cores,
-        si(first.per_thread_ops_per_sec),
-        first.threads,
-        si(last.per_thread_ops_per_sec),
-        last.threads
-    )
-}
+pub use server::findings::{curve_sentence, curves, server_time, table, Curve};
 
 /// Which lookup design's curve the real server's resembles on `cores`: the one whose
 /// throughput at its most threads over its throughput at 1 thread is nearest the real

@@ -8,7 +8,7 @@ use harness::account::TimeShare;
 use harness::decide::{CellRef, Claim, Measured, Outcome, Planned};
 use harness::schema::ProfileRef;
 
-use super::profile::{judge, Shares};
+use super::profile::{judge, shares};
 use super::*;
 
 /// A usable 389 DS cell with `reps` repetitions spread ±2% around `ops`.
@@ -215,7 +215,7 @@ fn folded(samples: u64, in_search: f64) -> String {
 
 #[test]
 fn shares_keep_only_the_servers_stacks() {
-    let s = Shares::of_folded(&folded(1000, 0.3));
+    let s = shares(&folded(1000, 0.3));
     assert_eq!(s.samples, 1000);
     assert_eq!(s.other, 900);
     assert!((s.share("op_shared_search") - 0.3).abs() < 1e-9);
@@ -226,8 +226,8 @@ fn shares_keep_only_the_servers_stacks() {
 
 #[test]
 fn where_time_goes_can_be_shown_contradicted_or_inconclusive() {
-    let one = Shares::of_folded(&folded(1000, 0.2));
-    let p = judge(&one, &Shares::of_folded(&folded(1500, 0.4)), 12, 2);
+    let one = shares(&folded(1000, 0.2));
+    let p = judge(&one, &shares(&folded(1500, 0.4)), 12, 2);
     assert_eq!(p.outcome, Outcome::Shown, "{}", p.why);
     assert!(
         p.why.starts_with("`op_shared_search` 20.0% -> 40.0%"),
@@ -235,12 +235,12 @@ fn where_time_goes_can_be_shown_contradicted_or_inconclusive() {
         p.why
     );
     assert!(p.why.contains("unresolved"), "{}", p.why);
-    let p = judge(&one, &Shares::of_folded(&folded(1500, 0.21)), 12, 2);
+    let p = judge(&one, &shares(&folded(1500, 0.21)), 12, 2);
     assert_eq!(p.outcome, Outcome::Contradicted, "{}", p.why);
-    let p = judge(&one, &Shares::of_folded(&folded(1500, 0.235)), 12, 2);
+    let p = judge(&one, &shares(&folded(1500, 0.235)), 12, 2);
     assert_eq!(p.outcome, Outcome::Inconclusive, "{}", p.why);
     // A profile with no server stacks says what lab must keep.
-    let p = judge(&one, &Shares::of_folded("ldap/389-ds;x 500\n"), 12, 2);
+    let p = judge(&one, &shares("ldap/389-ds;x 500\n"), 12, 2);
     assert_eq!(p.outcome, Outcome::Inconclusive);
     assert!(p.why.contains("process name"), "{}", p.why);
 }

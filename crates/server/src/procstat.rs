@@ -7,7 +7,7 @@
 //! the harness's own account avoids by reading on the thread itself: a thread waiting on
 //! a run queue at an edge has that wait added only when it next runs, so each edge can
 //! misplace up to one scheduling delay per thread. This module does not decide when the
-//! edges are: the workload's first client does (see [`crate::workload`]).
+//! edges are: the caller does (a load's first client, or the lab around a load command).
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -26,23 +26,38 @@ pub struct Snapshot {
 impl Snapshot {
     /// Reads every thread of `pid`; `None` when the process is gone.
     pub fn read(pid: u32) -> Option<Snapshot> {
-        let dir = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+        Snapshot::read_all(&[pid])
+    }
+
+    /// Reads every thread of every process of `pids` (a server and the workers it
+    /// started); `None` when the first is gone.
+    pub fn read_all(pids: &[u32]) -> Option<Snapshot> {
         let mut threads = BTreeMap::new();
-        for entry in dir.flatten() {
-            let Some(tid) = entry.file_name().to_str().and_then(|t| t.parse().ok()) else {
-                continue;
-            };
-            if let Some(v) = std::fs::read_to_string(entry.path().join("schedstat"))
-                .ok()
-                .and_then(|t| parse_schedstat(&t))
-            {
-                threads.insert(tid, v);
+        for (i, pid) in pids.iter().enumerate() {
+            match std::fs::read_dir(format!("/proc/{pid}/task")) {
+                Ok(dir) => read_threads(dir, &mut threads),
+                Err(_) if i == 0 => return None,
+                Err(_) => {}
             }
         }
         Some(Snapshot {
             at: Instant::now(),
             threads,
         })
+    }
+}
+
+fn read_threads(dir: std::fs::ReadDir, threads: &mut BTreeMap<u32, (u64, u64)>) {
+    for entry in dir.flatten() {
+        let Some(tid) = entry.file_name().to_str().and_then(|t| t.parse().ok()) else {
+            continue;
+        };
+        if let Some(v) = std::fs::read_to_string(entry.path().join("schedstat"))
+            .ok()
+            .and_then(|t| parse_schedstat(&t))
+        {
+            threads.insert(tid, v);
+        }
     }
 }
 
@@ -113,6 +128,25 @@ impl ServerAccount {
         } else {
             (self.on_cpu_ns as f64 / denom).min(1.0)
         }
+    }
+}
+
+/// Where a cell's server and clients run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cpus {
+    /// The server's: the cell's cores.
+    pub server: Vec<usize>,
+    /// The clients': the machine's other CPUs, or the server's when it has them all.
+    pub clients: Vec<usize>,
+}
+
+impl Cpus {
+    /// The calling thread's mask is the cell's cores (`lab run` narrows the child to
+    /// them): those are the server's.
+    pub fn of_cell() -> Cpus {
+        let server = harness::affinity::allowed_cpus();
+        let clients = client_cpus(&server, &machine_cpus());
+        Cpus { server, clients }
     }
 }
 

@@ -1,0 +1,203 @@
+//! Prepared folders ("templates"): a server's data built once and used, or copied, by
+//! every cell, because building is slow (ns-slapd's offline import of 10,000 entries took
+//! 23 s here, most of it asleep) and a cell's window is under a second.
+//!
+//! A template is kept in the user's cache, `$XDG_CACHE_HOME/contention-lab/<shelf>`
+//! (else `~/.cache/...`, else the temporary folder) under a name its caller makes, e.g.
+//! `<variant>-<binary>-u<users>-g<groups>` for the ldap hot path's directories: a cache
+//! meant to outlive runs, so not among a run's scratch folders in the temporary folder,
+//! where `<binary>` fingerprints the server executable (size and modification time), so
+//! an upgraded package builds a new one and the old one of that variant is removed then.
+//! It is built in a private folder named with the builder's pid (swept by
+//! [`harness::scratch::sweep_stale`] if the builder died) and renamed into place, so a
+//! cell never sees half a template and two builders at once both finish (the second
+//! rename loses and its copy is dropped). A template is never started: each cell starts
+//! its own copy. This module knows nothing of any server's files.
+
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+/// The file in a template naming the folder it was built in, so that a copy can rewrite
+/// absolute paths in its configuration to its own folder.
+const ROOT_FILE: &str = "template-root";
+/// Part of every template's name, changed when what a template holds changes, so that
+/// an older template is rebuilt rather than used (and then removed as superseded).
+pub const LAYOUT: &str = "l2";
+
+/// Present once a template is complete.
+const READY_FILE: &str = "template-ready";
+
+/// Where templates of `shelf` are kept: the user's cache folder, which outlives runs by
+/// design (the temporary folder holds only what a run removes when it ends).
+pub fn cache_dir(shelf: &str) -> PathBuf {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|v| !v.is_empty())
+                .map(|h| PathBuf::from(h).join(".cache"))
+        })
+        // No home at all: a cache folder of its own beside the scratch folders.
+        .unwrap_or_else(|| std::env::temp_dir().join("contention-lab-cache"));
+    base.join("contention-lab").join(shelf)
+}
+
+/// A short fingerprint of an executable: its size and modification time.
+pub fn fingerprint(program: &Path) -> String {
+    let m = std::fs::metadata(program).ok();
+    let (size, mtime) = m.map_or((0, 0), |m| (m.size(), m.mtime()));
+    format!("{:x}", size.wrapping_mul(1_000_003) ^ mtime as u64)
+}
+
+/// The template `name` on `shelf` (variant, fingerprint, sizes), built by `build` into
+/// an empty folder if it is not there yet. `variant` prefixes the name; other templates
+/// of the same variant and sizes (what follows `-u`) but another fingerprint are removed.
+pub fn ensure(
+    shelf: &str,
+    variant: &str,
+    name: &str,
+    build: impl FnOnce(&Path) -> Result<(), String>,
+) -> Result<PathBuf, String> {
+    let dir = cache_dir(shelf);
+    let target = dir.join(name);
+    if target.join(READY_FILE).is_file() {
+        return Ok(target);
+    }
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    harness::scratch::sweep_stale(&dir);
+    let building = harness::scratch::private_folder(Some(&dir), "contention-lab-build-")?;
+    build(building.path())?;
+    std::fs::write(
+        building.path().join(ROOT_FILE),
+        building.path().as_os_str().as_encoded_bytes(),
+    )
+    .map_err(|e| e.to_string())?;
+    std::fs::write(building.path().join(READY_FILE), b"").map_err(|e| e.to_string())?;
+    let built = building.keep();
+    if std::fs::rename(&built, &target).is_err() {
+        // Another builder got there first; its template is as good as ours.
+        let _ = std::fs::remove_dir_all(&built);
+        if !target.join(READY_FILE).is_file() {
+            return Err(format!("cannot place the template at {}", target.display()));
+        }
+    }
+    remove_superseded(&dir, variant, name);
+    Ok(target)
+}
+
+/// Removes templates of `variant` with the same sizes as `name` but another fingerprint.
+fn remove_superseded(dir: &Path, variant: &str, name: &str) {
+    let sizes = |n: &str| n.split_once("-u").map(|(_, s)| s.to_owned());
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let other = entry.file_name().to_string_lossy().into_owned();
+        let same_variant = other.starts_with(&format!("{variant}-"));
+        if other != name && same_variant && sizes(&other) == sizes(name) {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+/// Copies `template` into `into` (which exists and is empty) and rewrites, in each of
+/// `config_files` (relative paths), the folder the template was built in to `into`
+/// (LDIF files are unfolded first).
+pub fn copy_into(template: &Path, into: &Path, config_files: &[&str]) -> Result<(), String> {
+    copy_tree(template, into).map_err(|e| {
+        format!(
+            "cannot copy the template {} to {}: {e}",
+            template.display(),
+            into.display()
+        )
+    })?;
+    let old = std::fs::read_to_string(template.join(ROOT_FILE)).map_err(|e| e.to_string())?;
+    let new = into.to_string_lossy();
+    for file in config_files {
+        let path = into.join(file);
+        let mut text =
+            std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        if file.ends_with(".ldif") {
+            // ns-slapd folds long values at 78 columns when it rewrites dse.ldif, paths
+            // included: unfold (a line starting with one space continues the last).
+            text = text.replace("\n ", "");
+        }
+        std::fs::write(&path, text.replace(old.as_str(), &new))
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// The files under `template` (relative paths) that are small text naming the folder it
+/// was built in: what [`copy_into`] must rewrite for a server whose configuration is not
+/// known to the caller.
+pub fn naming_files(template: &Path) -> Vec<String> {
+    let Ok(root) = std::fs::read_to_string(template.join(ROOT_FILE)) else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    let mut stack = vec![template.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if kind.is_dir() {
+                stack.push(path);
+            } else if kind.is_file()
+                && entry.metadata().is_ok_and(|m| m.len() < 1 << 20)
+                && entry.file_name() != ROOT_FILE
+                && std::fs::read_to_string(&path).is_ok_and(|t| t.contains(root.as_str()))
+            {
+                if let Ok(rel) = path.strip_prefix(template) {
+                    found.push(rel.to_string_lossy().into_owned());
+                }
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let dest = to.join(entry.file_name());
+        let kind = entry.file_type()?;
+        if kind.is_dir() {
+            std::fs::create_dir_all(&dest)?;
+            copy_tree(&entry.path(), &dest)?;
+        } else if kind.is_file() {
+            std::fs::copy(entry.path(), &dest)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_copy_points_at_its_own_folder() {
+        let t = tempfile::tempdir().unwrap();
+        let template = t.path().join("tpl");
+        std::fs::create_dir_all(template.join("config")).unwrap();
+        let root = template.to_string_lossy().into_owned();
+        std::fs::write(template.join(ROOT_FILE), &root).unwrap();
+        std::fs::write(
+            template.join("config/x.conf"),
+            format!("dir {root}/db\nlog {root}/log\n"),
+        )
+        .unwrap();
+        let into = t.path().join("cell");
+        std::fs::create_dir(&into).unwrap();
+        assert_eq!(naming_files(&template), vec!["config/x.conf".to_owned()]);
+        copy_into(&template, &into, &["config/x.conf"]).unwrap();
+        let text = std::fs::read_to_string(into.join("config/x.conf")).unwrap();
+        let cell = into.to_string_lossy();
+        assert_eq!(text, format!("dir {cell}/db\nlog {cell}/log\n"));
+    }
+}

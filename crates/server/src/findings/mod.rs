@@ -1,0 +1,389 @@
+//! Seed 002's question asked of any server a scenario file of the `server` hot path
+//! names: (a) more worker threads than CPUs cost throughput, (b) threads = CPUs against
+//! the server's own default (the file's `default_threads`), (c) per-thread decline while
+//! CPUs are free, (d) where the server's time goes as threads grow. Parts (a)-(c) are
+//! comparisons measured as pairs adjacent in time ([`claims::Question`]), (d) is read
+//! from the server's own profiles ([`profile`]); the verdict follows from the parts
+//! alone. Every file gets the four parts, named `<file>/<part>`, so one run of several
+//! servers keeps each server's parts apart; the ldap hot path asks the same question of
+//! 389 DS with its own words. Per-thread figures (X/N) are shown as the seed's
+//! arithmetic and decide nothing: past the CPUs they fall for any server.
+//!
+//! This module measures nothing and renders nothing: `lab` lays the [`Answer`] out.
+
+pub mod claims;
+pub mod profile;
+
+use std::collections::BTreeMap;
+
+use harness::decide::{Claim, Outcome, Part, Planned};
+use harness::findings::{Answer, Basis, Chart, Run, Table, Verdict};
+use harness::judge::{self, si, Est};
+use harness::RunRecord;
+
+use claims::{Question, PER_THREAD_WITH_CPUS_FREE, RECOMMENDATION, THREADS_PAST_CPUS};
+use profile::Profiled;
+
+/// The question, in the seed's words, for any server.
+pub const QUESTION: &str = "Do more worker threads than CPUs cost your server throughput, does threads = CPUs beat the server's own default, does per-thread throughput fall while CPUs are free, and where does the server's time go as threads grow?";
+
+/// The variant every part compares.
+pub const VARIANT: &str = crate::VARIANT;
+
+/// The four parts' sentences, in order.
+pub const CLAIMS: [&str; 4] = [
+    "more worker threads than CPUs cost total throughput: X at the most threads is below X at threads = CPUs",
+    "threads = CPUs does more than the server's own default thread count",
+    "per-thread throughput falls as threads rise while CPUs are free (threads below the server's CPUs, the clients on other CPUs)",
+    "some server functions take a growing share of the server's on-CPU time from 1 thread to the most threads (its own differential profile)",
+];
+
+/// What one file's cells say of their server: its name in words, its stacks' roots and
+/// its default thread count per CPU count.
+struct FileFacts {
+    server: String,
+    roots: Vec<String>,
+    default: Option<Option<usize>>,
+    setting: Option<String>,
+}
+
+fn facts(file: &str, params: &BTreeMap<String, serde_json::Value>) -> FileFacts {
+    let text = |k: &str| {
+        params
+            .get(k)
+            .and_then(|v| v.as_str())
+            .unwrap_or("")
+            .trim()
+            .to_owned()
+    };
+    let program = Some(text("server_program"))
+        .filter(|p| !p.is_empty())
+        .unwrap_or_else(|| {
+            text("server_command")
+                .split_whitespace()
+                .next()
+                .unwrap_or("server")
+                .to_owned()
+        });
+    // A command starting with a variable (`{lab} tiny-server ...`) names no program:
+    // the file's name does.
+    let server = match program.rsplit('/').next().unwrap_or(&program) {
+        p if p.starts_with('{') => file.strip_prefix("server-").unwrap_or(file).to_owned(),
+        p => p.to_owned(),
+    };
+    let comm = text("server_comm");
+    let roots = if comm.is_empty() {
+        vec![server.chars().take(15).collect()]
+    } else {
+        comm.split(',')
+            .map(|s| s.trim().to_owned())
+            .filter(|s| !s.is_empty())
+            .collect()
+    };
+    let default = match params.get("server_default_threads") {
+        Some(serde_json::Value::String(w)) if w == "nproc" => Some(None),
+        Some(v) => v.as_u64().map(|n| Some(n as usize)),
+        None => None,
+    };
+    let setting = Some(text("server_default_setting")).filter(|s| !s.is_empty());
+    FileFacts {
+        server,
+        roots,
+        default,
+        setting,
+    }
+}
+
+impl FileFacts {
+    fn against(&self, cores: usize) -> Option<(usize, String)> {
+        let d = self.default?.unwrap_or(cores);
+        let how = match &self.setting {
+            Some(s) => format!(" ({{threads}} written as {s}, as the server ships)"),
+            None => String::new(),
+        };
+        (d != cores).then(|| {
+            (
+                d,
+                format!("the server's own default of {d} threads on {cores} CPUs{how}"),
+            )
+        })
+    }
+}
+
+/// The server files among `cells` (those whose parameters name a server command), each
+/// with the parameters of its first cell.
+fn files<'a, I>(cells: I) -> Vec<(String, BTreeMap<String, serde_json::Value>)>
+where
+    I: IntoIterator<Item = (&'a str, &'a BTreeMap<String, serde_json::Value>)>,
+{
+    let mut out: Vec<(String, BTreeMap<String, serde_json::Value>)> = Vec::new();
+    for (file, params) in cells {
+        if params.contains_key("server_command") && !out.iter().any(|(f, _)| f == file) {
+            out.push((file.to_owned(), params.clone()));
+        }
+    }
+    out
+}
+
+/// The parts every server file of the plan declares, on a machine of `nproc` CPUs.
+pub fn claims_on(planned: &Planned<'_>, nproc: usize) -> Vec<Claim> {
+    let mut all = Vec::new();
+    for (file, params) in files(planned.cells.iter().map(|c| (c.file.as_str(), &c.params))) {
+        let f = facts(&file, &params);
+        let against = |cores| f.against(cores);
+        let q = Question {
+            file: &file,
+            variant: VARIANT,
+            server: &f.server,
+            claims: CLAIMS,
+            against: &against,
+        };
+        all.extend(q.claims(planned, nproc).into_iter().map(|mut c| {
+            c.part = format!("{file}/{}", c.part);
+            c
+        }));
+    }
+    all
+}
+
+/// The parts on this machine's CPUs.
+pub fn claims(planned: &Planned<'_>) -> Vec<Claim> {
+    claims_on(planned, crate::procstat::machine_cpus().len())
+}
+
+/// One core count's curve: its cells by thread count, ascending.
+#[derive(Debug, Clone)]
+pub struct Curve<'a> {
+    /// CPUs the server was pinned to.
+    pub cores: usize,
+    /// The cells, by thread count.
+    pub cells: Vec<&'a RunRecord>,
+}
+
+impl<'a> Curve<'a> {
+    /// The cell at the fewest threads.
+    pub fn first(&self) -> &'a RunRecord {
+        self.cells[0]
+    }
+    /// The cell at the most threads.
+    pub fn last(&self) -> &'a RunRecord {
+        self.cells[self.cells.len() - 1]
+    }
+    /// The cell with the highest throughput (context only: the luckiest cell decides
+    /// nothing).
+    pub fn best(&self) -> &'a RunRecord {
+        judge::best_of(self.cells.iter().copied()).expect("a curve has cells")
+    }
+}
+
+/// The curves of one variant, one per core count, ascending.
+pub fn curves<'a>(cells: &[&'a RunRecord], variant: &str) -> Vec<Curve<'a>> {
+    let mut cores: Vec<usize> = cells
+        .iter()
+        .filter(|c| c.variant == variant)
+        .map(|c| c.cores)
+        .collect();
+    cores.sort_unstable();
+    cores.dedup();
+    cores
+        .into_iter()
+        .map(|k| {
+            let mut row: Vec<&RunRecord> = cells
+                .iter()
+                .copied()
+                .filter(|c| c.variant == variant && c.cores == k)
+                .collect();
+            row.sort_by_key(|c| c.threads);
+            Curve {
+                cores: k,
+                cells: row,
+            }
+        })
+        .filter(|c| !c.cells.is_empty())
+        .collect()
+}
+
+/// "on CPU 42%, waiting for a CPU 3%, asleep 55%" of a cell's server, or why not.
+pub fn server_time(r: &RunRecord) -> String {
+    match r.server_time_share {
+        Some(s) => format!(
+            "on CPU {:.0}%, waiting for a CPU {:.0}%, asleep {:.0}%",
+            100.0 * s.on_cpu,
+            100.0 * s.run_queue.unwrap_or(0.0),
+            100.0 * s.other
+        ),
+        None => "not read".to_owned(),
+    }
+}
+
+/// A share as a whole percentage, `-` where there is none.
+pub fn pct(v: Option<f64>) -> String {
+    v.map_or("-".to_owned(), |v| format!("{:.0}%", 100.0 * v))
+}
+
+/// The table of one variant: a row per (cores, threads).
+pub fn table(title: &str, curves: &[Curve<'_>]) -> Table {
+    let mut rows = Vec::new();
+    for curve in curves {
+        for c in &curve.cells {
+            let s = c.server_time_share;
+            rows.push(vec![
+                c.cores.to_string(),
+                c.threads.to_string(),
+                Est::of(c).text(),
+                Est::per_thread(c).text(),
+                pct(s.map(|s| s.on_cpu)),
+                pct(s.and_then(|s| s.run_queue)),
+                pct(s.map(|s| s.other)),
+                pct(judge::extra(c, "server_cpu_util")),
+                pct(judge::extra(c, "client_cpu_util")),
+            ]);
+        }
+    }
+    Table {
+        title: title.to_owned(),
+        columns: [
+            "cores",
+            "threads",
+            "ops/s",
+            "per-thread ops/s (X/N)",
+            "server on CPU",
+            "server run queue",
+            "server asleep",
+            "server CPU use",
+            "client CPU use",
+        ]
+        .map(str::to_owned)
+        .to_vec(),
+        rows,
+    }
+}
+
+/// One line on a curve's per-thread arithmetic, from the fewest threads to the most.
+pub fn curve_sentence(curve: &Curve<'_>) -> String {
+    let (first, last) = (curve.first(), curve.last());
+    format!(
+        "on {} core(s) per-thread {} at {} thread(s) to {} at {}",
+        curve.cores,
+        si(first.per_thread_ops_per_sec),
+        first.threads,
+        si(last.per_thread_ops_per_sec),
+        last.threads
+    )
+}
+
+/// "shown: 0.91x [0.88-0.94], 16 pairs (12 against 2 threads on 2 CPUs)" or the outcome
+/// and its reason.
+pub fn said(run: &Run<'_>, p: &Part) -> String {
+    let sides = run
+        .comparisons
+        .iter()
+        .find(|m| m.claim.part == p.name)
+        .and_then(|m| m.claim.comparison.as_ref())
+        .map_or(String::new(), |c| {
+            let (a, b) = (&c.a.cell, &c.b.cell);
+            if a.cores == b.cores {
+                format!(
+                    " ({} against {} threads on {} CPU(s))",
+                    a.threads, b.threads, a.cores
+                )
+            } else {
+                format!(" ({} against {})", a.text(), b.text())
+            }
+        });
+    format!("{}: {}{sides}", p.outcome.word(), p.figure())
+}
+
+/// One file's four parts, in order.
+fn parts_of(run: &Run<'_>, file: &str, f: &FileFacts) -> Vec<Part> {
+    let named = |part: &str, claim: &str| {
+        let mut p = run.part(&format!("{file}/{part}"), claim);
+        p.name = format!("{file}/{part}");
+        p
+    };
+    let roots: Vec<&str> = f.roots.iter().map(String::as_str).collect();
+    let mut time = profile::where_time_goes(
+        run,
+        &Profiled {
+            file,
+            variant: VARIANT,
+            server: &f.server,
+            roots: &roots,
+            claim: CLAIMS[3],
+        },
+    );
+    time.name = format!("{file}/{}", time.name);
+    vec![
+        named(THREADS_PAST_CPUS, CLAIMS[0]),
+        named(RECOMMENDATION, CLAIMS[1]),
+        named(PER_THREAD_WITH_CPUS_FREE, CLAIMS[2]),
+        time,
+    ]
+}
+
+/// The answer for `run`: every server file's parts; `None` without a usable cell.
+pub fn answer(run: &Run<'_>) -> Option<Answer> {
+    let usable: Vec<&RunRecord> = run.cells.iter().filter(|c| c.usable()).collect();
+    let found = files(
+        usable
+            .iter()
+            .map(|c| (harness::findings::file_of(c), &c.params)),
+    );
+    let mut parts = Vec::new();
+    let (mut sentences, mut details, mut tables) = (Vec::new(), Vec::new(), Vec::new());
+    for (file, params) in &found {
+        let f = facts(file, params);
+        let cells = run.of_file(file);
+        let curves = curves(&cells, VARIANT);
+        if curves.is_empty() {
+            continue;
+        }
+        let p = parts_of(run, file, &f);
+        sentences.push(format!(
+            "{} ({file}): more threads than CPUs, {}; threads = CPUs over its default, {}; where its time goes, {}.",
+            f.server,
+            said(run, &p[0]),
+            said(run, &p[1]),
+            p[3].outcome.word()
+        ));
+        details.push(format!(
+            "{}: per-thread figures, the seed's arithmetic X/N (they fall past the CPUs for any server, so they decide nothing): {}; per-thread while CPUs are free, {}; where the time goes: {}.",
+            f.server,
+            curves.iter().map(curve_sentence).collect::<Vec<_>>().join("; "),
+            said(run, &p[2]),
+            p[3].why
+        ));
+        tables.push(table(
+            &format!("{} ({file}), threads = its worker-thread setting", f.server),
+            &curves,
+        ));
+        parts.extend(p);
+    }
+    if parts.is_empty() {
+        return None;
+    }
+    let outcomes: Vec<Outcome> = parts.iter().map(|p| p.outcome).collect();
+    let figure = parts
+        .iter()
+        .find(|p| p.outcome != Outcome::Inconclusive && p.ratio.is_some())
+        .map(|p| format!("{}: {}", p.name, p.figure()))
+        .unwrap_or_default();
+    sentences.truncate(3);
+    details.push("Server time is each server thread's schedstat over the window (every process the server started), over the threads that ran at least 1% of it; asleep covers waiting for work, for a lock or for I/O alike.".to_owned());
+    Some(Answer {
+        verdict: Verdict::of_outcomes(&outcomes),
+        parts,
+        basis: Basis::Real,
+        calibrated_on: Vec::new(),
+        figure,
+        sentences,
+        details,
+        tables,
+        chart: found
+            .first()
+            .map(|(file, _)| Chart::Throughput { file: file.clone() }),
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,128 @@
+//! Hot path 6: your own server. A scenario file says how to start a server with a
+//! worker-thread setting (`[server]`: a command template with `{threads}`, `{port}`,
+//! `{data_dir}`, an optional configuration file and one-time preparation, how to know it
+//! is ready) and how to load it (`[load]`: a command whose output holds its throughput,
+//! or one of the lab's own loads), and the lab gives it seed 002's treatment: the thread
+//! x core matrix with the server pinned to the cell's cores and the load on the other
+//! CPUs, one server per repetition, the server's time account and CPU use, its profile
+//! (its processes sampled with the lab's), and the seed's question answered by one
+//! generic finding ([`findings`]).
+//!
+//! The modules: [`spec`] (the tables as parameters, every template and pattern checked
+//! before anything runs), [`template`] (`{name}` variables), [`prepare`] and [`cache`]
+//! (the one-time preparation, kept between runs), [`process`] (a server that outlives
+//! nothing), [`procstat`] (its threads' time from `/proc`), [`load`] (a window of load),
+//! [`window`] (one repetition). The ldap hot path runs 389 DS and OpenLDAP on the same
+//! [`process`], [`procstat`], [`cache`] and [`findings`] machinery.
+
+pub mod cache;
+pub mod findings;
+pub mod load;
+pub mod prepare;
+pub mod process;
+pub mod procstat;
+pub mod spec;
+pub mod template;
+pub mod tiny;
+pub mod window;
+
+use std::time::Duration;
+
+use harness::hotpath::{Description, Missing, Variant};
+use harness::{scratch, CellFailure, HotPath, Measurement, Params, RunSettings};
+
+/// The most worker threads a cell may ask of a server.
+pub const MAX_SERVER_THREADS: usize = 4096;
+
+/// The one variant: the server the file's `[server]` table starts.
+pub const VARIANT: &str = "configured";
+
+/// The server hot path as `lab` sees it.
+pub struct ServerHotPath;
+
+const VARIANTS: &[Variant] = &[Variant {
+    name: VARIANT,
+    summary: "the server the scenario file's [server] table starts, its worker-thread setting = threads, driven by its [load]",
+}];
+
+const DESCRIPTION: Description = Description {
+    name: "server",
+    summary: "your own server: the program a scenario file names, threads = its worker-thread setting, pinned to the cell's cores",
+    variants: VARIANTS,
+    params: spec::PARAMS,
+    charted_extras: &[
+        ("server_cpu_util", "server CPU use (share of its CPUs)"),
+        ("client_cpu_util", "client CPU use (share of their CPUs)"),
+    ],
+};
+
+impl HotPath for ServerHotPath {
+    fn description(&self) -> &'static Description {
+        &DESCRIPTION
+    }
+
+    fn check(&self, params: &Params) -> Result<(), String> {
+        scratch::check_data_dir(params.text(scratch::DATA_DIR.name))?;
+        spec::server(params)?;
+        spec::load(params).map(drop)
+    }
+
+    fn check_threads(&self, _params: &Params, threads: usize) -> Result<(), String> {
+        if threads > MAX_SERVER_THREADS {
+            return Err(format!(
+                "threads={threads}: a server's worker threads; accepted 1..={MAX_SERVER_THREADS}"
+            ));
+        }
+        Ok(())
+    }
+
+    fn missing(&self, params: &Params) -> Option<Missing> {
+        let server = spec::server(params).ok()?;
+        let mut lacking: Vec<String> = Vec::new();
+        if server.program != "lab" && process::find_program(&server.program).is_none() {
+            lacking.push(server.program.clone());
+        }
+        if let Ok(spec::LoadSpec::Command { command, .. }) = spec::load(params) {
+            let program = command.split_whitespace().next().unwrap_or_default();
+            if !program.contains('{') && process::find_program(program).is_none() {
+                lacking.push(program.to_owned());
+            }
+        }
+        (!lacking.is_empty()).then(|| Missing {
+            what: lacking.join(" and "),
+            packages: server.packages.clone(),
+            reason: format!("{} not found on PATH or in /usr/sbin", lacking.join(", ")),
+        })
+    }
+
+    fn question(&self) -> Option<&'static str> {
+        Some(findings::QUESTION)
+    }
+
+    fn claims(&self, planned: &harness::decide::Planned<'_>) -> Vec<harness::decide::Claim> {
+        findings::claims(planned)
+    }
+
+    fn answer(&self, run: &harness::findings::Run<'_>) -> Option<harness::findings::Answer> {
+        findings::answer(run)
+    }
+
+    fn measure(
+        &self,
+        variant: &str,
+        params: &Params,
+        settings: RunSettings,
+    ) -> Result<Measurement, CellFailure> {
+        self.variant(variant).map_err(CellFailure::new)?;
+        window::measure(params, settings).map_err(CellFailure::new)
+    }
+}
+
+/// A short cell's settings, for tests.
+pub fn short_settings(threads: usize, window: Duration) -> RunSettings {
+    RunSettings {
+        threads,
+        warmup: Duration::from_millis(50),
+        duration: window,
+    }
+}
