@@ -18,7 +18,7 @@
 //! benchmarks ([`team`]) and, with the `criterion` feature, their shared group (`bench`),
 //! private folders and the `data_dir` parameter ([`scratch`]), and the conformance test
 //! every hot path runs ([`testing`]), and what a hot path's question answers ([`findings`],
-//! judged by the one rule in [`judge`]).
+//! judged by the one rule in [`judge`], over the `[seed]` tables in [`seeds`]).
 //!
 //! It is not a command-line tool and renders nothing: `lab` runs cells in child processes,
 //! pins them to cores, profiles them (through the hooks in [`probe`]) and writes reports.
@@ -47,6 +47,7 @@ pub mod runner;
 pub mod sampler;
 pub mod schema;
 pub mod scratch;
+pub mod seeds;
 pub mod stats;
 pub mod team;
 pub mod testing;

@@ -407,6 +407,16 @@ impl RunRecord {
     pub fn usable(&self) -> bool {
         self.status == CellStatus::Ok && self.verified
     }
+
+    /// The scenario file the record came from (older results carry none: the hot path's
+    /// name).
+    pub fn file(&self) -> &str {
+        if self.scenario_file.is_empty() {
+            &self.hot_path
+        } else {
+            &self.scenario_file
+        }
+    }
 }
 
 /// The whole results file of one matrix run.
