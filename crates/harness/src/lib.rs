@@ -11,7 +11,7 @@
 //!
 //! The harness also owns what every hot path shares: the result schema that `lab` writes
 //! and users parse ([`schema`]), statistics over repetitions ([`stats`]), CPU affinity
-//! ([`affinity`]), environment capture ([`env`]), typed scenario parameters
+//! ([`affinity`]), environment capture ([`mod@env`]), typed scenario parameters
 //! ([`params`]), what else the machine did during a window ([`interference`]) and how fast it ran around
 //! it ([`canary`]), the [`HotPath`] description that `lab` uses to enumerate and run a hot
 //! path, a calibration workload ([`noop`]), a persistent thread team for criterion

@@ -1,6 +1,6 @@
 //! The Mann-Whitney rank test of two samples, exact for small ones.
 //!
-//! Not here: the intervals a sample's median has on its own ([`super::median`]).
+//! Not here: the intervals a sample's median has on its own ([`mod@super::median`]).
 
 /// The outcome of a Mann-Whitney U test of two samples.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -69,7 +69,7 @@ pub fn mann_whitney(a: &[f64], b: &[f64]) -> RankTest {
 }
 
 /// Probabilities of U = 0..=m n for samples of sizes `m` and `n` from one continuous
-/// distribution: the coefficients of the Gaussian binomial [m+n choose m](q) over C(m+n, m),
+/// distribution: the coefficients of the Gaussian binomial \[m+n choose m\](q) over C(m+n, m),
 /// built as the product of (1 - q^(n+i)) / (1 - q^i), i = 1..=m, in truncated power series.
 pub(super) fn u_distribution(m: usize, n: usize) -> Vec<f64> {
     let max = m * n;
