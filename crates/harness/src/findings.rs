@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::decide::{Measured, Outcome, Part};
 use crate::schema::RunRecord;
+pub use crate::seeds::Seeds;
 
 /// How a seed's effect came out. The JSON words are read by scripts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -304,47 +305,9 @@ impl<'a> Run<'a> {
     }
 }
 
-/// The `[seed]` tables of a run's or a plan's scenario files, by file name.
-#[derive(Debug, Clone, Copy)]
-pub struct Seeds<'a>(pub &'a BTreeMap<String, serde_json::Value>);
-
-impl<'a> Seeds<'a> {
-    /// The `[seed]` table of `file`, if there is one.
-    pub fn table(&self, file: &str) -> Option<&'a serde_json::Map<String, serde_json::Value>> {
-        self.0.get(file).and_then(|v| v.as_object())
-    }
-
-    /// A number of `file`'s `[seed]` table.
-    pub fn f64(&self, file: &str, key: &str) -> Option<f64> {
-        self.table(file)?.get(key)?.as_f64()
-    }
-
-    /// A word of `file`'s `[seed]` table.
-    pub fn str(&self, file: &str, key: &str) -> Option<&'a str> {
-        self.table(file)?.get(key)?.as_str()
-    }
-
-    /// A list of words of `file`'s `[seed]` table (empty when absent).
-    pub fn strs(&self, file: &str, key: &str) -> Vec<String> {
-        self.table(file)
-            .and_then(|s| s.get(key))
-            .and_then(|v| v.as_array())
-            .map(|a| {
-                a.iter()
-                    .filter_map(|v| v.as_str().map(str::to_owned))
-                    .collect()
-            })
-            .unwrap_or_default()
-    }
-}
-
 /// The scenario file a record came from (older results carry none: the hot path's name).
 pub fn file_of(r: &RunRecord) -> &str {
-    if r.scenario_file.is_empty() {
-        &r.hot_path
-    } else {
-        &r.scenario_file
-    }
+    r.file()
 }
 
 #[cfg(test)]

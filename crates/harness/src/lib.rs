@@ -11,14 +11,14 @@
 //!
 //! The harness also owns what every hot path shares: the result schema that `lab` writes
 //! and users parse ([`schema`]), statistics over repetitions ([`stats`]), CPU affinity
-//! ([`affinity`]), environment capture ([`env`]), typed scenario parameters
+//! ([`affinity`]), environment capture ([`mod@env`]), typed scenario parameters
 //! ([`params`]), what else the machine did during a window ([`interference`]) and how fast it ran around
 //! it ([`canary`]), the [`HotPath`] description that `lab` uses to enumerate and run a hot
 //! path, a calibration workload ([`noop`]), a persistent thread team for criterion
 //! benchmarks ([`team`]) and, with the `criterion` feature, their shared group (`bench`),
 //! private folders and the `data_dir` parameter ([`scratch`]), and the conformance test
 //! every hot path runs ([`testing`]), and what a hot path's question answers ([`findings`],
-//! judged by the one rule in [`judge`]).
+//! judged by the one rule in [`judge`], over the `[seed]` tables in [`seeds`]).
 //!
 //! It is not a command-line tool and renders nothing: `lab` runs cells in child processes,
 //! pins them to cores, profiles them (through the hooks in [`probe`]) and writes reports.
@@ -47,6 +47,7 @@ pub mod runner;
 pub mod sampler;
 pub mod schema;
 pub mod scratch;
+pub mod seeds;
 pub mod stats;
 pub mod team;
 pub mod testing;

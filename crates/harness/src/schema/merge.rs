@@ -2,10 +2,11 @@
 //! repetitions gave) and filling each cell's efficiency from its 1-thread cell: what `lab`
 //! does to repetitions before it writes them. Not the wire format (`schema`).
 
-use super::{CellKey, CellStatus, InstrumentCost, RunRecord};
+use super::{CellKey, CellStatus, RunRecord};
 use crate::account::TimeShare;
 use crate::interference::Interference;
 use crate::lock_table::{self, Bounds, LockRow};
+use crate::locks::cost::InstrumentCost;
 use crate::stats::{self, LatencySummary};
 
 impl RunRecord {

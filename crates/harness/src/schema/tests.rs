@@ -1,6 +1,9 @@
 //! The result schema's tests: round trips, refusals, merging repetitions, efficiency.
 
+use std::collections::BTreeMap;
+
 use super::*;
+use crate::env::EnvInfo;
 
 fn key(threads: usize, cores: usize) -> CellKey {
     let mut params = BTreeMap::new();

@@ -1,0 +1,216 @@
+//! The pairs measured for a claim ([`Measured`]), the interval they give ([`Interval`]) and
+//! the part of a finding they make ([`Part`]).
+//!
+//! Not here: running the pairs or deciding when to stop spending on them (`lab`).
+
+use serde::{Deserialize, Serialize};
+
+use super::claim::{Claim, Comparison};
+use super::interval;
+use super::rule::Outcome;
+
+/// A claim with the pairs measured for it: what the results file keeps
+/// (`comparisons`), and what an answer turns into a [`Part`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Measured {
+    /// The claim.
+    pub claim: Claim,
+    /// Each pair's figures, in [`Comparison::cells`] order.
+    #[serde(default)]
+    pub pairs: Vec<Vec<f64>>,
+    /// Seconds spent measuring its pairs.
+    #[serde(default)]
+    pub seconds: f64,
+    /// Why it stopped: `decided`, `most pairs`, `budget spent`, `interrupted`, or the
+    /// failure of a side.
+    #[serde(default)]
+    pub stopped: String,
+}
+
+/// A ratio's median and interval over some pairs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Interval {
+    /// The median paired ratio.
+    pub ratio: f64,
+    /// Lower end of its interval.
+    pub low: f64,
+    /// Upper end.
+    pub high: f64,
+    /// Pairs behind it.
+    pub pairs: usize,
+}
+
+impl Interval {
+    /// Half the interval's width relative to the ratio, e.g. 0.03 for +-3%.
+    pub fn half_width(&self) -> f64 {
+        ((self.high / self.low).ln() / 2.0).exp_m1()
+    }
+}
+
+impl Measured {
+    /// A claim with no pairs yet.
+    pub fn new(claim: Claim) -> Measured {
+        Measured {
+            claim,
+            pairs: Vec::new(),
+            seconds: 0.0,
+            stopped: String::new(),
+        }
+    }
+
+    /// The logs of the pairs' ratios.
+    fn log_ratios(&self) -> Vec<f64> {
+        let Some(c) = &self.claim.comparison else {
+            return Vec::new();
+        };
+        self.pairs.iter().map(|p| c.ratio_of(p).ln()).collect()
+    }
+
+    /// The median paired ratio (the Hodges-Lehmann centre of the log ratios) and its
+    /// signed-rank interval at the per-look alpha; `None` with too few pairs.
+    pub fn interval(&self) -> Option<Interval> {
+        let logs = self.log_ratios();
+        let (m, lo, hi) = interval::centre_interval(&logs, interval::alpha_per_look())?;
+        Some(Interval {
+            ratio: m.exp(),
+            low: lo.exp(),
+            high: hi.exp(),
+            pairs: logs.len(),
+        })
+    }
+
+    /// The outcome its pairs give.
+    pub fn outcome(&self) -> Outcome {
+        match (&self.claim.comparison, self.interval()) {
+            (Some(c), Some(i)) => c.rule.outcome(i.low, i.high),
+            _ => Outcome::Inconclusive,
+        }
+    }
+
+    /// Whether it needs no more pairs: decided and as narrow as `precision` (e.g. 0.03),
+    /// or at the last look. Checked only at looks, as the interval's alpha assumes.
+    pub fn done(&self, precision: f64) -> bool {
+        let n = self.pairs.len();
+        if n >= *interval::LOOKS.last().unwrap_or(&0) {
+            return true;
+        }
+        interval::is_look(n)
+            && self.outcome() != Outcome::Inconclusive
+            && self.interval().is_some_and(|i| i.half_width() <= precision)
+    }
+
+    /// The part as `findings.json` has it.
+    pub fn part(&self) -> Part {
+        let interval = self.interval();
+        let why = if let Some(c) = &self.claim.comparison {
+            match (interval, self.outcome()) {
+                (None, _) => format!(
+                    "{} pair(s) measured ({}); {} give an interval",
+                    self.pairs.len(),
+                    if self.stopped.is_empty() {
+                        "not measured as pairs in this run"
+                    } else {
+                        &self.stopped
+                    },
+                    interval::LOOKS[0]
+                ),
+                (Some(_), Outcome::Inconclusive) => format!(
+                    "the interval still spans a threshold ({}); stopped: {}",
+                    c.rule.text(),
+                    self.stopped
+                ),
+                (Some(i), _) if self.stopped == "budget spent" => format!(
+                    "{}; decided, and the budget ran out before it was narrower than +-{:.1}%",
+                    c.rule.text(),
+                    i.half_width() * 100.0
+                ),
+                (Some(_), _) => format!("{}; stopped: {}", c.rule.text(), self.stopped),
+            }
+        } else {
+            self.claim.missing.clone()
+        };
+        Part {
+            name: self.claim.part.clone(),
+            claim: self.claim.claim.clone(),
+            outcome: self.outcome(),
+            ratio: interval.map(|i| i.ratio),
+            low: interval.map(|i| i.low),
+            high: interval.map(|i| i.high),
+            pairs: self.pairs.len(),
+            thresholds: self
+                .claim
+                .comparison
+                .as_ref()
+                .map(|c| c.rule.thresholds())
+                .unwrap_or_default(),
+            seconds: self.seconds,
+            sides: self
+                .claim
+                .comparison
+                .as_ref()
+                .map(Comparison::sides_text)
+                .unwrap_or_default(),
+            why,
+        }
+    }
+}
+
+/// One part of a finding as `findings.json`, `index.html` and `summary.md` show it.
+/// Field names are read by scripts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Part {
+    /// The part's name, e.g. `threads_past_cpus`.
+    pub name: String,
+    /// What it claims.
+    #[serde(default)]
+    pub claim: String,
+    /// `shown`, `contradicted` or `inconclusive`.
+    pub outcome: Outcome,
+    /// The median paired ratio; null without an interval.
+    pub ratio: Option<f64>,
+    /// Lower end of its 95% interval (valid over every look).
+    pub low: Option<f64>,
+    /// Upper end.
+    pub high: Option<f64>,
+    /// Pairs behind it.
+    pub pairs: usize,
+    /// The rule's thresholds, ascending.
+    pub thresholds: Vec<f64>,
+    /// Seconds its pairs took.
+    pub seconds: f64,
+    /// The two sides in words.
+    #[serde(default)]
+    pub sides: String,
+    /// Why it came out so, or why it could not be measured.
+    #[serde(default)]
+    pub why: String,
+}
+
+impl Part {
+    /// A part decided otherwise than by pairs (a profile's shares, say), or not at all.
+    pub fn other(name: &str, claim: &str, outcome: Outcome, why: impl Into<String>) -> Part {
+        Part {
+            name: name.to_owned(),
+            claim: claim.to_owned(),
+            outcome,
+            ratio: None,
+            low: None,
+            high: None,
+            pairs: 0,
+            thresholds: Vec::new(),
+            seconds: 0.0,
+            sides: String::new(),
+            why: why.into(),
+        }
+    }
+
+    /// "1.93x [1.85-2.01], 32 pairs", or the outcome's reason where there is no ratio.
+    pub fn figure(&self) -> String {
+        match (self.ratio, self.low, self.high) {
+            (Some(r), Some(l), Some(h)) => {
+                format!("{r:.3}x [{l:.3}-{h:.3}], {} pairs", self.pairs)
+            }
+            _ => self.why.clone(),
+        }
+    }
+}

@@ -1,0 +1,94 @@
+//! The whole results file of one matrix run ([`ResultsFile`]), its version and what a
+//! resumed run continues from.
+//!
+//! Not here: the cells' records ([`super::RunRecord`]).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::RunRecord;
+use crate::decide::Measured;
+use crate::env::EnvInfo;
+
+/// The schema version this build writes and the newest it reads.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The whole results file of one matrix run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResultsFile {
+    /// Schema version; readers refuse a newer one.
+    pub schema: u32,
+    /// Identifier of the run, also its file name.
+    pub run_id: String,
+    /// When the run started (RFC 3339, UTC).
+    pub started: String,
+    /// When the run ended (RFC 3339, UTC).
+    #[serde(default)]
+    pub finished: String,
+    /// The command that reproduces the run.
+    #[serde(default)]
+    pub command: String,
+    /// False when the run was interrupted and holds only the cells that finished.
+    #[serde(default = "default_true")]
+    pub complete: bool,
+    /// One line per scenario file: which command-line settings applied to it and which
+    /// values it kept as the file has them (empty in files written before this field).
+    #[serde(default)]
+    pub settings_by_file: Vec<String>,
+    /// The `[seed]` table of each scenario file that has one, by file name: the seed's
+    /// baseline, figures and settings that the hot paths' questions compare with (empty in
+    /// files written before this field: those findings say the seed's figures are absent).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub seeds: BTreeMap<String, serde_json::Value>,
+    /// The machine and build.
+    pub env: EnvInfo,
+    /// Every cell.
+    pub cells: Vec<RunRecord>,
+    /// Every part the findings declared for this plan, with the pairs measured for it
+    /// after the rounds (empty in files written before parts, and in quick runs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub comparisons: Vec<Measured>,
+    /// The seed of the cell order, shuffled afresh in every round (0 in files written
+    /// before the order was shuffled).
+    #[serde(default)]
+    pub order_seed: u64,
+    /// What `lab matrix resume=<run-id>` needs to continue this run; absent in files
+    /// written before runs could be resumed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resume: Option<ResumeState>,
+}
+
+/// The state of a matrix run that a resumed run continues from.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ResumeState {
+    /// The settings as typed after `lab matrix`, e.g. `["threads=1,2", "quick=true"]`.
+    pub settings: Vec<String>,
+    /// Every finished repetition, unmerged (its `scenario_file` set), while the run is
+    /// incomplete; empty once it is complete, when `cells` says all.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repetitions: Vec<RunRecord>,
+}
+
+fn default_true() -> bool {
+    true
+}
+
+impl ResultsFile {
+    /// Parses a results file, refusing one written by a newer schema with a clear message.
+    pub fn from_json(text: &str) -> Result<ResultsFile, String> {
+        let value: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| format!("not valid JSON ({e})"))?;
+        let schema = value
+            .get("schema")
+            .and_then(|s| s.as_u64())
+            .ok_or("no \"schema\" field: not a contention-lab results file")?;
+        if schema > u64::from(SCHEMA_VERSION) {
+            return Err(format!(
+                "schema {schema} is newer than this build reads (up to {SCHEMA_VERSION}); update contention-lab"
+            ));
+        }
+        serde_json::from_value(value)
+            .map_err(|e| format!("not a contention-lab results file ({e})"))
+    }
+}
