@@ -12,7 +12,7 @@ use super::FILE;
 use crate::ds389;
 
 /// The variant every part compares.
-pub const VARIANT: &str = "389-ds";
+pub const VARIANT: &str = crate::Kind::Ds389.name();
 
 /// Part (a): more server threads than CPUs cost total throughput.
 pub const THREADS_PAST_CPUS: &str = "threads_past_cpus";
