@@ -1,19 +1,40 @@
 //! How `lab` sees a hot path: its name, variants and parameters, and one call that
 //! measures one repetition of one cell. Each hot-path crate exports one value implementing
 //! [`HotPath`]; `lab` keeps the list. This is the only thing `lab` needs from a hot path.
+//!
+//! A hot path's variants are one registry ([`Description::variants`]): each [`Variant`]
+//! holds its name, its summary and the function that measures it, so that a variant's
+//! name is written once, and `lab`'s help, list, scenario-file check and report and
+//! [`HotPath::measure`] all read the same entries.
 
 use crate::decide::{Claim, Planned};
 use crate::findings::{Answer, Run};
 use crate::params::{ParamSpec, Params};
 use crate::runner::{CellFailure, Measurement, RunSettings};
 
-/// One implementation of a hot path.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How a variant measures one repetition of one cell: builds the variant with these
+/// parameters (already checked one by one), runs it under `settings` and verifies it.
+pub type Measure = fn(&Params, RunSettings) -> Result<Measurement, CellFailure>;
+
+/// One implementation of a hot path: an entry of its registry.
+#[derive(Clone, Copy)]
 pub struct Variant {
     /// Name in the user's words, e.g. `global-mutex`.
     pub name: &'static str,
     /// One line saying what it does differently.
     pub summary: &'static str,
+    /// Builds it, runs one repetition and verifies it ([`HotPath::measure`] calls it).
+    pub measure: Measure,
+}
+
+impl std::fmt::Debug for Variant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The function is left out: its address says nothing to a reader.
+        f.debug_struct("Variant")
+            .field("name", &self.name)
+            .field("summary", &self.summary)
+            .finish_non_exhaustive()
+    }
 }
 
 /// What `lab` lists about a hot path, as one constant: its name, the problem it
@@ -32,6 +53,22 @@ pub struct Description {
     /// Figures of `extra` worth a chart of their own in reports, as (key, axis label);
     /// the conformance test ([`crate::testing`]) checks that each appears in a record.
     pub charted_extras: &'static [(&'static str, &'static str)],
+}
+
+impl Description {
+    /// Whether the registry is sound: no two variants of one name (the second could never
+    /// be measured, and results files could not tell them apart). `Err` names the name.
+    pub fn check_variants(&self) -> Result<(), String> {
+        for (i, v) in self.variants.iter().enumerate() {
+            if self.variants[..i].iter().any(|w| w.name == v.name) {
+                return Err(format!(
+                    "hot path {}: two variants are called {:?}",
+                    self.name, v.name
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Something a cell needs that this machine lacks (a shared library, a server binary),
@@ -135,13 +172,17 @@ pub trait HotPath: Sync {
     ) -> Option<Result<Vec<[Measurement; 2]>, CellFailure>> {
         None
     }
-    /// Builds the variant, runs one repetition and verifies it.
+    /// Builds the variant, runs one repetition and verifies it: by default, the
+    /// [`Variant::measure`] of the entry called `variant`.
     fn measure(
         &self,
         variant: &str,
         params: &Params,
         settings: RunSettings,
-    ) -> Result<Measurement, CellFailure>;
+    ) -> Result<Measurement, CellFailure> {
+        let entry = self.variant(variant).map_err(CellFailure::new)?;
+        (entry.measure)(params, settings)
+    }
 
     /// The variant called `name`, or an error listing those that exist.
     fn variant(&self, name: &str) -> Result<&'static Variant, String> {
@@ -162,5 +203,65 @@ pub trait HotPath: Sync {
 impl std::fmt::Debug for dyn HotPath {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::noop::NoopHotPath;
+
+    fn refuses(_: &Params, _: RunSettings) -> Result<Measurement, CellFailure> {
+        Err(CellFailure::new("refused"))
+    }
+
+    const TWICE: Description = Description {
+        name: "twice",
+        summary: "one name for two entries",
+        variants: &[
+            Variant {
+                name: "a",
+                summary: "first",
+                measure: refuses,
+            },
+            Variant {
+                name: "b",
+                summary: "other",
+                measure: refuses,
+            },
+            Variant {
+                name: "a",
+                summary: "second",
+                measure: refuses,
+            },
+        ],
+        params: &[],
+        charted_extras: &[],
+    };
+
+    #[test]
+    fn two_entries_of_one_name_are_refused() {
+        let err = TWICE.check_variants().unwrap_err();
+        assert_eq!(err, "hot path twice: two variants are called \"a\"");
+        NoopHotPath.description().check_variants().unwrap();
+    }
+
+    #[test]
+    fn measure_finds_the_entry_by_name() {
+        struct Twice;
+        impl HotPath for Twice {
+            fn description(&self) -> &'static Description {
+                &TWICE
+            }
+        }
+        let settings = crate::testing::settings(1, 10, 10);
+        let params = Params::defaults(&[]);
+        let err = Twice.measure("b", &params, settings).unwrap_err();
+        assert_eq!(err.to_string(), "refused");
+        let err = Twice.measure("c", &params, settings).unwrap_err();
+        assert!(
+            err.to_string().contains("unknown variant \"c\" of twice"),
+            "{err}"
+        );
     }
 }

@@ -109,12 +109,17 @@ pub struct Run {
 /// Runs every case for its variants and checks the contract; returns the runs, or every
 /// broken rule on its own line.
 ///
-/// The rules: a case's parameters are accepted (by each spec and by [`HotPath::check`]);
-/// each run measures, does work and verifies; every variant runs in some case; every
-/// charted extra is a number in the `extra` of some run.
+/// The rules: no two variants share a name; a case's parameters are accepted (by each
+/// spec and by [`HotPath::check`]); each run measures, does work and verifies; every
+/// variant runs in some case; every charted extra is a number in the `extra` of some run.
 pub fn check_conformance(hot_path: &dyn HotPath, cases: &[Case]) -> Result<Vec<Run>, String> {
     let name = hot_path.name();
-    let mut failures = Vec::new();
+    let mut failures: Vec<String> = hot_path
+        .description()
+        .check_variants()
+        .err()
+        .into_iter()
+        .collect();
     let mut runs = Vec::new();
     // Variants some case ran, whether or not they passed: the rest no case covers.
     let mut attempted = BTreeSet::new();
@@ -261,10 +266,12 @@ mod tests {
             Variant {
                 name: "fine",
                 summary: "measures",
+                measure: |params, settings| NoopHotPath.measure("noop", params, settings),
             },
             Variant {
                 name: "fails",
                 summary: "refuses",
+                measure: |_, _| Err(CellFailure::new("refused")),
             },
         ],
         params: &[],
@@ -273,17 +280,6 @@ mod tests {
     impl HotPath for Broken {
         fn description(&self) -> &'static Description {
             &BROKEN
-        }
-        fn measure(
-            &self,
-            variant: &str,
-            params: &Params,
-            settings: RunSettings,
-        ) -> Result<Measurement, CellFailure> {
-            match variant {
-                "fine" => NoopHotPath.measure("noop", params, settings),
-                _ => Err(CellFailure::new("refused")),
-            }
         }
     }
 

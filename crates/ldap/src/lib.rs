@@ -80,16 +80,8 @@ const PARAMS: &[ParamSpec] = &[
     scratch::DATA_DIR,
 ];
 
-const VARIANTS: &[Variant] = &[
-    Variant {
-        name: "389-ds",
-        summary: "389 Directory Server (ns-slapd, BDB backend), nsslapd-threadnumber = threads",
-    },
-    Variant {
-        name: "openldap",
-        summary: "OpenLDAP slapd (mdb backend), threads = threads (slapd's minimum is 2)",
-    },
-];
+/// Every variant, in the order reports list them: one entry per [`Kind`].
+const VARIANTS: &[Variant] = &[Kind::Ds389.entry(), Kind::OpenLdap.entry()];
 
 const DESCRIPTION: Description = Description {
     name: "ldap",
@@ -112,12 +104,36 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// Every server, in the order reports list them.
+    pub const EVERY: [Kind; 2] = [Kind::Ds389, Kind::OpenLdap];
+
+    /// Its registry entry: the one place its variant's name and summary are written.
+    pub const fn entry(self) -> Variant {
+        match self {
+            Kind::Ds389 => Variant {
+                name: "389-ds",
+                summary:
+                    "389 Directory Server (ns-slapd, BDB backend), nsslapd-threadnumber = threads",
+                measure: |p, s| measure_kind(Kind::Ds389, p, s),
+            },
+            Kind::OpenLdap => Variant {
+                name: "openldap",
+                summary: "OpenLDAP slapd (mdb backend), threads = threads (slapd's minimum is 2)",
+                measure: |p, s| measure_kind(Kind::OpenLdap, p, s),
+            },
+        }
+    }
+
+    /// Its variant's name, e.g. `389-ds`.
+    pub const fn name(self) -> &'static str {
+        self.entry().name
+    }
+
     /// The variant called `name`.
     pub fn of(name: &str) -> Result<Kind, String> {
-        match name {
-            "389-ds" => Ok(Kind::Ds389),
-            "openldap" => Ok(Kind::OpenLdap),
-            other => LdapHotPath.variant(other).map(|_| unreachable!()),
+        match Kind::EVERY.into_iter().find(|k| k.name() == name) {
+            Some(kind) => Ok(kind),
+            None => LdapHotPath.variant(name).map(|_| unreachable!()),
         }
     }
 
@@ -159,7 +175,7 @@ impl HotPath for LdapHotPath {
     }
 
     fn missing(&self, _params: &Params) -> Option<harness::hotpath::Missing> {
-        let why: Vec<String> = [Kind::Ds389, Kind::OpenLdap]
+        let why: Vec<String> = Kind::EVERY
             .iter()
             .filter_map(|k| k.available().err())
             .collect();
@@ -195,18 +211,6 @@ impl HotPath for LdapHotPath {
         Ok(())
     }
 
-    fn measure(
-        &self,
-        variant: &str,
-        params: &Params,
-        settings: RunSettings,
-    ) -> Result<Measurement, CellFailure> {
-        let kind = Kind::of(variant).map_err(CellFailure::new)?;
-        kind.available()
-            .map_err(|e| CellFailure::new(format!("{e}; install with {INSTALL}")))?;
-        measure(kind, params, settings).map_err(CellFailure::new)
-    }
-
     fn pairs_in_one_process(&self) -> bool {
         true
     }
@@ -220,6 +224,18 @@ impl HotPath for LdapHotPath {
     ) -> Option<Result<Vec<[Measurement; 2]>, CellFailure>> {
         Some(pairs::measure_pairs(a, b, pairs, settings).map_err(CellFailure::new))
     }
+}
+
+/// One repetition of `kind` (its entry's [`Variant::measure`]), once its programs are
+/// found installed.
+fn measure_kind(
+    kind: Kind,
+    params: &Params,
+    settings: RunSettings,
+) -> Result<Measurement, CellFailure> {
+    kind.available()
+        .map_err(|e| CellFailure::new(format!("{e}; install with {INSTALL}")))?;
+    measure(kind, params, settings).map_err(CellFailure::new)
 }
 
 /// One repetition: a fresh server from the template, warmed up, searched by the clients

@@ -35,35 +35,107 @@ use crate::workload::{lease_name, LeaseShape, LeaseWorkload, SimClock};
 /// The lease hot path as `lab` sees it.
 pub struct LeaseHotPath;
 
-const VARIANTS: &[Variant] = &[
-    Variant {
-        name: "txn-log",
-        summary:
-            "before the change: a transaction writing the lease, a shared namespace clock and a log",
-    },
-    Variant {
-        name: "global-clock",
-        summary:
-            "after the change: one conditional update; a global clock row advanced once per second",
-    },
-    Variant {
-        name: "sql-update",
-        summary:
-            "today: UPDATE lease ... WHERE uuid = ? AND holder = ?, one transaction per extend",
-    },
-    Variant {
-        name: "batched",
-        summary: "extends queued and committed in groups (group commit)",
-    },
-    Variant {
-        name: "lmdb",
-        summary: "LMDB, one write transaction per extend (one writer at a time)",
-    },
-    Variant {
-        name: "memory",
-        summary: "a concurrent map without durability: the lower bound",
-    },
-];
+/// Every variant, in the order reports list them: one entry per [`Design`].
+const VARIANTS: &[Variant] = &{
+    let mut all = [Design::EVERY[0].entry(); Design::EVERY.len()];
+    let mut i = 0;
+    while i < all.len() {
+        all[i] = Design::EVERY[i].entry();
+        i += 1;
+    }
+    all
+};
+
+/// The store designs, one per variant; [`Design::entry`] is each one's registry entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Design {
+    /// A transaction per extend writing a namespace clock and a log (before the change).
+    TxnLog,
+    /// One conditional update against a global clock (after the change).
+    GlobalClock,
+    /// One SQL UPDATE per extend (today).
+    SqlUpdate,
+    /// Extends committed in groups.
+    Batched,
+    /// LMDB, a write transaction per extend.
+    Lmdb,
+    /// A concurrent map, not durable.
+    Memory,
+}
+
+impl Design {
+    /// Every design, in the order reports list them.
+    pub const EVERY: [Design; 6] = [
+        Design::TxnLog,
+        Design::GlobalClock,
+        Design::SqlUpdate,
+        Design::Batched,
+        Design::Lmdb,
+        Design::Memory,
+    ];
+
+    /// Its registry entry: the one place its name and summary are written.
+    pub const fn entry(self) -> Variant {
+        let (name, summary, measure): (_, _, harness::hotpath::Measure) = match self {
+            Design::TxnLog => (
+                "txn-log",
+                "before the change: a transaction writing the lease, a shared namespace clock and a log",
+                |p, s| measure(Design::TxnLog, p, s),
+            ),
+            Design::GlobalClock => (
+                "global-clock",
+                "after the change: one conditional update; a global clock row advanced once per second",
+                |p, s| measure(Design::GlobalClock, p, s),
+            ),
+            Design::SqlUpdate => (
+                "sql-update",
+                "today: UPDATE lease ... WHERE uuid = ? AND holder = ?, one transaction per extend",
+                |p, s| measure(Design::SqlUpdate, p, s),
+            ),
+            Design::Batched => (
+                "batched",
+                "extends queued and committed in groups (group commit)",
+                |p, s| measure(Design::Batched, p, s),
+            ),
+            Design::Lmdb => (
+                "lmdb",
+                "LMDB, one write transaction per extend (one writer at a time)",
+                |p, s| measure(Design::Lmdb, p, s),
+            ),
+            Design::Memory => (
+                "memory",
+                "a concurrent map without durability: the lower bound",
+                |p, s| measure(Design::Memory, p, s),
+            ),
+        };
+        Variant {
+            name,
+            summary,
+            measure,
+        }
+    }
+
+    /// Its variant's name, e.g. `txn-log`.
+    pub const fn name(self) -> &'static str {
+        self.entry().name
+    }
+
+    /// The design of the variant called `name`, if there is one.
+    pub fn of(name: &str) -> Option<Design> {
+        Design::EVERY.into_iter().find(|d| d.name() == name)
+    }
+
+    /// Its SQLite design, for the four SQLite stores.
+    pub fn sql(self) -> Option<SqlDesign> {
+        match self {
+            Design::TxnLog => Some(SqlDesign::TxnLog),
+            Design::GlobalClock => Some(SqlDesign::GlobalClock),
+            Design::SqlUpdate => Some(SqlDesign::SqlUpdate),
+            Design::Batched => Some(SqlDesign::Batched),
+            Design::Lmdb | Design::Memory => None,
+        }
+    }
+}
 
 const SYNC: &[&str] = &["off", "normal", "full"];
 
@@ -177,15 +249,22 @@ pub fn read_back_folder(
     variant: &str,
     folder: &std::path::Path,
 ) -> Result<std::collections::HashMap<String, store::StoredLease>, String> {
-    match variant {
-        "txn-log" | "global-clock" | "sql-update" | "batched" => {
-            sqlite_stores::read_leases(&folder.join("leases.db"))
-        }
-        "lmdb" => other_stores::read_lmdb_folder(folder),
-        other => Err(format!(
-            "variant {other:?} keeps nothing on disk; accepted: txn-log, global-clock, sql-update, batched, lmdb"
-        )),
+    let design = Design::of(variant);
+    if let Some(Design::Lmdb) = design {
+        return other_stores::read_lmdb_folder(folder);
     }
+    if design.and_then(Design::sql).is_some() {
+        return sqlite_stores::read_leases(&folder.join("leases.db"));
+    }
+    let on_disk: Vec<_> = Design::EVERY
+        .into_iter()
+        .filter(|&d| d != Design::Memory)
+        .map(Design::name)
+        .collect();
+    Err(format!(
+        "variant {variant:?} keeps nothing on disk; accepted: {}",
+        on_disk.join(", ")
+    ))
 }
 
 /// What `lab` lists about the lease hot path.
@@ -234,56 +313,46 @@ impl HotPath for LeaseHotPath {
         }
         harness::scratch::check_data_dir(params.text("data_dir"))
     }
-    fn measure(
-        &self,
-        variant: &str,
-        params: &Params,
-        settings: RunSettings,
-    ) -> Result<Measurement, CellFailure> {
-        self.check(params).map_err(CellFailure::new)?;
-        let scale = params.int("time_scale") as f64;
-        let shape = LeaseShape {
-            applications: params.count("applications"),
-            units: params.count("units"),
-            lease_ms: params.int("lease_s") * 1000,
-            time_scale: scale,
-            rate: match params.choice("load", LOAD) {
-                "seed" => seed_rate(params),
-                _ => params.int("rate") as u64,
-            },
-        };
-        let clock = Arc::new(SimClock::new(scale));
-        let data_dir = harness::scratch::data_dir(params);
-        let ack_log = params.path("ack_log");
-        let sync = params.choice("synchronous", SYNC);
-        let sql = |design| {
-            let c = Arc::clone(&clock);
-            let tick = Duration::from_secs_f64(1.0 / scale);
-            SqliteLeases::new(design, data_dir, sync, Arc::new(move || c.now()), tick)
-                .map_err(CellFailure::new)
-        };
-        match variant {
-            "txn-log" => run(sql(SqlDesign::TxnLog)?, shape, clock, settings, ack_log),
-            "global-clock" => run(
-                sql(SqlDesign::GlobalClock)?,
-                shape,
-                clock,
-                settings,
-                ack_log,
-            ),
-            "sql-update" => run(sql(SqlDesign::SqlUpdate)?, shape, clock, settings, ack_log),
-            "batched" => run(sql(SqlDesign::Batched)?, shape, clock, settings, ack_log),
-            "lmdb" => {
-                let names = (0..shape.applications).map(lease_name).collect();
-                let store =
-                    LmdbLeases::new(data_dir, names, sync == "full").map_err(CellFailure::new)?;
-                run(store, shape, clock, settings, ack_log)
-            }
-            "memory" => run(MemoryLeases::new(), shape, clock, settings, ack_log),
-            other => Err(CellFailure::new(
-                self.variant(other).err().unwrap_or_default(),
-            )),
+}
+
+/// One repetition of `design` (its entry's [`Variant::measure`]), after the checks `lab`
+/// made before the run (a cell run on its own has had none).
+fn measure(
+    design: Design,
+    params: &Params,
+    settings: RunSettings,
+) -> Result<Measurement, CellFailure> {
+    LeaseHotPath.check(params).map_err(CellFailure::new)?;
+    let scale = params.int("time_scale") as f64;
+    let shape = LeaseShape {
+        applications: params.count("applications"),
+        units: params.count("units"),
+        lease_ms: params.int("lease_s") * 1000,
+        time_scale: scale,
+        rate: match params.choice("load", LOAD) {
+            "seed" => seed_rate(params),
+            _ => params.int("rate") as u64,
+        },
+    };
+    let clock = Arc::new(SimClock::new(scale));
+    let data_dir = harness::scratch::data_dir(params);
+    let ack_log = params.path("ack_log");
+    let sync = params.choice("synchronous", SYNC);
+    if let Some(sql) = design.sql() {
+        let c = Arc::clone(&clock);
+        let tick = Duration::from_secs_f64(1.0 / scale);
+        let store = SqliteLeases::new(sql, data_dir, sync, Arc::new(move || c.now()), tick)
+            .map_err(CellFailure::new)?;
+        return run(store, shape, clock, settings, ack_log);
+    }
+    match design {
+        Design::Lmdb => {
+            let names = (0..shape.applications).map(lease_name).collect();
+            let store =
+                LmdbLeases::new(data_dir, names, sync == "full").map_err(CellFailure::new)?;
+            run(store, shape, clock, settings, ack_log)
         }
+        _ => run(MemoryLeases::new(), shape, clock, settings, ack_log),
     }
 }
 

@@ -17,16 +17,15 @@
 pub mod directory;
 pub mod dispatch;
 pub mod findings;
+pub mod measure;
+pub mod registry;
 pub mod variants;
 pub mod workload;
 
 use harness::hotpath::Description;
-use harness::{CellFailure, HotPath, Measurement, ParamKind, ParamSpec, Params, RunSettings};
+use harness::{HotPath, ParamKind, ParamSpec};
 
-use crate::directory::{Directory, DirectoryData};
-use crate::dispatch::{Dispatch, DispatchConfig, Server};
-use crate::variants::{VariantName, WithDirectory};
-use crate::workload::{KeyDistribution, LookupWorkload, WorkloadShape};
+use crate::dispatch::Dispatch;
 
 /// The lookup hot path as `lab` sees it.
 pub struct LookupHotPath;
@@ -104,7 +103,7 @@ const CHARTED_EXTRAS: &[(&str, &str)] = &[
 const DESCRIPTION: Description = Description {
     name: "lookup",
     summary: "seed 002's uid search on the lab's designs: a lock on every read against lock-free",
-    variants: variants::ALL,
+    variants: registry::ALL,
     params: PARAMS,
     charted_extras: CHARTED_EXTRAS,
 };
@@ -121,62 +120,5 @@ impl HotPath for LookupHotPath {
     }
     fn answer(&self, run: &harness::findings::Run<'_>) -> Option<harness::findings::Answer> {
         findings::answer(run)
-    }
-    fn measure(
-        &self,
-        variant: &str,
-        params: &Params,
-        settings: RunSettings,
-    ) -> Result<Measurement, CellFailure> {
-        let name = VariantName::parse(variant).map_err(CellFailure::new)?;
-        let data = DirectoryData::generate(params.count("users"), params.count("groups"));
-        let shape = WorkloadShape {
-            write_pct: params.count("write_pct") as u32,
-            keys: KeyDistribution::parse(params.word("keys")).map_err(CellFailure::new)?,
-            seed: 0x389d5,
-        };
-        let cache_entries = params.count("cache_entries");
-        let dispatch = DispatchConfig {
-            dispatch: Dispatch::parse(params.word("dispatch")).map_err(CellFailure::new)?,
-            threads: settings.threads,
-            connections: params.count("connections"),
-            in_flight: params.count("in_flight"),
-            batch: params.count("batch"),
-        };
-        let measure = MeasureOnce {
-            data: &data,
-            shape,
-            settings,
-            dispatch,
-        };
-        variants::with_directory(name, &data, cache_entries, measure).map_err(CellFailure::new)?
-    }
-}
-
-/// Runs one repetition over whichever directory it is handed.
-struct MeasureOnce<'a> {
-    data: &'a DirectoryData,
-    shape: WorkloadShape,
-    settings: RunSettings,
-    dispatch: DispatchConfig,
-}
-
-impl WithDirectory for MeasureOnce<'_> {
-    type Output = Result<Measurement, CellFailure>;
-    fn call<D: Directory>(self, dir: std::sync::Arc<D>) -> Self::Output {
-        let workload = LookupWorkload::new(dir, self.data, self.shape);
-        if self.dispatch.dispatch == Dispatch::Direct {
-            // The same time account as the dispatching servers give, so that a chart
-            // against `dispatch` has every point: no hand-off, every wait in the directory.
-            let mut m = harness::runner::run(&workload, self.settings)?;
-            let directory = m.wait_share().unwrap_or(0.0);
-            m.extra.insert("queue_wait_share".into(), 0.0.into());
-            m.extra
-                .insert("directory_wait_share".into(), directory.into());
-            return Ok(m);
-        }
-        Server::start(&workload, self.dispatch)
-            .map_err(CellFailure::new)?
-            .measure(self.settings)
     }
 }

@@ -10,11 +10,23 @@ use hdrhistogram::Histogram;
 
 use crate::client::{PoolClient, WindowTally};
 use crate::pools::Pool;
-use crate::workload::PoolWorkload;
+use crate::request::RequestShape;
+use crate::server::Server;
+
+/// What of the workload the figures read: its requests, the pool's leases in all, and
+/// the simulated server, if any.
+pub(crate) struct Cell<'a> {
+    /// The requests' shape.
+    pub shape: &'a RequestShape,
+    /// Leases in all (connections x max_requests).
+    pub capacity: usize,
+    /// The simulated server.
+    pub server: Option<&'a Server>,
+}
 
 /// The cell's figures (its `extra`).
 pub(crate) fn extra<P: Pool>(
-    w: &PoolWorkload<P>,
+    w: Cell<'_>,
     clients: &[PoolClient<P>],
     window: Duration,
 ) -> serde_json::Map<String, serde_json::Value> {
@@ -91,7 +103,7 @@ pub(crate) fn extra<P: Pool>(
     put("client_ceiling", serde_json::json!(client_ceiling));
     // The window as the clients saw it open (the first of them) and its length.
     let opened = clients.iter().filter_map(|c| c.window.opened_at).min();
-    let server_util = w.server.as_ref().zip(opened).map(|(s, opened)| {
+    let server_util = w.server.zip(opened).map(|(s, opened)| {
         let busy = s.busy_between(opened, opened + window);
         let (cpu, gc) = (busy.cpu, busy.gc);
         let util = stats::per_second(cpu.as_secs_f64(), window) / s.cores() as f64;

@@ -52,12 +52,45 @@ use crate::workload::{PoolWorkload, RequestShape};
 /// The pool hot path as `lab` sees it.
 pub struct PoolHotPath;
 
-const VARIANTS: &[Variant] = &[
-    Variant { name: "driver-v3", summary: "least-loaded connection, in-flight limit, waiters on a lock's condition (the seed's driver)" },
-    Variant { name: "semaphore", summary: "one semaphore of connections x max_requests permits, then any connection with room" },
-    Variant { name: "lock-free", summary: "a bag of slots with per-client affinity and a hand-off queue; no lock on the fast path" },
-    Variant { name: "r2d2", summary: "the r2d2 crate: one exclusive connection per request" },
-];
+/// The seed's driver: least-loaded connection, waiters on a lock's condition.
+pub const DRIVER_V3: Variant = Variant {
+    name: "driver-v3",
+    summary: "least-loaded connection, in-flight limit, waiters on a lock's condition (the seed's driver)",
+    measure: |p, s| measure(p, s, |s| Ok(DriverV3::new(s.connections, s.max_requests))),
+};
+
+/// One semaphore of leases in front of the connections.
+pub const SEMAPHORE: Variant = Variant {
+    name: "semaphore",
+    summary: "one semaphore of connections x max_requests permits, then any connection with room",
+    measure: |p, s| {
+        measure(p, s, |s| {
+            Ok(SemaphorePool::new(s.connections, s.max_requests))
+        })
+    },
+};
+
+/// A lock-free bag of slots.
+pub const LOCK_FREE: Variant = Variant {
+    name: "lock-free",
+    summary:
+        "a bag of slots with per-client affinity and a hand-off queue; no lock on the fast path",
+    measure: |p, s| {
+        measure(p, s, |s| {
+            Ok(LockFreeBag::new(s.connections, s.max_requests))
+        })
+    },
+};
+
+/// The r2d2 crate's pool.
+pub const R2D2: Variant = Variant {
+    name: "r2d2",
+    summary: "the r2d2 crate: one exclusive connection per request",
+    measure: |p, s| measure(p, s, |s| R2d2Pool::new(s.connections, s.max_requests)),
+};
+
+/// Every variant, in the order reports list them.
+const VARIANTS: &[Variant] = &[DRIVER_V3, SEMAPHORE, LOCK_FREE, R2D2];
 
 const PARAMS: &[ParamSpec] = &[
     ParamSpec {
@@ -185,7 +218,19 @@ fn setup(params: &Params) -> Setup {
     }
 }
 
-fn run<P: Pool>(pool: P, s: &Setup, settings: RunSettings) -> Result<Measurement, CellFailure> {
+/// One repetition of the pool that `build` makes, after the checks `lab` made before
+/// the run (a cell run on its own has had none).
+fn measure<P: Pool>(
+    params: &Params,
+    settings: RunSettings,
+    build: impl FnOnce(&Setup) -> Result<P, String>,
+) -> Result<Measurement, CellFailure> {
+    PoolHotPath.check(params).map_err(CellFailure::new)?;
+    PoolHotPath
+        .check_threads(params, settings.threads)
+        .map_err(CellFailure::new)?;
+    let s = setup(params);
+    let pool = build(&s).map_err(CellFailure::new)?;
     let workload = PoolWorkload::new(Arc::new(pool), s.connections, s.max_requests, s.shape)
         .with_server(s.server_cores, s.heap_points);
     harness::runner::run(&workload, settings)
@@ -244,37 +289,5 @@ impl HotPath for PoolHotPath {
             ));
         }
         Ok(())
-    }
-    fn measure(
-        &self,
-        variant: &str,
-        params: &Params,
-        settings: RunSettings,
-    ) -> Result<Measurement, CellFailure> {
-        self.check(params).map_err(CellFailure::new)?;
-        self.check_threads(params, settings.threads)
-            .map_err(CellFailure::new)?;
-        let s = setup(params);
-        match variant {
-            "driver-v3" => run(DriverV3::new(s.connections, s.max_requests), &s, settings),
-            "semaphore" => run(
-                SemaphorePool::new(s.connections, s.max_requests),
-                &s,
-                settings,
-            ),
-            "lock-free" => run(
-                LockFreeBag::new(s.connections, s.max_requests),
-                &s,
-                settings,
-            ),
-            "r2d2" => run(
-                R2d2Pool::new(s.connections, s.max_requests).map_err(CellFailure::new)?,
-                &s,
-                settings,
-            ),
-            other => Err(CellFailure::new(
-                self.variant(other).err().unwrap_or_default(),
-            )),
-        }
     }
 }

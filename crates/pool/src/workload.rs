@@ -226,6 +226,11 @@ impl<P: Pool> Workload for PoolWorkload<P> {
         clients: &[PoolClient<P>],
         window: Duration,
     ) -> serde_json::Map<String, serde_json::Value> {
-        crate::figures::extra(self, clients, window)
+        let cell = crate::figures::Cell {
+            shape: &self.shape,
+            capacity: self.capacity,
+            server: self.server.as_deref(),
+        };
+        crate::figures::extra(cell, clients, window)
     }
 }

@@ -7,9 +7,19 @@
 //! the same sequence number, so a reader that sees the unit's version without its event
 //! (or the other way round) has seen half a write.
 
+use std::collections::HashSet;
 use std::path::Path;
 
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, TransactionBehavior};
+
+/// What the databases hold after a run, as the workload's `verify` reads it back.
+#[derive(Debug, Default, Clone)]
+pub struct Stored {
+    /// Every unit row: (model, unit, version, agent status).
+    pub units: Vec<(String, String, i64, String)>,
+    /// The payload of every stored event.
+    pub payloads: HashSet<String>,
+}
 
 /// SQLite settings shared by every connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

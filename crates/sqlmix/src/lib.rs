@@ -9,7 +9,8 @@
 //! transactions, [`gate`] the pool, semaphore, breaker and backoff, [`dqlite`] a model of
 //! dqlite's serving path (`backend=dqlite-model`), [`libdqlite`] a real dqlite node in
 //! this process with a wire-protocol client of our own (`backend=libdqlite`), [`runner`]
-//! the six designs, and [`workload`] the mix and its verification.
+//! the six designs, [`variants`] their registry, and [`workload`] the mix and its
+//! verification.
 
 pub mod db;
 pub mod dqlite;
@@ -17,72 +18,21 @@ pub mod findings;
 pub mod gate;
 pub mod libdqlite;
 pub mod runner;
+pub mod variants;
 pub mod workload;
 
-use std::path::Path;
-use std::sync::Arc;
+pub use variants::{backend_word, config, is_model_backend, resolve_slots, BACKENDS};
 
 use harness::hotpath::Description;
-use harness::{
-    CellFailure, HotPath, Measurement, ParamKind, ParamSpec, Params, RunSettings, Variant,
-};
+use harness::{HotPath, ParamKind, ParamSpec, Params};
 
-use crate::db::{DbSettings, JOURNAL_MODES, SYNCHRONOUS};
-use crate::gate::{BreakerMode, BREAKER_MODES};
-use crate::runner::{Backend, Design, RunnerConfig, ShardResources, TxnRunner, SHARD_RESOURCES};
-use crate::workload::SqlmixWorkload;
+use crate::db::{JOURNAL_MODES, SYNCHRONOUS};
+use crate::gate::BREAKER_MODES;
+use crate::runner::SHARD_RESOURCES;
+use crate::variants::SLOT_WORDS;
 
 /// The sqlmix hot path as `lab` sees it.
 pub struct SqlmixHotPath;
-
-const VARIANTS: &[Variant] = &[
-    Variant {
-        name: "single-conn",
-        summary: "one connection behind a mutex",
-    },
-    Variant {
-        name: "pool",
-        summary: "P connections, any free one, DEFERRED, busy retried with backoff",
-    },
-    Variant {
-        name: "semaphore",
-        summary: "the pool plus a K-slot semaphore around every transaction (the seed's runner)",
-    },
-    Variant {
-        name: "rw-split",
-        summary: "one BEGIN IMMEDIATE writer plus P read-only connections",
-    },
-    Variant {
-        name: "sharded",
-        summary: "S database files by namespace hash, each with its own pool and semaphore",
-    },
-    Variant {
-        name: "breaker",
-        summary:
-            "the pool plus a circuit breaker that parks transactions after repeated busy errors",
-    },
-];
-
-/// Accepted `backend` values. `dqlite` is the old name of `dqlite-model`, kept so that
-/// results files and commands that say `dqlite` still mean the model.
-pub const BACKENDS: &[&str] = &["local", "dqlite-model", "libdqlite", "dqlite"];
-
-/// Whether a `backend` value names the model of dqlite's serving path (`dqlite-model`, or
-/// `dqlite` as results files written before the real node existed say).
-pub fn is_model_backend(word: &str) -> bool {
-    matches!(word, "dqlite-model" | "dqlite")
-}
-
-/// The `backend` value as this build names it: `dqlite` reads as `dqlite-model`.
-pub fn backend_word(word: &str) -> &str {
-    if is_model_backend(word) {
-        "dqlite-model"
-    } else {
-        word
-    }
-}
-
-const SLOT_WORDS: &[&str] = &["nproc", "2nproc", "4nproc", "unlimited"];
 
 const PARAMS: &[ParamSpec] = &[
     ParamSpec {
@@ -218,70 +168,12 @@ const PARAMS: &[ParamSpec] = &[
     harness::scratch::DATA_DIR,
 ];
 
-/// Semaphore slots for a `slots` value on this many CPUs; `None` means no semaphore.
-pub fn resolve_slots(value: &serde_json::Value, cpus: usize) -> Option<usize> {
-    match value.as_str() {
-        Some("unlimited") => None,
-        Some("nproc") => Some(cpus),
-        Some("2nproc") => Some(2 * cpus),
-        Some("4nproc") => Some(4 * cpus),
-        _ => Some(value.as_u64().unwrap_or(1) as usize),
-    }
-}
-
-/// The runner configuration for `variant` and `params`.
-pub fn config(variant: &str, params: &Params) -> Result<RunnerConfig, String> {
-    Ok(RunnerConfig {
-        design: Design::parse(variant)?,
-        models: params.count("models"),
-        units: params.count("units"),
-        pool_size: params.count("pool_size"),
-        slots: resolve_slots(
-            params.value("slots"),
-            harness::affinity::allowed_cpus().len(),
-        ),
-        shards: params.count("shards"),
-        db: DbSettings {
-            journal_mode: params.choice("journal_mode", JOURNAL_MODES),
-            synchronous: params.choice("synchronous", SYNCHRONOUS),
-        },
-        data_dir: harness::scratch::data_dir(params).map(Path::to_path_buf),
-        backend: match backend_word(params.word("backend")) {
-            "local" => Backend::Local,
-            "libdqlite" => Backend::Libdqlite {
-                idle_conns: params.count("idle_conns"),
-                databases: libdqlite::Databases::parse(params.word("databases"))?,
-                client_cost: std::time::Duration::from_micros(params.int("client_us") as u64),
-            },
-            "dqlite-model" => Backend::Dqlite {
-                rtt: std::time::Duration::from_micros(params.int("rtt_us") as u64),
-                serve: std::time::Duration::from_micros(params.int("serve_us") as u64),
-                commit: std::time::Duration::from_micros(params.int("commit_us") as u64),
-                idle_conns: params.count("idle_conns"),
-            },
-            other => {
-                return Err(format!(
-                    "backend={other:?}: accepted {}",
-                    BACKENDS.join(", ")
-                ))
-            }
-        },
-        shard_resources: if params.word("shard_resources") == "each" {
-            ShardResources::Each
-        } else {
-            ShardResources::Split
-        },
-        breaker_mode: BreakerMode::parse(params.word("breaker_mode"))?,
-        dqlite_bind: libdqlite::node::Bind::parse(params.word("dqlite_bind"))?,
-    })
-}
-
 /// What `lab` lists about the sqlmix hot path.
 const DESCRIPTION: Description = Description {
     name: "sqlmix",
     summary:
         "SQLite transactions behind a semaphore-gated runner: does the semaphore help, at which K?",
-    variants: VARIANTS,
+    variants: variants::VARIANTS,
     params: PARAMS,
     charted_extras: &[
         ("reads_per_sec", "reads/s"),
@@ -318,22 +210,5 @@ impl HotPath for SqlmixHotPath {
                 packages: vec![libdqlite::node::PACKAGE.to_owned()],
                 reason,
             })
-    }
-    fn measure(
-        &self,
-        variant: &str,
-        params: &Params,
-        settings: RunSettings,
-    ) -> Result<Measurement, CellFailure> {
-        self.variant(variant).map_err(CellFailure::new)?;
-        let config = config(variant, params).map_err(CellFailure::new)?;
-        let runner = Arc::new(TxnRunner::new(&config).map_err(CellFailure::new)?);
-        let workload = SqlmixWorkload::new(
-            runner,
-            config.models,
-            config.units,
-            params.count("read_pct") as u32,
-        );
-        harness::runner::run(&workload, settings)
     }
 }

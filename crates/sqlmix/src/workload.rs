@@ -2,7 +2,7 @@
 //! of random models through the [`TxnRunner`], keeping what it needs to prove afterwards
 //! that nothing was lost, nothing failed was applied, and no read saw half a write.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -12,6 +12,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 use crate::db;
+pub use crate::db::Stored;
 use crate::runner::{Txn, TxnResult, TxnRunner};
 
 const PLAN_LEN: usize = 1 << 12;
@@ -45,15 +46,6 @@ impl SqlmixWorkload {
             models,
         }
     }
-}
-
-/// What the databases hold after a run, as `verify` reads it back.
-#[derive(Debug, Default, Clone)]
-pub struct Stored {
-    /// Every unit row: (model, unit, version, agent status).
-    pub units: Vec<(String, String, i64, String)>,
-    /// The payload of every stored event.
-    pub payloads: HashSet<String>,
 }
 
 #[derive(Debug, Default, Clone)]

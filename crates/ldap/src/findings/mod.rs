@@ -149,7 +149,7 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
         details.push(format!("389ds.toml cells (context, not the parts): {why}."));
     }
     let open = run.of_file("openldap");
-    let ol: Vec<Curve<'_>> = curves(&open, "openldap")
+    let ol: Vec<Curve<'_>> = curves(&open, crate::Kind::OpenLdap.name())
         .into_iter()
         .filter(|c| c.cells.len() >= 2)
         .collect();

@@ -13,9 +13,9 @@ use harness::findings::Seeds;
 pub const SEED_LOAD: &str = "lease-seed-load";
 
 /// The patch's store (Juju 2.3's global clock): the ratio's numerator.
-pub const AFTER: &str = "global-clock";
+pub const AFTER: &str = crate::Design::GlobalClock.name();
 /// The store before it (Juju 2.2's transaction per lease write): the denominator.
-pub const BEFORE: &str = "txn-log";
+pub const BEFORE: &str = crate::Design::TxnLog.name();
 
 /// One part of the question: its name (read by scripts), the figure of the records'
 /// `extra` it compares, and the `[seed]` keys of the seed's before and after, if any.

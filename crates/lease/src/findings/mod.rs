@@ -197,7 +197,7 @@ fn closed_loop_details(rows: &[&RunRecord]) -> Vec<String> {
     };
     let max_t = *threads.last().unwrap_or(&1);
     let mut out = Vec::new();
-    for other in [AFTER, "sql-update"] {
+    for other in [AFTER, crate::Design::SqlUpdate.name()] {
         if let (Some(txn), Some(o)) = (
             find(rows, BEFORE, max_t, cores),
             find(rows, other, max_t, cores),
@@ -231,11 +231,11 @@ fn group_commit_detail(durable: &[&RunRecord]) -> Option<String> {
     let (cores, threads) = widest(durable)?;
     let max_t = *threads.last().unwrap_or(&1);
     let txn = find(durable, BEFORE, max_t, cores)?;
-    let batched = find(durable, "batched", max_t, cores)?;
+    let batched = find(durable, crate::Design::Batched.name(), max_t, cores)?;
     Some(format!(
         "Group commit (`batched`) with durable commits at {max_t} threads: {} extends/s, {}{}.",
         Est::of(batched).text(),
-        times(batched, txn, "`txn-log`"),
+        times(batched, txn, &format!("`{BEFORE}`")),
         extra(batched, "batch_size_mean")
             .map_or(String::new(), |m| format!(", mean group {m:.1} extends"))
     ))

@@ -20,6 +20,8 @@
 use harness::decide::{CellRef, Claim, Comparison, Planned, Rule, Side};
 use harness::findings::Seeds;
 
+use crate::variants::VariantName;
+
 /// The scenario file whose cells the parts compare.
 pub const FILE: &str = "lookup";
 
@@ -46,13 +48,19 @@ pub const RULE: Rule = Rule::Below {
 
 /// The seed's design when the `[seed]` table names none: the entry cache whose every read
 /// updates its bookkeeping under a lock, else the big lock.
-const DEFAULT_BASELINE: &[&str] = &["entry-cache", "global-mutex"];
+const DEFAULT_BASELINE: &[&str] = &[
+    VariantName::EntryCache.name(),
+    VariantName::GlobalMutex.name(),
+];
 
 /// The control when the `[seed]` table names none: designs whose reads take no lock
 /// (`arc-swap-snapshot`: one atomic load and per-thread counters; `lmdb`: MVCC readers).
 /// `dashmap` and the reader-writer locks take a (shared) lock on every read, so they are
 /// no control.
-const DEFAULT_CONTROL: &[&str] = &["arc-swap-snapshot", "lmdb"];
+const DEFAULT_CONTROL: &[&str] = &[
+    VariantName::ArcSwapSnapshot.name(),
+    VariantName::Lmdb.name(),
+];
 
 /// The seed's knee when the `[seed]` table has none: "after t4 we immediately see a per
 /// thread decline".

@@ -1,5 +1,5 @@
-//! The designs being compared, one module each, and the one place that maps a variant's
-//! name to its type.
+//! The designs being compared, one module each, and the one place that maps a variant
+//! to its type ([`with_directory`]). Its name and summary are in [`crate::registry`].
 //!
 //! | variant | design |
 //! |---|---|
@@ -19,8 +19,6 @@ mod snapshot;
 
 use std::sync::Arc;
 
-use harness::Variant;
-
 pub use dashmap_dir::DashMapDirectory;
 pub use entry_cache::EntryCacheDirectory;
 pub use lmdb_dir::LmdbDirectory;
@@ -29,77 +27,24 @@ pub use snapshot::SnapshotDirectory;
 
 use crate::directory::{Directory, DirectoryData};
 
-/// Every variant, in the order reports list them.
-pub const ALL: &[Variant] = &[
-    Variant {
-        name: "global-mutex",
-        summary: "the whole directory behind one std Mutex (the big lock)",
-    },
-    Variant {
-        name: "rwlock-std",
-        summary: "std RwLock around the directory: readers share, a writer excludes",
-    },
-    Variant {
-        name: "rwlock-parking-lot",
-        summary: "parking_lot RwLock around the directory",
-    },
-    Variant {
-        name: "dashmap",
-        summary: "sharded concurrent map: a lock per shard",
-    },
-    Variant {
-        name: "lmdb",
-        summary: "LMDB, one read transaction per search: readers take no lock",
-    },
-    Variant {
-        name: "entry-cache",
-        summary: "LRU entry cache and global hit counters updated under a lock by every read",
-    },
-    Variant {
-        name: "arc-swap-snapshot",
-        summary: "the fix: readers load an immutable snapshot, hit counters are per thread",
-    },
-];
-
-/// A variant, parsed from its name.
+/// A variant, as the code names it: which directory [`with_directory`] builds (its
+/// entry, name included, is [`VariantName::entry`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum VariantName {
-    /// `global-mutex`
+    /// The big lock.
     GlobalMutex,
-    /// `rwlock-std`
+    /// std's reader-writer lock.
     RwLockStd,
-    /// `rwlock-parking-lot`
+    /// parking_lot's reader-writer lock.
     RwLockParkingLot,
-    /// `dashmap`
+    /// A sharded map.
     DashMap,
-    /// `lmdb`
+    /// LMDB.
     Lmdb,
-    /// `entry-cache`
+    /// The entry cache whose reads write.
     EntryCache,
-    /// `arc-swap-snapshot`
+    /// The lock-free snapshot.
     ArcSwapSnapshot,
-}
-
-impl VariantName {
-    /// Parses a variant name, listing the accepted ones on error.
-    pub fn parse(name: &str) -> Result<VariantName, String> {
-        Ok(match name {
-            "global-mutex" => VariantName::GlobalMutex,
-            "rwlock-std" => VariantName::RwLockStd,
-            "rwlock-parking-lot" => VariantName::RwLockParkingLot,
-            "dashmap" => VariantName::DashMap,
-            "lmdb" => VariantName::Lmdb,
-            "entry-cache" => VariantName::EntryCache,
-            "arc-swap-snapshot" => VariantName::ArcSwapSnapshot,
-            _ => {
-                let names: Vec<_> = ALL.iter().map(|v| v.name).collect();
-                return Err(format!(
-                    "unknown variant {name:?} of lookup: accepted {}",
-                    names.join(", ")
-                ));
-            }
-        })
-    }
 }
 
 /// Something to do with a built directory, whatever its concrete type. The concrete type
@@ -133,21 +78,4 @@ pub fn with_directory<A: WithDirectory>(
         }
         VariantName::ArcSwapSnapshot => action.call(Arc::new(SnapshotDirectory::new(data))),
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_listed_variant_parses() {
-        for v in ALL {
-            VariantName::parse(v.name).unwrap();
-        }
-        let err = VariantName::parse("impl2").unwrap_err();
-        assert!(
-            err.contains("global-mutex") && err.contains("arc-swap-snapshot"),
-            "{err}"
-        );
-    }
 }

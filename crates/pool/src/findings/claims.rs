@@ -26,7 +26,7 @@ pub const CLIENTS_FILE: &str = "pool-clients";
 /// The scenario file of the message-size table.
 pub const BATCH_FILE: &str = "pool-seed-batch";
 /// The seed's driver, the one variant both files run.
-pub const VARIANT: &str = "driver-v3";
+pub const VARIANT: &str = crate::DRIVER_V3.name;
 
 /// The parts' names, in order (read by scripts).
 pub const PARTS: [&str; 4] = [

@@ -386,7 +386,7 @@ fn design_details(designs: &[&RunRecord]) -> Vec<String> {
         .filter(|c| c.threads == max_t && c.cores == cores);
     if let (Some(best), Some(base)) = (
         harness::judge::best_of(top.clone()),
-        find(designs, "driver-v3", max_t, cores),
+        find(designs, crate::DRIVER_V3.name, max_t, cores),
     ) {
         if best.variant != base.variant {
             out.push(format!(

@@ -13,6 +13,13 @@
 use harness::decide::{CellRef, Claim, Comparison, Planned, Rule, Side};
 use serde_json::Value;
 
+use crate::runner::Design;
+
+/// The variants the parts compare.
+const SEMAPHORE: &str = Design::Semaphore.name();
+const POOL: &str = Design::Pool.name();
+const SHARDED: &str = Design::Sharded.name();
+
 /// The real node's K sweep: one node, K = 2 ... unlimited.
 pub const REAL: &str = "sqlmix-libdqlite";
 /// The real node's pool sizes without a semaphore.
@@ -166,8 +173,8 @@ pub fn planned_client_us(planned: &Planned<'_>) -> Option<String> {
 /// The question's four parts, in [`PARTS`] order, each decided by a single-cell pair at
 /// the same threads and cores, or why this plan cannot decide it.
 pub fn claims(planned: &Planned<'_>) -> Vec<Claim> {
-    let k2 = cells(planned, REAL, "semaphore", "slots", "2");
-    let none = cells(planned, REAL, "semaphore", "slots", "unlimited");
+    let k2 = cells(planned, REAL, SEMAPHORE, "slots", "2");
+    let none = cells(planned, REAL, SEMAPHORE, "slots", "unlimited");
     let k2_part = match paired(&k2, &none) {
         Some((a, b)) => decided(0, named(a, &["slots"]), named(b, &["slots"])),
         None => cannot(
@@ -175,7 +182,7 @@ pub fn claims(planned: &Planned<'_>) -> Vec<Claim> {
             missing(planned, REAL, "K = 2 and unlimited semaphore cells"),
         ),
     };
-    let pool2 = cells(planned, REAL_POOL, "pool", "pool_size", "2");
+    let pool2 = cells(planned, REAL_POOL, POOL, "pool_size", "2");
     let pool_part = match paired(&pool2, &k2) {
         Some((a, b)) => decided(1, named(a, &["pool_size"]), named(b, &["slots"])),
         None => cannot(
@@ -187,8 +194,8 @@ pub fn claims(planned: &Planned<'_>) -> Vec<Claim> {
             ),
         ),
     };
-    let three = cells(planned, REAL_APPS, "sharded", "shards", "3");
-    let one = cells(planned, REAL_APPS, "sharded", "shards", "1");
+    let three = cells(planned, REAL_APPS, SHARDED, "shards", "3");
+    let one = cells(planned, REAL_APPS, SHARDED, "shards", "1");
     let apps_part = match paired(&three, &one) {
         Some((a, b)) => decided(2, named(a, &["shards"]), named(b, &["shards"])),
         None => cannot(2, missing(planned, REAL_APPS, "3-app and 1-app cells")),
@@ -196,7 +203,7 @@ pub fn claims(planned: &Planned<'_>) -> Vec<Claim> {
     let client_part = match planned_client_us(planned) {
         Some(us) => {
             let at = |slots: &str| -> Vec<&CellRef> {
-                cells(planned, REAL_CLIENT, "semaphore", "slots", slots)
+                cells(planned, REAL_CLIENT, SEMAPHORE, "slots", slots)
                     .into_iter()
                     .filter(|c| has(c, "client_us", &us))
                     .collect()

@@ -11,6 +11,8 @@ use harness::findings::Table;
 use harness::judge::{param_text, times, values_of, widest, Est};
 use harness::RunRecord;
 
+use crate::runner::Design;
+
 /// One backend's cells of the question at one point (threads, cores).
 pub struct Backend<'a> {
     /// `real (libdqlite)` or `model (dqlite-model)`.
@@ -43,22 +45,22 @@ impl<'a> Backend<'a> {
 
     /// The semaphore cell at K = `slots`, the client at its own speed.
     pub fn semaphore(&self, slots: &str) -> Option<&'a RunRecord> {
-        self.find("semaphore", "slots", slots, false)
+        self.find(Design::Semaphore.name(), "slots", slots, false)
     }
 
     /// The semaphore cell at K = `slots` with the client slowed (`client_us` > 0).
     pub fn slowed(&self, slots: &str) -> Option<&'a RunRecord> {
-        self.find("semaphore", "slots", slots, true)
+        self.find(Design::Semaphore.name(), "slots", slots, true)
     }
 
     /// The pool cell of `size` connections, no semaphore.
     pub fn pool(&self, size: &str) -> Option<&'a RunRecord> {
-        self.find("pool", "pool_size", size, false)
+        self.find(Design::Pool.name(), "pool_size", size, false)
     }
 
     /// The sharded cell over `apps` apps.
     pub fn apps(&self, apps: &str) -> Option<&'a RunRecord> {
-        self.find("sharded", "shards", apps, false)
+        self.find(Design::Sharded.name(), "shards", apps, false)
     }
 }
 
@@ -80,7 +82,7 @@ pub fn setup(cell: &RunRecord) -> String {
         d => format!("its Raft log in {d}"),
     };
     let nodes = match param_text(cell, "shards").as_str() {
-        n if cell.variant == "sharded" && n != "1" => format!("{n} nodes"),
+        n if cell.variant == Design::Sharded.name() && n != "1" => format!("{n} nodes"),
         _ => "one node".to_owned(),
     };
     let databases = match param_text(cell, "databases").as_str() {
@@ -181,7 +183,7 @@ pub fn control(rows: &[&RunRecord]) -> Option<String> {
     let at: Vec<&RunRecord> = rows
         .iter()
         .copied()
-        .filter(|c| c.variant == "semaphore" && c.threads == t && c.cores == cores)
+        .filter(|c| c.variant == Design::Semaphore.name() && c.threads == t && c.cores == cores)
         .collect();
     let none = at
         .iter()

@@ -27,6 +27,8 @@ pub use claims::claims;
 use claims::{PARTS, REAL, REAL_APPS, REAL_CLIENT, REAL_POOL};
 use context::{hold_ms, Backend};
 
+use crate::runner::Design;
+
 /// The question, in the user's words.
 pub const QUESTION: &str =
     "Does the transaction semaphore help or hurt, and what beats it (Juju on dqlite)?";
@@ -249,10 +251,13 @@ fn runner_variants(main: &[&RunRecord]) -> Option<String> {
         .copied()
         .filter(|c| c.threads == t && c.cores == cores)
         .collect();
-    let base = at.iter().copied().find(|c| c.variant == "semaphore")?;
+    let base = at
+        .iter()
+        .copied()
+        .find(|c| c.variant == Design::Semaphore.name())?;
     let each: Vec<String> = at
         .iter()
-        .filter(|c| c.variant != "semaphore")
+        .filter(|c| c.variant != Design::Semaphore.name())
         .map(|c| format!("`{}` {}", c.variant, times(c, base, "")))
         .collect();
     (!each.is_empty()).then(|| {

@@ -400,8 +400,8 @@ impl App {
 
     /// What every database holds, read through the node on fresh connections: the unit
     /// rows (model, unit, version, agent status) and the payloads of every event.
-    pub fn stored(&self) -> Result<crate::workload::Stored, String> {
-        let mut stored = crate::workload::Stored::default();
+    pub fn stored(&self) -> Result<crate::db::Stored, String> {
+        let mut stored = crate::db::Stored::default();
         let (units, payloads) = (&mut stored.units, &mut stored.payloads);
         for p in 0..self.pools.len() {
             let name = &self.pools[p].database;
