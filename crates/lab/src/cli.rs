@@ -59,6 +59,18 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
+    /// Fill a folder with a 389 DS instance holding the seed's directory: the preparation
+    /// benches/server-389ds-ldclt.toml runs (`{lab} ldap-template 6000 4000 {prepared}`),
+    /// from the ldap hot path's cached template.
+    #[command(hide = true)]
+    LdapTemplate {
+        /// User entries.
+        users: usize,
+        /// Group entries.
+        groups: usize,
+        /// The empty folder to fill.
+        into: std::path::PathBuf,
+    },
     /// List hot paths, their variants and parameters, and the scenario files.
     List,
     /// Render the HTML and Markdown report from results files (default: the newest in
@@ -94,6 +106,15 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Run(args) => run_cell::run(&CellRequest::from_run_args(&args)?),
         Command::Pairs { request } => crate::pairs::child::run(&request),
+        Command::LdapTemplate {
+            users,
+            groups,
+            into,
+        } => {
+            ldap::ds389::prepare_into(users, groups, &into)
+                .map_err(|e| anyhow::anyhow!("ldap-template: {e}"))?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::TinyServer { args } => {
             server::tiny::parse(&args)
                 .and_then(|o| server::tiny::run(&o))

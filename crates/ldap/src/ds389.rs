@@ -112,6 +112,15 @@ pub fn read_threadnumber(url: &str) -> Result<(usize, usize), String> {
     Ok((seen.saturating_sub(MONITOR_EXTRA_THREADS), seen))
 }
 
+/// Fills `into` (empty) with a 389 DS instance holding `users` and `groups`, every path
+/// pointing into it, listening on port 389 with `nsslapd-threadnumber` as built: what a
+/// scenario file of the server hot path prepares (`lab ldap-template 389-ds ...`), whose
+/// start command then sets the port and threads itself.
+pub fn prepare_into(users: usize, groups: usize, into: &Path) -> Result<(), String> {
+    let template = template(users, groups)?;
+    template::copy_into(&template, into, CONFIG_FILES)
+}
+
 /// Starts a copy of `template` in `folder` with `threads` worker threads on `cpus`
 /// (written as `-1` where the server's autotuning gives that many: [`threadnumber_setting`]).
 pub fn start(

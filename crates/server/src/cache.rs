@@ -149,7 +149,10 @@ pub fn naming_files(template: &Path) -> Vec<String> {
             } else if kind.is_file()
                 && entry.metadata().is_ok_and(|m| m.len() < 1 << 20)
                 && entry.file_name() != ROOT_FILE
-                && std::fs::read_to_string(&path).is_ok_and(|t| t.contains(root.as_str()))
+                // LDIF folds long values (paths included) at 78 columns: unfolded first,
+                // as `copy_into` does.
+                && std::fs::read_to_string(&path)
+                    .is_ok_and(|t| t.contains(root.as_str()) || t.replace("\n ", "").contains(root.as_str()))
             {
                 if let Ok(rel) = path.strip_prefix(template) {
                     found.push(rel.to_string_lossy().into_owned());

@@ -29,7 +29,7 @@ pub mod window;
 use std::time::Duration;
 
 use harness::hotpath::{Description, Missing, Variant};
-use harness::{scratch, CellFailure, HotPath, Measurement, Params, RunSettings};
+use harness::{scratch, CellFailure, HotPath, Params, RunSettings};
 
 /// The most worker threads a cell may ask of a server.
 pub const MAX_SERVER_THREADS: usize = 4096;
@@ -43,6 +43,7 @@ pub struct ServerHotPath;
 const VARIANTS: &[Variant] = &[Variant {
     name: VARIANT,
     summary: "the server the scenario file's [server] table starts, its worker-thread setting = threads, driven by its [load]",
+    measure: |params, settings| window::measure(params, settings).map_err(CellFailure::new),
 }];
 
 const DESCRIPTION: Description = Description {
@@ -105,16 +106,6 @@ impl HotPath for ServerHotPath {
 
     fn answer(&self, run: &harness::findings::Run<'_>) -> Option<harness::findings::Answer> {
         findings::answer(run)
-    }
-
-    fn measure(
-        &self,
-        variant: &str,
-        params: &Params,
-        settings: RunSettings,
-    ) -> Result<Measurement, CellFailure> {
-        self.variant(variant).map_err(CellFailure::new)?;
-        window::measure(params, settings).map_err(CellFailure::new)
     }
 }
 

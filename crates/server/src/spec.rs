@@ -39,6 +39,7 @@ pub const PARAMS: &[ParamSpec] = &[
     ParamSpec { name: "server_ready_timeout", kind: ParamKind::Int { min: 1, max: 600 }, default: "20", help: "seconds a server may take to become ready" },
     text("server_prepare", "a one-time preparation (a data load) that fills {prepared}; its folder is cached between cells and runs"),
     ParamSpec { name: "server_copy_prepared", kind: ParamKind::Bool, default: "false", help: "give each server a fresh copy of the prepared folder (a server that writes to its data), with the folder's path rewritten in its text files" },
+    text("server_leftovers", "files the server makes outside its folder that a kill leaves behind (comma-separated), removed once it is gone"),
     text("server_program", "the program the file needs; a machine without it skips the file in one line (default: the command's first word)"),
     text("server_packages", "the Debian packages that install it, comma-separated (just setup installs them)"),
     text("server_comm", "the server's thread names as profiles show them, comma-separated (default: the program's name)"),
@@ -87,6 +88,8 @@ pub struct ServerSpec {
     pub prepare: Option<String>,
     /// Whether each server gets a copy of the prepared folder.
     pub copy_prepared: bool,
+    /// Files it leaves outside its folder.
+    pub leftovers: Vec<std::path::PathBuf>,
     /// The program it needs.
     pub program: String,
     /// The packages that install it.
@@ -266,6 +269,10 @@ pub fn server(params: &Params) -> Result<ServerSpec, String> {
         ready_timeout: Duration::from_secs(params.count("server_ready_timeout") as u64),
         prepare,
         copy_prepared: params.flag("server_copy_prepared"),
+        leftovers: list("server_leftovers")
+            .into_iter()
+            .map(Into::into)
+            .collect(),
         program,
         packages: list("server_packages"),
         comm,

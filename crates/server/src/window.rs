@@ -122,7 +122,7 @@ fn start(
         folder: data_dir,
         port,
         cpus: &cpus.server,
-        leftovers: &[],
+        leftovers: &server.leftovers,
         logs: &[],
         timeout: server.ready_timeout,
     };

@@ -16,7 +16,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use harness::account::TimeAccount;
-use harness::{interference, Measurement, RunSettings};
+use harness::{interference, probe, Measurement, RunSettings};
 
 use crate::procstat::{self, Snapshot};
 use crate::spec::Pattern;
@@ -51,12 +51,13 @@ fn children_cpu() -> Duration {
 }
 
 /// Runs `line` with `sh -c` in `folder` on `cpus`, for at most `limit`; the server's
-/// threads (`server`) are read at its start and its exit.
+/// threads (`server`) are read at its start and its exit. `is_window`: whether this run
+/// is the measured window, which a profiler records.
 fn run(
     line: &str,
     folder: &Path,
     cpus: &[usize],
-    limit: Duration,
+    (limit, is_window): (Duration, bool),
     server: &[u32],
 ) -> Result<Ran, String> {
     let out_path = folder.join("load.out");
@@ -75,17 +76,23 @@ fn run(
     let before = harness::affinity::allowed_cpus();
     procstat::set_thread_cpus(cpus)?;
     let cpu0 = children_cpu();
-    let window = interference::Window::open();
+    let measured = interference::Window::open();
     let open = Snapshot::read_all(server);
     let started = Instant::now();
     let spawned = command.spawn();
     procstat::set_thread_cpus(&before)?;
     let mut child = spawned.map_err(|e| format!("cannot start the load command: {e}"))?;
+    if is_window {
+        probe::window_opened();
+    }
     let status = loop {
         if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
             break status;
         }
         if started.elapsed() > limit {
+            if is_window {
+                probe::window_closed();
+            }
             let _ = child.kill();
             let _ = child.wait();
             return Err(format!(
@@ -98,7 +105,10 @@ fn run(
     };
     let elapsed = started.elapsed();
     let close = Snapshot::read_all(server);
-    let interference = window.close();
+    if is_window {
+        probe::window_closed();
+    }
+    let interference = measured.close();
     let output = std::fs::read_to_string(&out_path).unwrap_or_default();
     if !status.success() {
         return Err(format!(
@@ -166,7 +176,7 @@ impl Window<'_> {
                 &self.line(settings.warmup),
                 self.folder,
                 self.cpus,
-                limit(settings.warmup),
+                (limit(settings.warmup), false),
                 self.server,
             )
             .map_err(|e| format!("warming up: {e}"))?;
@@ -176,7 +186,7 @@ impl Window<'_> {
             &line,
             self.folder,
             self.cpus,
-            limit(settings.duration),
+            (limit(settings.duration), true),
             self.server,
         )?;
         let rate = self.throughput.find(&ran.output).ok_or_else(|| {
