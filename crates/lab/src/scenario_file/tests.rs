@@ -189,3 +189,34 @@ cores = ["nproc"]
     assert!(s.keep_cores);
     assert_eq!(s.normal.repeats, DEFAULT_REPEATS);
 }
+
+#[test]
+fn a_table_named_like_a_prefix_of_the_hot_paths_parameters_sets_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = "hot_path = \"server\"\naxis = \"threads\"\nthreads = [1, 2]\n[server]\ncommand = \"memcached -t {threads} -p {port}\"\ndefault_threads = 4\n[load]\nbuiltin = \"memcached\"\n";
+    let file = load(&write(dir.path(), "mc.toml", good)).unwrap();
+    let value = |name: &str| {
+        file.normal
+            .params
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+    };
+    assert_eq!(
+        value("server_command"),
+        Some(vec![Value::from("memcached -t {threads} -p {port}")])
+    );
+    assert_eq!(value("server_default_threads"), Some(vec![Value::from(4)]));
+    assert_eq!(value("load_builtin"), Some(vec![Value::from("memcached")]));
+    let bad = good.replace("default_threads", "default_thread");
+    let err = load(&write(dir.path(), "bad.toml", &bad)).unwrap_err();
+    assert!(
+        err.contains("[server] default_thread: unknown; accepted")
+            && err.contains("default_threads"),
+        "{err}"
+    );
+    let not_a_group =
+        "hot_path = \"lookup\"\naxis = \"threads\"\nthreads = [1]\n[server]\ncommand = \"x\"\n";
+    let err = load(&write(dir.path(), "bad2.toml", not_a_group)).unwrap_err();
+    assert!(err.contains("bad2.toml:4: unknown field `server`"), "{err}");
+}
