@@ -64,8 +64,9 @@ bench crate *args:
     CRITERION_HOME="$PWD/reports/criterion" cargo bench -p "$1" -- "${@:2}"
 
 # Installs the packages some hot paths need (Debian/Ubuntu, as root): libdqlite0, the real
-# dqlite node of benches/sqlmix-libdqlite*.toml, and the real directory servers of
-# benches/389ds.toml and benches/openldap.toml. Without them `just matrix` skips those
+# dqlite node of benches/sqlmix-libdqlite*.toml, the real directory servers of
+# benches/389ds.toml and benches/openldap.toml, and memcached, nginx and wrk for the server
+# hot path's examples (benches/server-*.toml). Without them `just matrix` skips those
 # files and says so.
 setup:
     bash scripts/setup.sh

@@ -13,7 +13,11 @@ DQLITE_PACKAGES=(libdqlite0)
 # ldap hot path (benches/389ds.toml, benches/openldap.toml)
 LDAP_PACKAGES=(389-ds-base python3-lib389 ldap-utils slapd)
 
-PACKAGES=("${DQLITE_PACKAGES[@]}" "${LDAP_PACKAGES[@]}")
+# server hot path's shipped examples (benches/server-memcached.toml, server-nginx.toml;
+# server-389ds-ldclt.toml uses 389-ds-base's ldclt)
+SERVER_PACKAGES=(memcached nginx-light wrk)
+
+PACKAGES=("${DQLITE_PACKAGES[@]}" "${LDAP_PACKAGES[@]}" "${SERVER_PACKAGES[@]}")
 
 # `--if-missing` (what `just matrix` runs first): nothing when the real systems are there
 # already; otherwise install them, and where that cannot be done (not root, no apt, no
@@ -21,6 +25,8 @@ PACKAGES=("${DQLITE_PACKAGES[@]}" "${LDAP_PACKAGES[@]}")
 if [ "${1:-}" = "--if-missing" ]; then
   have_dqlite() { ldconfig -p 2>/dev/null | grep -q 'libdqlite\.so\.0'; }
   have_ldap() { command -v ns-slapd >/dev/null 2>&1 || [ -x /usr/sbin/ns-slapd ]; }
+  # The default matrix needs only these two; the server examples (`just full`) are
+  # skipped in one line where their programs are missing.
   if have_dqlite && have_ldap && [ -x /usr/sbin/slapd ]; then
     exit 0
   fi

@@ -26,10 +26,8 @@ pub mod template;
 pub mod tiny;
 pub mod window;
 
-use std::time::Duration;
-
 use harness::hotpath::{Description, Missing, Variant};
-use harness::{scratch, CellFailure, HotPath, Params, RunSettings};
+use harness::{scratch, CellFailure, HotPath, Params};
 
 /// The most worker threads a cell may ask of a server.
 pub const MAX_SERVER_THREADS: usize = 4096;
@@ -106,14 +104,5 @@ impl HotPath for ServerHotPath {
 
     fn answer(&self, run: &harness::findings::Run<'_>) -> Option<harness::findings::Answer> {
         findings::answer(run)
-    }
-}
-
-/// A short cell's settings, for tests.
-pub fn short_settings(threads: usize, window: Duration) -> RunSettings {
-    RunSettings {
-        threads,
-        warmup: Duration::from_millis(50),
-        duration: window,
     }
 }

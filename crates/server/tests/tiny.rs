@@ -41,6 +41,14 @@ fn running(text: &str) -> Vec<u32> {
     found
 }
 
+fn settings(threads: usize) -> harness::RunSettings {
+    harness::RunSettings {
+        threads,
+        warmup: Duration::from_millis(50),
+        duration: Duration::from_millis(200),
+    }
+}
+
 fn measure(p: &Params, threads: usize) -> Result<harness::Measurement, String> {
     ServerHotPath.check(p).and_then(|()| {
         ServerHotPath
