@@ -12,6 +12,7 @@ mod compare;
 mod compare_parts;
 mod export;
 mod fault;
+mod flame;
 mod fs;
 mod list;
 mod lock;
@@ -34,6 +35,7 @@ mod signals;
 mod sizes;
 mod speed;
 mod table;
+mod words;
 
 use std::process::ExitCode;
 

@@ -263,7 +263,7 @@ pub fn run(plan: &MatrixPlan, start: Start) -> anyhow::Result<ExitCode> {
     println!("report:  {}", relative(&page, &plan.root).display());
     println!("latest:  reports/index.html");
     let results = source.results;
-    let retaken = crate::retake::total_line(&results);
+    let retaken = crate::words::total_line(&results);
     for line in retaken
         .into_iter()
         .chain(crate::adaptive::total_line(extended))

@@ -11,10 +11,11 @@ use harness::params::find_spec;
 
 use super::choose::Provenance;
 use super::costs::Measured;
-use super::params::{check_counts, combinations, value_text};
+use super::params::{check_counts, combinations};
 use super::{default_cores, text, ScenarioPlan, SETUP_MARGIN};
 use crate::scenario_file::{join, max_threads, Axis, ModeSettings, ScenarioFile, Sizes};
 use crate::settings::Settings;
+use crate::words::value_text;
 
 /// What a child costs beyond warm-up and window when neither a results file nor the
 /// scenario file says (`overhead`): about what a small hot path took here.

@@ -63,7 +63,7 @@ pub(super) fn differential(
                  unit: &'static str| {
         let (x, y, title) = (root.join(x), root.join(y), format!("{title}, {what}"));
         outputs.add(root.join(rel), move || {
-            crate::profile::render_differential(&x, &y, &title, counts, unit)
+            crate::flame::render_differential(&x, &y, &title, counts, unit)
                 .map_err(anyhow::Error::msg)
         });
     };
@@ -124,7 +124,7 @@ pub(super) fn restore_flamegraphs(
             "{} / {}  threads={} cores={}",
             cell.hot_path, cell.variant, cell.threads, cell.cores
         );
-        let subtitle = crate::profile::cpu_subtitle(
+        let subtitle = crate::flame::cpu_subtitle(
             p.samples,
             &format!(
                 "{} at {} Hz (redrawn from the folded stacks)",
@@ -132,7 +132,7 @@ pub(super) fn restore_flamegraphs(
             ),
         );
         outputs.add(svg, move || {
-            crate::profile::render_flamegraph(&lines, &title, &subtitle, "samples")
+            crate::flame::render_flamegraph(&lines, &title, &subtitle, "samples")
                 .map_err(anyhow::Error::msg)
         });
     }

@@ -13,17 +13,19 @@
 //! written. This module ties them together and writes the pages.
 
 mod advice;
+mod cell;
 mod charts;
 mod diff;
 mod figures;
 pub mod findings;
 mod findings_page;
 mod group;
-mod html;
 mod load;
 pub mod locks;
 mod markup;
 mod output;
+mod page;
+mod sections;
 mod summary;
 mod sweep;
 mod time_chart;
@@ -103,7 +105,7 @@ pub fn render(root: &Path, sources: &[Source]) -> anyhow::Result<PathBuf> {
         outputs.write_all()?;
         std::fs::write(
             staging.join("index.html"),
-            html::page(&analysed, "../../", None),
+            page::page(&analysed, "../../", None),
         )?;
         std::fs::write(staging.join("summary.md"), summary::markdown(&analysed))?;
         // What scripts read: one object per finding, the same ones the pages lay out.
@@ -121,7 +123,7 @@ pub fn render(root: &Path, sources: &[Source]) -> anyhow::Result<PathBuf> {
         let runs = list_reports(&reports);
         write_atomically(
             &reports.join("index.html"),
-            html::page(&analysed, "../", Some(&runs)).as_bytes(),
+            page::page(&analysed, "../", Some(&runs)).as_bytes(),
         )?;
         Ok(target.join("index.html"))
     })();

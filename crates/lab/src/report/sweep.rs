@@ -72,7 +72,7 @@ pub(super) fn sweeps(
             .map(|m| {
                 m.params
                     .get(param)
-                    .map(crate::plan::value_text)
+                    .map(crate::words::value_text)
                     .unwrap_or_default()
             })
             .collect();
