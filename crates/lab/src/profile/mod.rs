@@ -28,8 +28,6 @@ use fallback::PprofSampler;
 use offcpu::{WaitProfile, WaitStacks};
 use perf::PerfRecorder;
 
-#[cfg(test)]
-pub use crate::flame::render_differential;
 pub use crate::flame::{cpu_subtitle, render_flamegraph, wait_subtitle};
 
 /// `LAB_PROFILER`: `perf` (perf or fail), `pprof` (force the fallback) or unset/`auto`.

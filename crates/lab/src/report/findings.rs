@@ -236,6 +236,7 @@ mod tests {
             groups: Vec::new(),
             sweeps: Vec::new(),
             findings: found,
+            drawings: Vec::new(),
         };
         use super::super::markup::{Format, Markdown};
         let md = Markdown.blocks(&[super::super::findings_page::section(&[analysed], "", 1)]);

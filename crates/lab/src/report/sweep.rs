@@ -1,14 +1,11 @@
 //! Parameter sweeps: scenario files whose groups differ in exactly one parameter, with the
-//! throughput (and charted extras) against it; the charts are queued, not written.
-
-use std::path::{Path, PathBuf};
+//! throughput (and charted extras) against it; the charts are planned as data, not drawn.
 
 use harness::RunRecord;
 
 use super::charts;
-use super::figures::extra_series;
+use super::drawing::{extra_series, Drawing, Place, Planned};
 use super::group::{slugify, Group};
-use super::output::Outputs;
 
 /// Throughput against the values of one parameter that a scenario file sweeps.
 pub struct Sweep {
@@ -36,10 +33,9 @@ pub struct Sweep {
 /// throughput against it, at the largest thread and core count every group has.
 pub(super) fn sweeps(
     groups: &[Group<'_>],
-    chart_dir: &Path,
     final_dir: &str,
     index: usize,
-    outputs: &mut Outputs,
+    drawings: &mut Vec<Planned>,
 ) -> Vec<Sweep> {
     let mut out = Vec::new();
     let mut files: Vec<&str> = groups
@@ -131,16 +127,13 @@ pub(super) fn sweeps(
             slugify(param)
         );
         let name = format!("{stem}.svg");
-        queue_sweep_chart(
-            outputs,
-            chart_dir.join(&name),
-            title,
-            param,
+        drawings.push(sweep_chart(
+            &name,
+            [title, param.clone(), "ops/s".into()],
             &values,
-            "ops/s",
             series,
             bars,
-        );
+        ));
         let scenario = members[0].hot_path.clone();
         let cells_of = |v: &str| -> Vec<(f64, &RunRecord)> {
             members
@@ -156,16 +149,13 @@ pub(super) fn sweeps(
             let title =
                 format!("{file}: {label} against {param} ({threads} threads, {cores} cores)");
             let extra_name = format!("{stem}-{}.svg", slugify(key));
-            queue_sweep_chart(
-                outputs,
-                chart_dir.join(&extra_name),
-                title,
-                param,
+            drawings.push(sweep_chart(
+                &extra_name,
+                [title, param.clone(), label.into()],
                 &values,
-                label,
                 series,
                 Vec::new(),
-            );
+            ));
             extras.push((label.to_owned(), format!("{final_dir}/charts/{extra_name}")));
         }
         out.push(Sweep {
@@ -183,22 +173,21 @@ pub(super) fn sweeps(
     out
 }
 
-/// Queues a sweep chart (owned inputs, so it can be drawn on another thread).
-#[allow(clippy::too_many_arguments)]
-fn queue_sweep_chart(
-    outputs: &mut Outputs,
-    path: PathBuf,
-    title: String,
-    param: &str,
+/// A sweep chart for the report's `charts/` folder.
+fn sweep_chart(
+    name: &str,
+    labels: [String; 3],
     values: &[String],
-    y_label: &str,
     series: Vec<charts::Series>,
     bars: Vec<charts::Bars>,
-) {
-    let (param, values, y_label) = (param.to_owned(), values.to_vec(), y_label.to_owned());
-    outputs.add(path, move || {
-        charts::sweep_chart_with_bars(&title, &param, &values, &y_label, &series, &bars)
-            .map(String::into_bytes)
-            .map_err(anyhow::Error::msg)
-    });
+) -> Planned {
+    Planned {
+        place: Place::Chart(name.to_owned()),
+        drawing: Drawing::Sweep {
+            labels,
+            values: values.to_vec(),
+            series,
+            bars,
+        },
+    }
 }
