@@ -4,6 +4,7 @@
 
 mod adaptive;
 mod catalog;
+mod cell_child;
 mod cell_request;
 mod children;
 mod cli;

@@ -95,7 +95,7 @@ impl super::Runner for Children<'_> {
             cell.cores,
             pair + 1
         ));
-        crate::matrix::run_child(self.exe, self.root, cell, None, pair, self.interrupted).map(
+        crate::cell_child::run_child(self.exe, self.root, cell, None, pair, self.interrupted).map(
             |mut r| {
                 r.scenario_file = cell.file.file.clone();
                 r
@@ -152,7 +152,7 @@ impl super::Runner for Children<'_> {
         let args = PairsRequest::of(&specs, count).to_args();
         let dirs = specs
             .iter()
-            .flat_map(|c| crate::matrix::data_dirs(c))
+            .flat_map(|c| crate::cell_child::data_dirs(c))
             .collect();
         let launch = crate::children::Launch {
             exe: self.exe,

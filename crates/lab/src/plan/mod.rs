@@ -34,6 +34,7 @@ mod costs;
 mod file;
 mod lines;
 mod params;
+pub mod profiled;
 #[cfg(test)]
 mod tests;
 

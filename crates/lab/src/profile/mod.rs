@@ -14,7 +14,6 @@
 pub mod fallback;
 pub mod offcpu;
 pub mod perf;
-pub mod select;
 pub mod stacks;
 
 use std::path::Path;
