@@ -20,22 +20,7 @@ pub(super) fn differential(
     variant: &str,
     cores: usize,
 ) -> Option<(DiffRef, Vec<Planned>)> {
-    let profiled: Vec<&RunRecord> = g
-        .threads
-        .iter()
-        .filter_map(|&t| g.cell(variant, t, cores))
-        .filter(|c| {
-            c.profile
-                .as_ref()
-                .is_some_and(|p| root.join(&p.folded).is_file())
-        })
-        .collect();
-    let (Some(first), Some(last)) = (profiled.first(), profiled.last()) else {
-        return None;
-    };
-    if first.threads != 1 || last.threads == 1 {
-        return None;
-    }
+    let (first, last) = ends(root, g, variant, cores)?;
     let (a, b) = (
         first.profile.as_ref().expect("filtered"),
         last.profile.as_ref().expect("filtered"),
@@ -96,6 +81,28 @@ pub(super) fn differential(
         off_cpu,
     };
     Some((diff, drawings))
+}
+
+/// The first and last profiled cells of `variant` at `cores` whose folded stacks are on
+/// disk, when they are threads = 1 and more threads.
+fn ends<'g>(
+    root: &Path,
+    g: &'g Group<'_>,
+    variant: &str,
+    cores: usize,
+) -> Option<(&'g RunRecord, &'g RunRecord)> {
+    let profiled: Vec<&RunRecord> = g
+        .threads
+        .iter()
+        .filter_map(|&t| g.cell(variant, t, cores))
+        .filter(|c| {
+            c.profile
+                .as_ref()
+                .is_some_and(|p| root.join(&p.folded).is_file())
+        })
+        .collect();
+    let (first, last) = (*profiled.first()?, *profiled.last()?);
+    (first.threads == 1 && last.threads != 1).then_some((first, last))
 }
 
 /// Redraws a cell flamegraph whose SVG is missing but whose folded stacks are there

@@ -171,28 +171,7 @@ fn thread_charts(
         let path = plan(name, labels(label, label), series, vec![], vec![]);
         extras.push((label.to_owned(), path));
     }
-    // The measured throughput beside each variant's lock bound min(N / (D + S), K / S),
-    // where a variant has one.
-    let dashed: Vec<Series> = g
-        .variants
-        .iter()
-        .map(|v| Series {
-            name: format!("{v} lock bound"),
-            points: super::locks::bound_points(g, v, cores),
-        })
-        .collect();
-    if dashed.iter().any(|s| !s.points.is_empty()) {
-        let measured: Vec<Series> = g
-            .variants
-            .iter()
-            .map(|v| Series {
-                name: v.clone(),
-                points: cells_at(g, v, cores)
-                    .iter()
-                    .map(|(x, c)| (*x, c.ops_per_sec))
-                    .collect(),
-            })
-            .collect();
+    if let Some((measured, dashed)) = lock_bound_series(g, cores) {
         let what = "throughput and lock bounds";
         let name = format!("{}-c{cores}-lock-bounds.svg", g.slug);
         let path = plan(name, labels(what, "ops/s"), measured, vec![], dashed);
@@ -204,4 +183,32 @@ fn thread_charts(
         per_thread: per_path,
         extras,
     }
+}
+
+/// The measured throughput beside each variant's lock bound min(N / (D + S), K / S), as
+/// (measured, dashed bounds); `None` where no variant has a bound.
+fn lock_bound_series(g: &Group<'_>, cores: usize) -> Option<(Vec<Series>, Vec<Series>)> {
+    let dashed: Vec<Series> = g
+        .variants
+        .iter()
+        .map(|v| Series {
+            name: format!("{v} lock bound"),
+            points: super::locks::bound_points(g, v, cores),
+        })
+        .collect();
+    if dashed.iter().all(|s| s.points.is_empty()) {
+        return None;
+    }
+    let measured = g
+        .variants
+        .iter()
+        .map(|v| Series {
+            name: v.clone(),
+            points: cells_at(g, v, cores)
+                .iter()
+                .map(|(x, c)| (*x, c.ops_per_sec))
+                .collect(),
+        })
+        .collect();
+    Some((measured, dashed))
 }
