@@ -29,7 +29,7 @@ use anyhow::Context;
 use indicatif::ProgressBar;
 
 use crate::cell_child::{data_dirs, run_child};
-use crate::plan::profiled as select;
+use crate::plan::profiled;
 use crate::plan::{CellSpec, MatrixPlan};
 use crate::resume::Start;
 use crate::retake::Retaker;
@@ -77,7 +77,7 @@ impl<'p> Matrix<'p> {
             .with_context(|| format!("cannot create {}", data_dir.display()))?;
         sweep_scratch(plan);
         let run = RunState::new(&cells, &data_dir, start);
-        let chosen = select::profiled(&cells, select::which(plan));
+        let chosen = profiled::profiled(&cells, profiled::which(plan));
         let mut matrix = Matrix {
             plan,
             planned: cells.iter().map(|c| c.file.repeats).collect(),

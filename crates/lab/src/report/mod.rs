@@ -8,9 +8,9 @@
 //!
 //! Analysis apart from rendering. Analysis returns plain data and writes nothing: `load`
 //! reads results files, `group` groups cells, `figures` is the analysis (the charts each
-//! group gets, as [`drawing`] data), `sweep` finds parameter sweeps, `diff` the flamegraph
+//! group gets, as `drawing` data), `sweep` finds parameter sweeps, `diff` the flamegraph
 //! differentials, `advice` the thread advice and USL fits, `findings` each hot path's
-//! answer. Rendering is a list of writers over that data ([`WRITERS`]): the charts
+//! answer. Rendering is a list of writers over that data (`WRITERS`): the charts
 //! (`output`, drawing with `charts` and the flamegraph module), `index.html` (`page`),
 //! `summary.md` (`summary`), `findings.json` and `cells.csv`. The pages are built once as
 //! blocks (`markup`) from shared sections (`sections`, `findings_page`, `locks`,
