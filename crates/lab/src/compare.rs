@@ -182,41 +182,7 @@ pub fn run(base: &Path, new: &Path, threshold: f64) -> anyhow::Result<ExitCode> 
     }
     let sources = report::load(&[base.to_path_buf(), new.to_path_buf()])?;
     let (b, n) = (&sources[0].results, &sources[1].results);
-    let scenarios = |cells: &[RunRecord]| -> BTreeSet<String> {
-        cells.iter().map(|c| c.hot_path.clone()).collect()
-    };
-    let (bs, ns) = (scenarios(&b.cells), scenarios(&n.cells));
-    if bs != ns {
-        bail!(
-            "{} holds scenarios {:?} but {} holds {:?}: compare runs of the same scenarios",
-            base.display(),
-            bs,
-            new.display(),
-            ns
-        );
-    }
-    if let Some(what) = params_conflict(&b.cells, &n.cells) {
-        bail!(
-            "{} and {} ran different parameters for the same cells: {what}; compare runs of the same settings",
-            base.display(),
-            new.display()
-        );
-    }
-    let pairs: Vec<(&RunRecord, &RunRecord)> = n
-        .cells
-        .iter()
-        .filter_map(|cell| {
-            let old = b.cells.iter().find(|o| o.key() == cell.key())?;
-            Some((old, cell))
-        })
-        .collect();
-    if pairs.is_empty() {
-        bail!(
-            "{} and {} have no cells in common (same scenario, variant, parameters, threads and cores): compare runs of the same matrix",
-            base.display(),
-            new.display()
-        );
-    }
+    let pairs = matched(base, new, &b.cells, &n.cells)?;
     // Each run's parts rest on its own pairs: set side by side whatever the machines.
     for line in crate::compare_parts::lines(b, n) {
         println!("{line}");
@@ -237,49 +203,17 @@ pub fn run(base: &Path, new: &Path, threshold: f64) -> anyhow::Result<ExitCode> 
         "ratio",
         threshold * 100.0
     );
-    let mut regressed = 0;
-    let mut inconclusive = 0;
-    let mut compared = 0;
+    let (mut regressed, mut inconclusive, mut compared) = (0, 0, 0);
     for (old, cell) in pairs {
-        if !cell.usable() || !old.usable() {
-            println!(
-                "{:<10} {:<20} {:>4} {:>4}  not comparable: a side failed or was not verified",
-                cell.hot_path, cell.variant, cell.threads, cell.cores
-            );
+        let Some(verdict) = compare_cell(old, cell, threshold) else {
             continue;
-        }
-        compared += 1;
-        let ((bv, bn), (nv, nn)) = (reps(old), reps(cell));
-        let verdict = if bv.is_empty() || nv.is_empty() {
-            // A file from before per-repetition values were kept: nothing to test.
-            Verdict::Inconclusive { n: bn.min(nn) }
-        } else {
-            judge(&bv, &nv, threshold)
         };
+        compared += 1;
         match verdict {
             Verdict::Regressed { .. } => regressed += 1,
             Verdict::Inconclusive { .. } => inconclusive += 1,
             _ => {}
         }
-        let mut text = verdict.text();
-        if matches!(verdict, Verdict::Regressed { .. } | Verdict::Slower { .. }) {
-            if let Some(lock) = grown_lock(old, cell) {
-                text.push_str(&format!("; {lock}"));
-            }
-        }
-        if (bv.is_empty() || nv.is_empty()) && bn.min(nn) >= MIN_REPS {
-            text.push_str(": a file predates per-repetition values");
-        }
-        println!(
-            "{:<10} {:<20} {:>4} {:>4} {:>10} {:>10} {:>7.3}  {text}",
-            cell.hot_path,
-            cell.variant,
-            cell.threads,
-            cell.cores,
-            si(old.ops_per_sec),
-            si(cell.ops_per_sec),
-            cell.ops_per_sec / old.ops_per_sec,
-        );
     }
     let unmatched = (n.cells.len() + b.cells.len()).saturating_sub(2 * compared);
     println!(
@@ -302,6 +236,87 @@ pub fn run(base: &Path, new: &Path, threshold: f64) -> anyhow::Result<ExitCode> 
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The cells of `n` with their match in `b`, after checking that the two runs ran the
+/// same scenarios with the same settings and have cells in common.
+fn matched<'r>(
+    base: &Path,
+    new: &Path,
+    b: &'r [RunRecord],
+    n: &'r [RunRecord],
+) -> anyhow::Result<Vec<(&'r RunRecord, &'r RunRecord)>> {
+    let scenarios = |cells: &[RunRecord]| -> BTreeSet<String> {
+        cells.iter().map(|c| c.hot_path.clone()).collect()
+    };
+    let (bs, ns) = (scenarios(b), scenarios(n));
+    if bs != ns {
+        bail!(
+            "{} holds scenarios {:?} but {} holds {:?}: compare runs of the same scenarios",
+            base.display(),
+            bs,
+            new.display(),
+            ns
+        );
+    }
+    if let Some(what) = params_conflict(b, n) {
+        bail!(
+            "{} and {} ran different parameters for the same cells: {what}; compare runs of the same settings",
+            base.display(),
+            new.display()
+        );
+    }
+    let pairs: Vec<(&RunRecord, &RunRecord)> = n
+        .iter()
+        .filter_map(|cell| Some((b.iter().find(|o| o.key() == cell.key())?, cell)))
+        .collect();
+    if pairs.is_empty() {
+        bail!(
+            "{} and {} have no cells in common (same scenario, variant, parameters, threads and cores): compare runs of the same matrix",
+            base.display(),
+            new.display()
+        );
+    }
+    Ok(pairs)
+}
+
+/// Judges one cell against its base and prints its line; `None` (and a line saying so)
+/// when a side is not usable.
+fn compare_cell(old: &RunRecord, cell: &RunRecord, threshold: f64) -> Option<Verdict> {
+    if !cell.usable() || !old.usable() {
+        println!(
+            "{:<10} {:<20} {:>4} {:>4}  not comparable: a side failed or was not verified",
+            cell.hot_path, cell.variant, cell.threads, cell.cores
+        );
+        return None;
+    }
+    let ((bv, bn), (nv, nn)) = (reps(old), reps(cell));
+    let verdict = if bv.is_empty() || nv.is_empty() {
+        // A file from before per-repetition values were kept: nothing to test.
+        Verdict::Inconclusive { n: bn.min(nn) }
+    } else {
+        judge(&bv, &nv, threshold)
+    };
+    let mut text = verdict.text();
+    if matches!(verdict, Verdict::Regressed { .. } | Verdict::Slower { .. }) {
+        if let Some(lock) = grown_lock(old, cell) {
+            text.push_str(&format!("; {lock}"));
+        }
+    }
+    if (bv.is_empty() || nv.is_empty()) && bn.min(nn) >= MIN_REPS {
+        text.push_str(": a file predates per-repetition values");
+    }
+    println!(
+        "{:<10} {:<20} {:>4} {:>4} {:>10} {:>10} {:>7.3}  {text}",
+        cell.hot_path,
+        cell.variant,
+        cell.threads,
+        cell.cores,
+        si(old.ops_per_sec),
+        si(cell.ops_per_sec),
+        cell.ops_per_sec / old.ops_per_sec,
+    );
+    Some(verdict)
 }
 
 #[cfg(test)]

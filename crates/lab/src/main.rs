@@ -4,6 +4,7 @@
 
 mod adaptive;
 mod catalog;
+mod cell_child;
 mod cell_request;
 mod children;
 mod cli;
@@ -12,6 +13,7 @@ mod compare;
 mod compare_parts;
 mod export;
 mod fault;
+mod flame;
 mod fs;
 mod list;
 mod lock;
@@ -34,6 +36,7 @@ mod signals;
 mod sizes;
 mod speed;
 mod table;
+mod words;
 
 use std::process::ExitCode;
 

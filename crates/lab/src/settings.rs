@@ -226,65 +226,7 @@ impl Settings {
             if !seen.insert(canonical) {
                 bail!("{arg}: {key} is given twice; give it once, with a list for several values (e.g. {key}=1,2)");
             }
-            let duration = |v: &str| {
-                scenario_file::parse_duration(v).map_err(|m| anyhow::anyhow!("{key}={m}"))
-            };
-            match key {
-                "threads" => s.threads = Some(int_list(key, value, max_threads(), "1,2,4")?),
-                "clients" => s.clients = Some(int_list(key, value, max_threads(), "100,1000")?),
-                "cores" => cores_text = Some(value.to_owned()),
-                "cpus" => {
-                    s.cpus = Some(int_list(key, value, 1 << 16, "64")?.into_iter().last().unwrap_or(1))
-                }
-                "plan" => s.plan_only = boolean(key, value)?,
-                "budget" => {
-                    s.budget_typed = true;
-                    s.budget = if value.trim() == "none" {
-                        None
-                    } else {
-                        Some(budget(value)?)
-                    };
-                }
-                "scenarios" => s.scenarios = Some(name_list(key, value)?),
-                "variants" => s.variants = Some(name_list(key, value)?),
-                "quick" => s.quick = boolean(key, value)?,
-                "smoke" => s.smoke = boolean(key, value)?,
-                "profile" if value == "all" => s.profile_all = true,
-                "profile" => {
-                    s.no_profile = !boolean(key, value).map_err(|_| {
-                        anyhow::anyhow!("profile={value:?}: expected true, false or all")
-                    })?
-                }
-                "resume" => s.resume = Some(value.trim().to_owned()),
-                "force" => s.force = boolean(key, value)?,
-                "locks" => s.locks_off = locks_off(value)?,
-                "interference" => s.interference = Some(interference(value)?),
-                "machine_speed" => s.machine_speed = Some(machine_speed(value)?),
-                "duration" => s.duration = Some(duration(value)?),
-                "warmup" => s.warmup = Some(duration(value)?),
-                "timeout" => s.timeout = Some(duration(value)?),
-                "repeats" => {
-                    s.repeats = Some(
-                        int_list(key, value, MAX_REPEATS, "3")?
-                            .into_iter()
-                            .last()
-                            .unwrap_or(1),
-                    )
-                }
-                _ => match key.split_once('.') {
-                    Some((file, "threads" | "clients")) if !file.is_empty() => {
-                        s.per_file.push(FileCounts {
-                            file: file.to_owned(),
-                            key: key.to_owned(),
-                            counts: int_list(key, value, max_threads(), "8,16")?,
-                        })
-                    }
-                    Some((file, _)) => bail!(
-                        "{key}=...: unknown per-file setting; accepted {file}.threads and {file}.clients"
-                    ),
-                    None => s.params.push((key.to_owned(), value.to_owned())),
-                },
-            }
+            s.set(key, value, &mut cores_text)?;
         }
         if let Some(n) = s.cpus {
             if !s.plan_only {
@@ -304,6 +246,81 @@ impl Settings {
             bail!("quick=true with smoke=true: choose one (smoke has its own, smaller sizes)");
         }
         Ok(s)
+    }
+
+    /// Takes one `key=value` setting (its key checked once already); `cores=` is kept as
+    /// text in `cores_text`, to be checked against the machine planned for.
+    fn set(
+        &mut self,
+        key: &str,
+        value: &str,
+        cores_text: &mut Option<String>,
+    ) -> anyhow::Result<()> {
+        let s = self;
+        let duration =
+            |v: &str| scenario_file::parse_duration(v).map_err(|m| anyhow::anyhow!("{key}={m}"));
+        match key {
+            "threads" => s.threads = Some(int_list(key, value, max_threads(), "1,2,4")?),
+            "clients" => s.clients = Some(int_list(key, value, max_threads(), "100,1000")?),
+            "cores" => *cores_text = Some(value.to_owned()),
+            "cpus" => {
+                s.cpus = Some(
+                    int_list(key, value, 1 << 16, "64")?
+                        .into_iter()
+                        .last()
+                        .unwrap_or(1),
+                )
+            }
+            "plan" => s.plan_only = boolean(key, value)?,
+            "budget" => {
+                s.budget_typed = true;
+                s.budget = if value.trim() == "none" {
+                    None
+                } else {
+                    Some(budget(value)?)
+                };
+            }
+            "scenarios" => s.scenarios = Some(name_list(key, value)?),
+            "variants" => s.variants = Some(name_list(key, value)?),
+            "quick" => s.quick = boolean(key, value)?,
+            "smoke" => s.smoke = boolean(key, value)?,
+            "profile" if value == "all" => s.profile_all = true,
+            "profile" => {
+                s.no_profile = !boolean(key, value).map_err(|_| {
+                    anyhow::anyhow!("profile={value:?}: expected true, false or all")
+                })?
+            }
+            "resume" => s.resume = Some(value.trim().to_owned()),
+            "force" => s.force = boolean(key, value)?,
+            "locks" => s.locks_off = locks_off(value)?,
+            "interference" => s.interference = Some(interference(value)?),
+            "machine_speed" => s.machine_speed = Some(machine_speed(value)?),
+            "duration" => s.duration = Some(duration(value)?),
+            "warmup" => s.warmup = Some(duration(value)?),
+            "timeout" => s.timeout = Some(duration(value)?),
+            "repeats" => {
+                s.repeats = Some(
+                    int_list(key, value, MAX_REPEATS, "3")?
+                        .into_iter()
+                        .last()
+                        .unwrap_or(1),
+                )
+            }
+            _ => match key.split_once('.') {
+                Some((file, "threads" | "clients")) if !file.is_empty() => {
+                    s.per_file.push(FileCounts {
+                        file: file.to_owned(),
+                        key: key.to_owned(),
+                        counts: int_list(key, value, max_threads(), "8,16")?,
+                    })
+                }
+                Some((file, _)) => bail!(
+                "{key}=...: unknown per-file setting; accepted {file}.threads and {file}.clients"
+            ),
+                None => s.params.push((key.to_owned(), value.to_owned())),
+            },
+        }
+        Ok(())
     }
 }
 

@@ -121,50 +121,10 @@ pub fn summary(tolerance: Option<f64>, usual_ms: f64, speeds: &[f64]) -> Option<
     })
 }
 
-/// The report's environment row for the machine's speed.
-pub fn env_row(speed: &MachineSpeed) -> (&'static str, String) {
-    (
-        "machine speed",
-        format!(
-            "kept repetitions ran at {:.2}x-{:.2}x (p10-p90, median {:.2}x) of the machine's usual speed, by a canary of {:.2} ms ({}) timed before and after each; {}",
-            speed.p10,
-            speed.p90,
-            speed.p50,
-            speed.usual_canary_ms,
-            speed.work,
-            match speed.tolerance {
-                Some(t) => format!(
-                    "a repetition whose canary ran outside {:.2}x-{:.2}x is retaken",
-                    1.0 - t,
-                    1.0 + t
-                ),
-                None => "no repetition retaken for it (machine_speed=off)".to_owned(),
-            }
-        ),
-    )
-}
-
-/// A sentence for the findings when the run's machine was not steady (its p10 or p90
-/// repetition beyond `comparable::STEADY` of the usual speed); `None` when it was, or
-/// when the file has no canary.
-pub fn unsteady_note(env: &harness::env::EnvInfo) -> Option<String> {
-    let s = env.machine_speed.as_ref()?;
-    let steady = crate::comparable::STEADY;
-    (s.p10 < 1.0 - steady || s.p90 > 1.0 + steady).then(|| {
-        format!(
-            "The machine was not steady during this run: its speed by the canary moved {:.2}x-{:.2}x (p10-p90 of {} repetitions), beyond {:.2}x-{:.2}x. Intervals are as wide as the machine made them, and a \"cannot tell\" may be the machine's, not the code's.",
-            s.p10,
-            s.p90,
-            s.repetitions,
-            1.0 - steady,
-            1.0 + steady
-        )
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::words::{speed_row as env_row, unsteady_note};
     use harness::interference::Interference;
 
     fn with_canary(ms: f64) -> RunRecord {

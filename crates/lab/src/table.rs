@@ -5,37 +5,9 @@
 
 use std::fmt::Write;
 
-use harness::schema::CellStatus;
 use harness::RunRecord;
 
-/// Numbers are written one way across the lab: the judge's three significant figures.
-pub use harness::judge::si;
-
-/// What one table cell shows.
-pub fn cell_text(record: Option<&RunRecord>) -> String {
-    match record {
-        None => "-".to_owned(),
-        Some(r) if r.status == CellStatus::Failed => "FAILED".to_owned(),
-        Some(r) if !r.verified => "UNVERIFIED".to_owned(),
-        Some(r) => format!(
-            "{}{}/{}{}",
-            si(r.ops_per_sec),
-            spread(r),
-            si(r.per_thread_ops_per_sec),
-            if r.oversubscribed() { "*" } else { "" }
-        ),
-    }
-}
-
-/// `±3%`: how far the record's interval reaches from its median; empty when it has none.
-fn spread(r: &RunRecord) -> String {
-    let (low, high) = r.ops_ci();
-    if r.ops_per_sec <= 0.0 || !(low.is_finite() && high.is_finite()) || high <= low {
-        return String::new();
-    }
-    let half = (r.ops_per_sec - low).max(high - r.ops_per_sec) / r.ops_per_sec;
-    format!("±{:.0}%", half * 100.0)
-}
+pub use crate::words::{cell_text, si};
 
 /// The table for one group of cells (same scenario, variant and params).
 pub fn render(title: &str, cells: &[&RunRecord]) -> String {
@@ -127,6 +99,7 @@ fn swept(scenario: &crate::plan::ScenarioPlan, params: &harness::Params) -> Stri
 #[cfg(test)]
 mod tests {
     use super::*;
+    use harness::schema::CellStatus;
 
     fn record(threads: usize, cores: usize, ops: f64) -> RunRecord {
         let mut r = harness::testing::synthetic_cell(

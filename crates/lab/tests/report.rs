@@ -502,7 +502,7 @@ fn usl_advice_only_where_the_fit_earns_it() {
     let line = |variant: &str| {
         summary
             .lines()
-            .find(|l| l.starts_with(&format!("- {variant} (threads <= cores")))
+            .find(|l| l.starts_with(&format!("| {variant} | threads <= cores")))
             .unwrap_or_else(|| panic!("no USL line for {variant}: {summary}"))
             .to_owned()
     };
@@ -510,7 +510,7 @@ fn usl_advice_only_where_the_fit_earns_it() {
     // inside the cores gives advice.
     let peaked = line("peaked");
     assert!(peaked.contains("1, 2, 4, 8, 12, 16)"), "{peaked}");
-    assert!(peaked.contains("N*=9.7 ["), "{peaked}");
+    assert!(peaked.contains("| 9.7 ["), "N* = 9.7: {peaked}");
     assert!(
         peaked.contains("lies within the 16 core(s) measured: run about 10 worker thread(s)"),
         "{peaked}"

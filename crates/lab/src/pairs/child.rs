@@ -95,7 +95,7 @@ impl super::Runner for Children<'_> {
             cell.cores,
             pair + 1
         ));
-        crate::matrix::run_child(self.exe, self.root, cell, None, pair, self.interrupted).map(
+        crate::cell_child::run_child(self.exe, self.root, cell, None, pair, self.interrupted).map(
             |mut r| {
                 r.scenario_file = cell.file.file.clone();
                 r
@@ -152,7 +152,7 @@ impl super::Runner for Children<'_> {
         let args = PairsRequest::of(&specs, count).to_args();
         let dirs = specs
             .iter()
-            .flat_map(|c| crate::matrix::data_dirs(c))
+            .flat_map(|c| crate::cell_child::data_dirs(c))
             .collect();
         let launch = crate::children::Launch {
             exe: self.exe,
@@ -218,11 +218,27 @@ fn side(args: &[String]) -> anyhow::Result<CellRequest> {
     CellRequest::from_run_args(&parsed.run)
 }
 
-/// `lab pairs --request JSON`: measures the pairs in this process and prints one line of
-/// JSON ([`PairsOutput`]).
-pub fn run(request_json: &str) -> anyhow::Result<ExitCode> {
-    let request: PairsRequest =
-        serde_json::from_str(request_json).context("--request: not a pairs request")?;
+/// Pair `n` of cells measured one after the other by `measure`, the order reversed every
+/// other pair so that neither side always runs first; records in the cells' order.
+fn in_turn(
+    resolved: &[Resolved],
+    n: usize,
+    mut measure: impl FnMut(usize, &Resolved) -> RunRecord,
+) -> Vec<RunRecord> {
+    let mut order: Vec<usize> = (0..resolved.len()).collect();
+    if n % 2 == 1 {
+        order.reverse();
+    }
+    let mut pair: Vec<Option<RunRecord>> = vec![None; resolved.len()];
+    for i in order {
+        pair[i] = Some(measure(i, &resolved[i]));
+    }
+    pair.into_iter().flatten().collect()
+}
+
+/// The request's sides, each checked as `lab run` checks it, all of one hot path, on
+/// the same CPUs, with one window.
+fn sides(request: &PairsRequest) -> anyhow::Result<Vec<CellRequest>> {
     let requests: Vec<CellRequest> = request
         .cells
         .iter()
@@ -240,6 +256,16 @@ pub fn run(request_json: &str) -> anyhow::Result<ExitCode> {
     }) {
         bail!("--request: every cell must be of one hot path, on the same CPUs, with one window");
     }
+    Ok(requests)
+}
+
+/// `lab pairs --request JSON`: measures the pairs in this process and prints one line of
+/// JSON ([`PairsOutput`]).
+pub fn run(request_json: &str) -> anyhow::Result<ExitCode> {
+    let request: PairsRequest =
+        serde_json::from_str(request_json).context("--request: not a pairs request")?;
+    let requests = sides(&request)?;
+    let first = &requests[0];
     let resolved: Vec<Resolved> = requests
         .iter()
         .map(resolve)
@@ -289,16 +315,9 @@ pub fn run(request_json: &str) -> anyhow::Result<ExitCode> {
                 .collect(),
         }
     } else {
-        let mut pairs = Vec::with_capacity(request.pairs);
-        for n in 0..request.pairs {
-            let mut order: Vec<usize> = (0..resolved.len()).collect();
-            if n % 2 == 1 {
-                order.reverse();
-            }
-            let mut pair: Vec<Option<RunRecord>> = vec![None; resolved.len()];
-            for i in order {
-                let r = &resolved[i];
-                pair[i] = Some(
+        (0..request.pairs)
+            .map(|n| {
+                in_turn(&resolved, n, |i, r| {
                     match r.hot_path.measure(
                         r.variant.name,
                         &r.params,
@@ -306,12 +325,10 @@ pub fn run(request_json: &str) -> anyhow::Result<ExitCode> {
                     ) {
                         Ok(m) => record(i, &m),
                         Err(failure) => RunRecord::failed(&keys[i], &mask, failure.reason),
-                    },
-                );
-            }
-            pairs.push(pair.into_iter().flatten().collect());
-        }
-        pairs
+                    }
+                })
+            })
+            .collect()
     };
     println!("{}", serde_json::to_string(&PairsOutput { pairs })?);
     Ok(ExitCode::SUCCESS)

@@ -17,8 +17,8 @@
 
 use std::time::Duration;
 
+use super::profiled::{self as select, Which};
 use super::{MatrixPlan, ScenarioPlan, Settings};
-use crate::profile::select::{self, Which};
 
 /// What each worker thread adds to a child's start and end (spawning, its data, joining):
 /// about what 3000 pool clients took here.

@@ -161,7 +161,7 @@ fn the_estimate_counts_every_run_and_profile() {
     ])
     .unwrap();
     let s = &plan.scenarios[0];
-    let e = s.estimate(crate::profile::select::which(&plan), plan.quick);
+    let e = s.estimate(crate::plan::profiled::which(&plan), plan.quick);
     let cells = s.cores.len() * 2;
     // Profiled at the most cores: threads 1 and 2 (= cores, and the most).
     let profiled = 2;

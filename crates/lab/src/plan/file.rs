@@ -11,10 +11,13 @@ use harness::params::find_spec;
 
 use super::choose::Provenance;
 use super::costs::Measured;
-use super::params::{check_counts, combinations, value_text};
+use super::params::{check_counts, combinations};
 use super::{default_cores, text, ScenarioPlan, SETUP_MARGIN};
-use crate::scenario_file::{join, max_threads, Axis, ModeSettings, ScenarioFile, Sizes};
+use crate::scenario_file::{
+    join, max_threads, Axis, ModeSettings, ParamSweep, ScenarioFile, Sizes,
+};
 use crate::settings::Settings;
+use crate::words::value_text;
 
 /// What a child costs beyond warm-up and window when neither a results file nor the
 /// scenario file says (`overhead`): about what a small hot path took here.
@@ -59,41 +62,8 @@ pub(super) fn plan_file(
         how.applied(format!("variants={}", variants.join(",")));
     }
     let threads = file_counts(settings, file, mode, nproc, &mut how);
-    let typed_cores = settings
-        .cores
-        .clone()
-        .map(|c| (format!("cores={}", join(&c)), c));
-    let cores = how.take(typed_cores, || match &mode.cores {
-        Some(sizes) => {
-            let c = sizes.resolve(nproc, usize::MAX, true);
-            (format!("cores {}{}", join(&c), origin(sizes, nproc)), c)
-        }
-        None => {
-            // Quick and smoke modes measure at the machine's full width only.
-            let c = if settings.quick || settings.smoke {
-                vec![nproc]
-            } else {
-                default_cores(nproc)
-            };
-            let shown = format!("cores {} (the default on {nproc} CPUs)", join(&c));
-            (shown, c)
-        }
-    });
-    let mut sweeps = mode.params.clone();
-    for (name, text) in &settings.params {
-        if let Ok(spec) = find_spec(file.hot_path.params(), name) {
-            let values = spec.parse_list(text).map_err(anyhow::Error::msg)?;
-            sweeps.retain(|(n, _)| n != name);
-            sweeps.push((name.clone(), values));
-            how.applied(format!("{name}={text}"));
-        }
-    }
-    for (name, values) in &mode.params {
-        if !settings.params.iter().any(|(n, _)| n == name) {
-            let values: Vec<String> = values.iter().map(value_text).collect();
-            how.kept(format!("{name}={}", values.join(",")));
-        }
-    }
+    let cores = cores_of(settings, mode, nproc, &mut how);
+    let sweeps = sweeps_of(settings, file, mode, &mut how)?;
     let param_sets = combinations(file.hot_path, &sweeps, &file.paired)
         .with_context(|| format!("{}.toml", file.name))?;
     if let Some(missing) = param_sets.iter().find_map(|p| file.hot_path.missing(p)) {
@@ -103,36 +73,11 @@ pub(super) fn plan_file(
     let duration = how.choose("duration", settings.duration, mode.duration, |d| text(*d));
     let warmup = how.choose("warmup", settings.warmup, mode.warmup, |d| text(*d));
     let repeats = how.choose("repeats", settings.repeats, mode.repeats, usize::to_string);
-    let least = warmup + duration + SETUP_MARGIN;
-    let timeout = match (settings.timeout, file.timeout) {
-        (None, None) => Duration::from_secs(30) + (duration + warmup) * 3,
-        (typed, own) => {
-            let t = how.choose("timeout", typed, own.unwrap_or_default(), |d| text(*d));
-            if t < least && typed.is_some() {
-                bail!(
-                    "timeout={}: shorter than warm-up {} + duration {} + {} to start a cell of {}; accepted at least {}",
-                    text(t), text(warmup), text(duration), text(SETUP_MARGIN), file.name, text(least)
-                );
-            }
-            if t < least {
-                bail!(
-                    "{}.toml: timeout {} is shorter than warm-up {} + duration {} + {} to start a cell; give timeout= at least {}",
-                    file.name, text(t), text(warmup), text(duration), text(SETUP_MARGIN), text(least)
-                );
-            }
-            t
-        }
-    };
+    let timeout = timeout_of(settings, file, duration, warmup, &mut how)?;
     if settings.locks_off {
         how.applied("locks=off".to_owned());
     }
-    let (overhead, overhead_from) = match measured.overhead(&file.name) {
-        Some((o, from)) => (o, format!("measured in {from}")),
-        None => match file.overhead {
-            Some(o) => (o, "the file's estimate".to_owned()),
-            None => (DEFAULT_OVERHEAD, "the default estimate".to_owned()),
-        },
-    };
+    let (overhead, overhead_from) = overhead_of(measured, file);
     Ok(Ok(ScenarioPlan {
         file: file.name.clone(),
         hot_path: file.hot_path,
@@ -155,6 +100,102 @@ pub(super) fn plan_file(
         trimmed: Vec::new(),
         locks_off: settings.locks_off,
     }))
+}
+
+/// The core counts of a file's plan: the setting's, else the file's, else the default.
+fn cores_of(
+    settings: &Settings,
+    mode: &ModeSettings,
+    nproc: usize,
+    how: &mut Provenance,
+) -> Vec<usize> {
+    let typed_cores = settings
+        .cores
+        .clone()
+        .map(|c| (format!("cores={}", join(&c)), c));
+    how.take(typed_cores, || match &mode.cores {
+        Some(sizes) => {
+            let c = sizes.resolve(nproc, usize::MAX, true);
+            (format!("cores {}{}", join(&c), origin(sizes, nproc)), c)
+        }
+        None => {
+            // Quick and smoke modes measure at the machine's full width only.
+            let c = if settings.quick || settings.smoke {
+                vec![nproc]
+            } else {
+                default_cores(nproc)
+            };
+            let shown = format!("cores {} (the default on {nproc} CPUs)", join(&c));
+            (shown, c)
+        }
+    })
+}
+
+/// The parameter sweeps of a file's plan: the settings' values replace the file's.
+fn sweeps_of(
+    settings: &Settings,
+    file: &ScenarioFile,
+    mode: &ModeSettings,
+    how: &mut Provenance,
+) -> anyhow::Result<Vec<ParamSweep>> {
+    let mut sweeps = mode.params.clone();
+    for (name, text) in &settings.params {
+        if let Ok(spec) = find_spec(file.hot_path.params(), name) {
+            let values = spec.parse_list(text).map_err(anyhow::Error::msg)?;
+            sweeps.retain(|(n, _)| n != name);
+            sweeps.push((name.clone(), values));
+            how.applied(format!("{name}={text}"));
+        }
+    }
+    for (name, values) in &mode.params {
+        if !settings.params.iter().any(|(n, _)| n == name) {
+            let values: Vec<String> = values.iter().map(value_text).collect();
+            how.kept(format!("{name}={}", values.join(",")));
+        }
+    }
+    Ok(sweeps)
+}
+
+/// A cell's timeout: the setting's, else the file's, else 30 s plus three windows; never
+/// shorter than a cell needs to start and run.
+fn timeout_of(
+    settings: &Settings,
+    file: &ScenarioFile,
+    duration: Duration,
+    warmup: Duration,
+    how: &mut Provenance,
+) -> anyhow::Result<Duration> {
+    let least = warmup + duration + SETUP_MARGIN;
+    Ok(match (settings.timeout, file.timeout) {
+        (None, None) => Duration::from_secs(30) + (duration + warmup) * 3,
+        (typed, own) => {
+            let t = how.choose("timeout", typed, own.unwrap_or_default(), |d| text(*d));
+            if t < least && typed.is_some() {
+                bail!(
+                    "timeout={}: shorter than warm-up {} + duration {} + {} to start a cell of {}; accepted at least {}",
+                    text(t), text(warmup), text(duration), text(SETUP_MARGIN), file.name, text(least)
+                );
+            }
+            if t < least {
+                bail!(
+                    "{}.toml: timeout {} is shorter than warm-up {} + duration {} + {} to start a cell; give timeout= at least {}",
+                    file.name, text(t), text(warmup), text(duration), text(SETUP_MARGIN), text(least)
+                );
+            }
+            t
+        }
+    })
+}
+
+/// A child's cost beyond warm-up and window, and where the figure comes from.
+fn overhead_of(measured: &Measured, file: &ScenarioFile) -> (Duration, String) {
+    match measured.overhead(&file.name) {
+        Some((o, from)) => (o, format!("measured in {from}")),
+        None => match file.overhead {
+            Some(o) => (o, "the file's estimate".to_owned()),
+            None => (DEFAULT_OVERHEAD, "the default estimate".to_owned()),
+        },
+    }
 }
 
 /// Why a selected scenario file runs no cell.

@@ -34,6 +34,7 @@ mod costs;
 mod file;
 mod lines;
 mod params;
+pub mod profiled;
 #[cfg(test)]
 mod tests;
 
@@ -43,10 +44,10 @@ use std::time::Duration;
 use anyhow::bail;
 use harness::{affinity, HotPath, Params};
 
-pub use self::params::value_text;
 use crate::cell_request::CellRequest;
 use crate::scenario_file::{self, Axis};
 pub use crate::settings::Settings;
+pub use crate::words::value_text;
 
 /// Time a child needs beyond warm-up and window to start and build its data; a timeout
 /// shorter than warm-up + duration + this cannot let any cell finish.

@@ -91,11 +91,3 @@ pub(super) fn check_counts(
     }
     Ok(())
 }
-
-/// The value a sweep gives a parameter, as text.
-pub fn value_text(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}

@@ -68,64 +68,10 @@ impl PerfRecorder {
     fn start_in(perf: &str, dir: &Path) -> Result<PerfRecorder, String> {
         let (ctl_path, ack_path) = (dir.join("ctl"), dir.join("ack"));
         for fifo in [&ctl_path, &ack_path] {
-            let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes())
-                .map_err(|_| "temporary path holds a NUL".to_owned())?;
-            // SAFETY: a valid NUL-terminated path; mkfifo only creates a file.
-            if unsafe { libc::mkfifo(c.as_ptr(), 0o600) } != 0 {
-                return Err(format!(
-                    "cannot create {}: {}",
-                    fifo.display(),
-                    std::io::Error::last_os_error()
-                ));
-            }
+            make_fifo(fifo)?;
         }
-        let stderr = File::create(dir.join("stderr")).map_err(|e| e.to_string())?;
-        let mut child = Command::new(perf)
-            .args(["record", "-e", "cpu-clock", "-F"])
-            .arg(RATE_HZ.to_string())
-            // No build-id collection at exit: it reads every mapped binary (lab's own, with
-            // its debug info) and cost about a second per profile here; the samples are
-            // read back at once from the same binaries, so the ids are not needed.
-            .args([
-                "--call-graph",
-                "dwarf",
-                "--no-buildid",
-                "--delay=-1",
-                "--control",
-            ])
-            .arg(format!(
-                "fifo:{},{}",
-                ctl_path.display(),
-                ack_path.display()
-            ))
-            // This process and any server the hot path runs (`harness::probe::companions`):
-            // a server started before perf is not this process's to inherit.
-            .arg("-p")
-            .arg(profiled_pids())
-            .arg("-o")
-            .arg(dir.join("perf.data"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(stderr)
-            .spawn()
-            .map_err(|e| format!("cannot run {perf}: {e}"))?;
+        let mut child = spawn_record(perf, dir, &ctl_path, &ack_path)?;
         let deadline = Instant::now() + Duration::from_secs(10);
-        let said = |dir: &Path| std::fs::read_to_string(dir.join("stderr")).unwrap_or_default();
-        let failed = |child: &mut Child, dir: &Path, why: &str| {
-            let _ = child.kill();
-            let _ = child.wait();
-            let text = said(dir);
-            let last = text
-                .lines()
-                .filter(|l| !l.trim().is_empty())
-                .take(2)
-                .collect::<Vec<_>>()
-                .join(" ");
-            format!(
-                "{why}: {}",
-                if last.is_empty() { "no output" } else { &last }
-            )
-        };
         // Opening a FIFO for writing fails (ENXIO) until perf opens it for reading.
         let ctl = loop {
             match std::fs::OpenOptions::new()
@@ -317,6 +263,74 @@ fn leaf_shares(script: &[u8]) -> (f64, f64) {
         return (0.0, 0.0);
     }
     (outside as f64 / total as f64, kernel as f64 / total as f64)
+}
+
+/// Creates the FIFO `path` (perf's control and acknowledgement channels).
+fn make_fifo(path: &Path) -> Result<(), String> {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes())
+        .map_err(|_| "temporary path holds a NUL".to_owned())?;
+    // SAFETY: a valid NUL-terminated path; mkfifo only creates a file.
+    if unsafe { libc::mkfifo(c.as_ptr(), 0o600) } != 0 {
+        return Err(format!(
+            "cannot create {}: {}",
+            path.display(),
+            std::io::Error::last_os_error()
+        ));
+    }
+    Ok(())
+}
+
+/// Starts `perf record` on this process (and its companions), its events disabled until
+/// the control FIFO enables them, its stderr into `dir/stderr`.
+fn spawn_record(perf: &str, dir: &Path, ctl: &Path, ack: &Path) -> Result<Child, String> {
+    let stderr = File::create(dir.join("stderr")).map_err(|e| e.to_string())?;
+    Command::new(perf)
+        .args(["record", "-e", "cpu-clock", "-F"])
+        .arg(RATE_HZ.to_string())
+        // No build-id collection at exit: it reads every mapped binary (lab's own, with
+        // its debug info) and cost about a second per profile here; the samples are
+        // read back at once from the same binaries, so the ids are not needed.
+        .args([
+            "--call-graph",
+            "dwarf",
+            "--no-buildid",
+            "--delay=-1",
+            "--control",
+        ])
+        .arg(format!("fifo:{},{}", ctl.display(), ack.display()))
+        // This process and any server the hot path runs (`harness::probe::companions`):
+        // a server started before perf is not this process's to inherit.
+        .arg("-p")
+        .arg(profiled_pids())
+        .arg("-o")
+        .arg(dir.join("perf.data"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(stderr)
+        .spawn()
+        .map_err(|e| format!("cannot run {perf}: {e}"))
+}
+
+/// What perf wrote on its stderr so far.
+fn said(dir: &Path) -> String {
+    std::fs::read_to_string(dir.join("stderr")).unwrap_or_default()
+}
+
+/// Stops a perf that failed to start, and says why with its first words.
+fn failed(child: &mut Child, dir: &Path, why: &str) -> String {
+    let _ = child.kill();
+    let _ = child.wait();
+    let text = said(dir);
+    let last = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .take(2)
+        .collect::<Vec<_>>()
+        .join(" ");
+    format!(
+        "{why}: {}",
+        if last.is_empty() { "no output" } else { &last }
+    )
 }
 
 #[cfg(test)]

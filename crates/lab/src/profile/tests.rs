@@ -218,21 +218,3 @@ fn without_perf_the_fallback_samples_and_says_so() {
         .unwrap()
         .contains("does not measure"));
 }
-
-#[test]
-fn differentials_show_both_counts_and_say_when_too_few() {
-    let dir = tempfile::tempdir().unwrap();
-    let a = dir.path().join("a.folded");
-    let b = dir.path().join("b.folded");
-    std::fs::write(&a, "c;search;lock 10\nc;search;copy 90\n").unwrap();
-    std::fs::write(&b, "c;search;lock 160\nc;search;copy 40\n").unwrap();
-    let svg = String::from_utf8(
-        render_differential(&a, &b, "t=1 vs t=4", (100, 2000), "samples").unwrap(),
-    )
-    .unwrap();
-    assert!(svg.contains("100 vs 2000 samples") && svg.contains("too few samples to compare"));
-    let svg = String::from_utf8(render_differential(&a, &b, "x", (600, 2000), "samples").unwrap())
-        .unwrap();
-    assert!(svg.contains("600 vs 2000 samples") && !svg.contains("too few"));
-    assert!(render_differential(Path::new("/nonexistent"), &b, "x", (1, 1), "samples").is_err());
-}

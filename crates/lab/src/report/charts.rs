@@ -11,7 +11,7 @@ use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::FontStyle;
 
-use crate::table::si;
+use crate::words::si;
 
 /// One line of a chart.
 pub struct Series {

@@ -1,41 +1,26 @@
 //! Flamegraph drawings a report needs: differentials between threads=1 and the most
 //! threads profiled, and cell flamegraphs redrawn from their folded stacks. Both are
-//! queued on [`Outputs`], never written here.
+//! returned as [`Planned`] drawings, never drawn or written here.
 
 use std::path::Path;
 
 use harness::RunRecord;
 
+use super::drawing::{Drawing, Place, Planned};
 use super::group::{slugify, DiffRef, Group};
-use super::output::Outputs;
 use super::Source;
 
 /// The differential flamegraph between threads=1 and the most threads profiled, when
-/// both profiles exist on disk.
+/// both profiles exist on disk, with its drawings (on-CPU, and off-CPU where both have
+/// one).
 pub(super) fn differential(
     root: &Path,
     source: &Source,
     g: &Group<'_>,
     variant: &str,
     cores: usize,
-    outputs: &mut Outputs,
-) -> Option<DiffRef> {
-    let profiled: Vec<&RunRecord> = g
-        .threads
-        .iter()
-        .filter_map(|&t| g.cell(variant, t, cores))
-        .filter(|c| {
-            c.profile
-                .as_ref()
-                .is_some_and(|p| root.join(&p.folded).is_file())
-        })
-        .collect();
-    let (Some(first), Some(last)) = (profiled.first(), profiled.last()) else {
-        return None;
-    };
-    if first.threads != 1 || last.threads == 1 {
-        return None;
-    }
+) -> Option<(DiffRef, Vec<Planned>)> {
+    let (first, last) = ends(root, g, variant, cores)?;
     let (a, b) = (
         first.profile.as_ref().expect("filtered"),
         last.profile.as_ref().expect("filtered"),
@@ -54,22 +39,18 @@ pub(super) fn differential(
     );
     let rel = format!("{stem}.svg");
     let samples = (a.samples, b.samples);
-    let queue = |outputs: &mut Outputs,
-                 rel: &str,
-                 x: &str,
-                 y: &str,
-                 what: &str,
-                 counts,
-                 unit: &'static str| {
-        let (x, y, title) = (root.join(x), root.join(y), format!("{title}, {what}"));
-        outputs.add(root.join(rel), move || {
-            crate::profile::render_differential(&x, &y, &title, counts, unit)
-                .map_err(anyhow::Error::msg)
-        });
+    let plan = |rel: &str, x: &str, y: &str, what: &str, counts, unit: &'static str| Planned {
+        place: Place::Root(rel.to_owned()),
+        drawing: Drawing::Differential {
+            folded: (x.into(), y.into()),
+            title: format!("{title}, {what}"),
+            counts,
+            unit,
+        },
     };
-    queue(
-        outputs, &rel, &a.folded, &b.folded, "on-CPU", samples, "samples",
-    );
+    let mut drawings = vec![plan(
+        &rel, &a.folded, &b.folded, "on-CPU", samples, "samples",
+    )];
     let off_cpu = match (&a.off_cpu, &b.off_cpu) {
         (Some(x), Some(y))
             if root.join(&x.folded).is_file()
@@ -78,20 +59,19 @@ pub(super) fn differential(
         {
             let off_rel = format!("{stem}.offcpu.svg");
             let counts = (x.samples, y.samples);
-            queue(
-                outputs,
+            drawings.push(plan(
                 &off_rel,
                 &x.folded,
                 &y.folded,
                 "off-CPU",
                 counts,
                 "wait stacks",
-            );
+            ));
             Some((off_rel, counts))
         }
         _ => None,
     };
-    Some(DiffRef {
+    let diff = DiffRef {
         variant: variant.to_owned(),
         cores,
         from_threads: 1,
@@ -99,42 +79,59 @@ pub(super) fn differential(
         svg: rel,
         samples,
         off_cpu,
-    })
+    };
+    Some((diff, drawings))
+}
+
+/// The first and last profiled cells of `variant` at `cores` whose folded stacks are on
+/// disk, when they are threads = 1 and more threads.
+fn ends<'g>(
+    root: &Path,
+    g: &'g Group<'_>,
+    variant: &str,
+    cores: usize,
+) -> Option<(&'g RunRecord, &'g RunRecord)> {
+    let profiled: Vec<&RunRecord> = g
+        .threads
+        .iter()
+        .filter_map(|&t| g.cell(variant, t, cores))
+        .filter(|c| {
+            c.profile
+                .as_ref()
+                .is_some_and(|p| root.join(&p.folded).is_file())
+        })
+        .collect();
+    let (first, last) = (*profiled.first()?, *profiled.last()?);
+    (first.threads == 1 && last.threads != 1).then_some((first, last))
 }
 
 /// Redraws a cell flamegraph whose SVG is missing but whose folded stacks are there
 /// (folded stacks are the source of truth; SVGs can be deleted to save space).
-pub(super) fn restore_flamegraphs(
-    root: &Path,
-    sources: &[Source],
-    outputs: &mut Outputs,
-) -> anyhow::Result<()> {
-    for cell in sources.iter().flat_map(|s| &s.results.cells) {
+pub(super) fn restore_flamegraphs(root: &Path, source: &Source) -> Vec<Planned> {
+    let mut out = Vec::new();
+    for cell in &source.results.cells {
         let Some(p) = &cell.profile else { continue };
-        let (svg, folded) = (root.join(&p.svg), root.join(&p.folded));
-        if svg.is_file() || !folded.is_file() {
+        if root.join(&p.svg).is_file() || !root.join(&p.folded).is_file() {
             continue;
         }
-        let lines: Vec<String> = std::fs::read_to_string(&folded)?
-            .lines()
-            .filter(|l| !l.trim().is_empty())
-            .map(str::to_owned)
-            .collect();
         let title = format!(
             "{} / {}  threads={} cores={}",
             cell.hot_path, cell.variant, cell.threads, cell.cores
         );
-        let subtitle = crate::profile::cpu_subtitle(
+        let subtitle = crate::flame::cpu_subtitle(
             p.samples,
             &format!(
                 "{} at {} Hz (redrawn from the folded stacks)",
                 p.sampler, p.rate_hz
             ),
         );
-        outputs.add(svg, move || {
-            crate::profile::render_flamegraph(&lines, &title, &subtitle, "samples")
-                .map_err(anyhow::Error::msg)
+        out.push(Planned {
+            place: Place::Root(p.svg.clone()),
+            drawing: Drawing::Flamegraph {
+                folded: p.folded.clone().into(),
+                title: (title, subtitle),
+            },
         });
     }
-    Ok(())
+    out
 }

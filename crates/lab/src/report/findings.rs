@@ -236,9 +236,10 @@ mod tests {
             groups: Vec::new(),
             sweeps: Vec::new(),
             findings: found,
+            drawings: Vec::new(),
         };
-        let mut md = String::new();
-        super::super::findings_page::markdown(&mut md, &[analysed]);
+        use super::super::markup::{Format, Markdown};
+        let md = Markdown.blocks(&[super::super::findings_page::section(&[analysed], "", 1)]);
         assert!(
             md.contains(
                 "| toy | Does the toy go faster with two threads? | reproduced | measured |"

@@ -1,16 +1,14 @@
 //! The Findings as a reader meets them: a verdict table first (one row per finding, the
 //! verdict word, its basis, the figure that decides it), then one section per finding
 //! with at most three sentences and its chart in view and the rest folded under
-//! `<details>`; the same in Markdown for `summary.md`.
+//! `<details>`; one section for `index.html` and `summary.md` alike.
 //!
 //! Lays out [`Finding`]s only: which sentences, tables and chart a finding has is the hot
 //! path's (`harness::findings`), the driver is `findings`.
 
-use std::fmt::Write;
-
 use harness::findings::{Finding, Table};
 
-use super::markup::esc;
+use super::markup::{self, code_spans, small, text, Attrs, Block, Cell, Inline, Row};
 use super::Analysed;
 
 /// Sentences shown before the fold; the rest of an answer's sentences join its details.
@@ -27,104 +25,112 @@ fn short_question(q: &str) -> String {
     }
 }
 
-/// Backquoted names as `<code>`, in escaped text.
-pub fn code_spans(text: &str) -> String {
-    let mut out = String::new();
-    for (i, part) in text.split('`').enumerate() {
-        if i % 2 == 1 {
-            let _ = write!(out, "<code>{part}</code>");
-        } else {
-            out.push_str(part);
-        }
-    }
-    out
-}
-
-/// The Findings section of `index.html`; `prefix` leads from the page to the project root.
-pub fn html(out: &mut String, analysed: &[Analysed<'_>], prefix: &str) {
-    out.push_str("<section class=\"findings\" id=\"findings\"><h2>Findings</h2>\n");
+/// The Findings section, for every format, its heading at `level` (the page's is under
+/// its title, the summary's is its first); `prefix` leads from the page to the project
+/// root.
+pub fn section(analysed: &[Analysed<'_>], prefix: &str, level: u8) -> Block {
+    let mut blocks = vec![Block::heading(level, "Findings")];
     for a in analysed {
         if analysed.len() > 1 {
-            let _ = writeln!(out, "<h3>Run {}</h3>", esc(&a.source.results.run_id));
+            blocks.push(Block::heading(
+                level + 1,
+                format!("Run {}", a.source.results.run_id),
+            ));
         }
         if a.findings.is_empty() {
-            out.push_str("<p>No hot path with a seed question ran.</p>\n");
+            blocks.push(Block::Para(text("No hot path with a seed question ran.")));
             continue;
         }
-        out.push_str(
-            "<table id=\"verdicts\"><tr><th>hot path</th><th>question</th><th>verdict</th>\
-             <th>basis</th><th>deciding figure</th></tr>\n",
-        );
-        for f in &a.findings {
-            let _ = writeln!(
-                out,
-                "<tr data-hot-path=\"{h}\"><td><a href=\"#finding-{h}\">{h}</a></td><td>{}</td>\
-                 <td class=\"verdict {v}\">{v}</td><td>{}</td><td>{}</td></tr>",
-                esc(&short_question(&f.question)),
-                f.basis.word(),
-                code_spans(&esc(&f.figure)),
-                h = esc(&f.hot_path),
-                v = f.verdict.word(),
-            );
+        blocks.push(Block::Table(verdicts(&a.findings)));
+        if let Some(note) = crate::words::unsteady_note(&a.source.results.env) {
+            blocks.push(Block::div("machine-note", vec![Block::Para(text(note))]));
         }
-        out.push_str("</table>\n");
-        if let Some(note) = crate::speed::unsteady_note(&a.source.results.env) {
-            let _ = writeln!(out, "<p class=\"machine-note\">{}</p>", esc(&note));
-        }
-        for f in &a.findings {
-            finding(out, f, prefix);
-        }
+        blocks.extend(a.findings.iter().map(|f| finding(f, prefix, level + 1)));
     }
-    out.push_str("</section>\n");
+    Block::section(Attrs::class("findings").id("findings"), blocks)
 }
 
-fn finding(out: &mut String, f: &Finding, prefix: &str) {
-    let _ = writeln!(
-        out,
-        "<section class=\"finding\" data-hot-path=\"{h}\" id=\"finding-{h}\"><h3>{h}: {} \
-         <span class=\"verdict {v}\">{v}</span> <small>({})</small></h3>",
-        esc(&f.question),
-        f.basis.word(),
-        h = esc(&f.hot_path),
-        v = f.verdict.word()
-    );
-    out.push_str("<div class=\"finding-body\"><div class=\"finding-text\">");
-    for s in f.sentences.iter().take(IN_VIEW) {
-        let _ = writeln!(out, "<p>{}</p>", code_spans(&esc(s)));
+/// The verdict table: one row per finding.
+fn verdicts(findings: &[Finding]) -> markup::Table {
+    let head = [
+        "hot path",
+        "question",
+        "verdict",
+        "basis",
+        "deciding figure",
+    ];
+    markup::Table {
+        attrs: Attrs::default().id("verdicts"),
+        head: head.iter().map(|h| Cell::head(*h)).collect(),
+        rows: findings
+            .iter()
+            .map(|f| Row {
+                data: vec![("hot-path", f.hot_path.clone())],
+                cells: vec![
+                    Cell::text(vec![Inline::Link {
+                        href: format!("#finding-{}", f.hot_path),
+                        class: "",
+                        text: text(&f.hot_path),
+                    }]),
+                    Cell::of(short_question(&f.question)),
+                    Cell::of(f.verdict.word()).class(format!("verdict {}", f.verdict.word())),
+                    Cell::of(f.basis.word()),
+                    Cell::text(code_spans(&f.figure)),
+                ],
+            })
+            .collect(),
     }
+}
+
+/// One finding: its question and verdict, the sentences in view beside its chart, the
+/// rest folded under details.
+fn finding(f: &Finding, prefix: &str, level: u8) -> Block {
+    let mut heading = text(format!("{}: {} ", f.hot_path, f.question));
+    heading.push(Inline::Span {
+        class: format!("verdict {}", f.verdict.word()),
+        text: text(f.verdict.word()),
+    });
+    heading.push(Inline::Text(" ".into()));
+    heading.push(small(format!("({})", f.basis.word())));
+    let mut in_view: Vec<Block> = f
+        .sentences
+        .iter()
+        .take(IN_VIEW)
+        .map(|s| Block::Para(code_spans(s)))
+        .collect();
     if !f.calibrated_on.is_empty() {
-        let _ = writeln!(
-            out,
-            "<p><small>Model calibrated on: {}.</small></p>",
-            esc(&f.calibrated_on.join("; "))
-        );
+        in_view.push(Block::note(format!(
+            "Model calibrated on: {}.",
+            f.calibrated_on.join("; ")
+        )));
     }
-    if let Some(t) = parts_table(f) {
-        table_html(out, &t);
-    }
-    out.push_str("</div>");
+    in_view.extend(parts_table(f).iter().flat_map(table_blocks));
+    let mut body = vec![Block::div("finding-text", in_view)];
     if !f.chart_svg.is_empty() {
-        let _ = write!(
-            out,
-            "<figure class=\"chart\"><img src=\"{prefix}{}\" alt=\"{} chart\"></figure>",
-            esc(&f.chart_svg),
-            esc(&f.hot_path)
-        );
+        body.push(Block::Figure {
+            src: format!("{prefix}{}", f.chart_svg),
+            alt: format!("{} chart", f.hot_path),
+        });
     }
-    out.push_str("</div>\n");
+    let mut blocks = vec![
+        Block::Heading(level, heading),
+        Block::div("finding-body", body),
+    ];
     let more: Vec<&String> = f.sentences.iter().skip(IN_VIEW).chain(&f.details).collect();
     if !more.is_empty() || !f.tables.is_empty() {
-        out.push_str("<details><summary>Details</summary><ul>\n");
-        for d in more {
-            let _ = writeln!(out, "<li>{}</li>", code_spans(&esc(d)));
-        }
-        out.push_str("</ul>\n");
-        for t in &f.tables {
-            table_html(out, t);
-        }
-        out.push_str("</details>\n");
+        let mut folded = vec![Block::List(
+            Attrs::default(),
+            more.iter().map(|d| code_spans(d)).collect(),
+        )];
+        folded.extend(f.tables.iter().flat_map(table_blocks));
+        blocks.push(Block::Details("Details".into(), folded));
     }
-    out.push_str("</section>\n");
+    Block::section(
+        Attrs::class("finding")
+            .data("hot-path", f.hot_path.clone())
+            .id(format!("finding-{}", f.hot_path)),
+        blocks,
+    )
 }
 
 /// The finding's parts, one row each: what the verdict follows from, with the ratio, its
@@ -181,100 +187,29 @@ pub fn parts_table(f: &Finding) -> Option<Table> {
     })
 }
 
-fn table_html(out: &mut String, t: &Table) {
+/// A hot path's table: its title, then the table; nothing when it has no rows.
+fn table_blocks(t: &Table) -> Vec<Block> {
     if t.rows.is_empty() {
-        return;
+        return Vec::new();
     }
-    let _ = writeln!(
-        out,
-        "<p>{}</p><table class=\"finding-table\"><tr>",
-        esc(&t.title)
-    );
-    for c in &t.columns {
-        let _ = write!(out, "<th>{}</th>", esc(c));
-    }
-    out.push_str("</tr>\n");
-    for row in &t.rows {
-        out.push_str("<tr>");
-        for cell in row {
-            let _ = write!(out, "<td>{}</td>", code_spans(&esc(cell)));
-        }
-        out.push_str("</tr>\n");
-    }
-    out.push_str("</table>\n");
-}
-
-/// The Findings of `summary.md`: the verdict table, then each finding with its details.
-pub fn markdown(out: &mut String, analysed: &[Analysed<'_>]) {
-    out.push_str("# Findings\n\n");
-    for a in analysed {
-        if analysed.len() > 1 {
-            let _ = writeln!(out, "## Run {}\n", a.source.results.run_id);
-        }
-        if a.findings.is_empty() {
-            out.push_str("No hot path with a seed question ran.\n\n");
-            continue;
-        }
-        out.push_str(
-            "| hot path | question | verdict | basis | deciding figure |\n|---|---|---|---|---|\n",
-        );
-        for f in &a.findings {
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {} | {} |",
-                f.hot_path,
-                short_question(&f.question),
-                f.verdict.word(),
-                f.basis.word(),
-                f.figure.replace('|', "/")
-            );
-        }
-        out.push('\n');
-        if let Some(note) = crate::speed::unsteady_note(&a.source.results.env) {
-            let _ = writeln!(out, "{note}\n");
-        }
-        for f in &a.findings {
-            let _ = writeln!(
-                out,
-                "**{}**: *{}* **{}** ({})\n",
-                f.hot_path,
-                f.question,
-                f.verdict.word(),
-                f.basis.word()
-            );
-            for s in &f.sentences {
-                let _ = writeln!(out, "- {s}");
-            }
-            if !f.calibrated_on.is_empty() {
-                let _ = writeln!(
-                    out,
-                    "- Model calibrated on: {}.",
-                    f.calibrated_on.join("; ")
-                );
-            }
-            for d in &f.details {
-                let _ = writeln!(out, "- {d}");
-            }
-            out.push('\n');
-            for t in parts_table(f)
+    vec![
+        Block::Para(text(&t.title)),
+        Block::Table(markup::Table {
+            attrs: Attrs::class("finding-table"),
+            head: t.columns.iter().map(Cell::head).collect(),
+            rows: t
+                .rows
                 .iter()
-                .chain(&f.tables)
-                .filter(|t| !t.rows.is_empty())
-            {
-                let _ = writeln!(
-                    out,
-                    "{}\n\n| {} |\n|{}",
-                    t.title,
-                    t.columns.join(" | "),
-                    "---|".repeat(t.columns.len())
-                );
-                for row in &t.rows {
-                    let _ = writeln!(out, "| {} |", row.join(" | ").replace('\n', " "));
-                }
-                out.push('\n');
-            }
-        }
-    }
+                .map(|row| {
+                    Row::from(
+                        row.iter()
+                            .map(|c| Cell::text(code_spans(c)))
+                            .collect::<Vec<_>>(),
+                    )
+                })
+                .collect(),
+        }),
+    ]
 }
 
 #[cfg(test)]
@@ -287,6 +222,13 @@ mod tests {
             short_question("Does the semaphore help or hurt, and what beats it (Juju)?"),
             "Does the semaphore help or hurt?"
         );
-        assert_eq!(code_spans("a `b` c"), "a <code>b</code> c");
+        assert_eq!(
+            code_spans("a `b` c"),
+            vec![
+                Inline::Text("a ".into()),
+                Inline::Code("b".into()),
+                Inline::Text(" c".into())
+            ]
+        );
     }
 }

@@ -155,7 +155,7 @@ pub(super) fn group_cells(source: &Source, index: usize) -> Vec<Group<'_>> {
         g.label = g
             .varying
             .iter()
-            .map(|k| format!("{k}={}", crate::plan::value_text(&g.params[k])))
+            .map(|k| format!("{k}={}", crate::words::value_text(&g.params[k])))
             .collect::<Vec<_>>()
             .join(" ");
         g.slug = slugify(&format!("m{index}-{}-{i}", g.title_name()));

@@ -4,8 +4,8 @@
 //! bounds (the knee N* and the least of the lock's K / S and the cores' cores / D_cpu)
 //! from its fewest-threads cell, where the lock's demand is least disturbed by queueing
 //! for a CPU, and a line with the instrument's own cost per acquisition (or, for a run
-//! with `locks=off`, that the instrument was off). Returns data and small HTML and Markdown pieces; `html`, `summary`,
-//! `figures` and `export` place them. It computes no lock figure itself: the harness's
+//! with `locks=off`, that the instrument was off). Returns data and the lock section's
+//! blocks; the pages, `figures` and `export` place them. It computes no lock figure itself: the harness's
 //! `lock_table` did.
 
 use std::fmt::Write;
@@ -13,9 +13,9 @@ use std::fmt::Write;
 use harness::lock_table::{self, Bounds, LockRow};
 use harness::RunRecord;
 
-use super::markup::esc;
+use super::markup::{nanos, text, Attrs, Block, Cell, Row, Table, Text};
 use super::Group;
-use crate::table::si;
+use crate::words::si;
 
 /// One row of a group's lock table.
 pub struct TableRow<'a> {
@@ -248,72 +248,35 @@ fn row_cells(r: &TableRow<'_>) -> Vec<String> {
 
 const EXPLAIN: &str = "One row per named lock, permit set or connection set. U = acquisitions/s x mean hold / K (at most 1 whatever the cores); ceiling = K / the hold measured alone (the 1-thread cell of the same variant and cores), in operations per second: a capacity, so its share falls below U where holds lengthen under contention, and it is blank without a 1-thread cell; holds are sampled, waits timed whenever the lock was contended. From the fewest-threads cell, with D_cpu its CPU time per operation: the bound is min(N / (D + S), K / S, cores / D_cpu) and N* = (D + S) x min(K / S, cores / D_cpu); beyond N* more threads do not raise it, and no number of cores passes K / S.";
 
-/// The lock table and bounds of `g` as HTML; empty when no cell has a lock table.
-pub fn html_section(g: &Group<'_>) -> String {
+/// The lock table and bounds of `g`, with how to read them; only a note when the
+/// instrument was off, nothing when no cell has a lock table.
+pub fn section(g: &Group<'_>) -> Vec<Block> {
     let rows = table(g);
-    let mut out = String::new();
     if rows.is_empty() {
-        if let Some(off) = off_sentence(g) {
-            let _ = writeln!(out, "<p><small>{}</small></p>", esc(off));
-        }
-        return out;
+        return off_sentence(g).map(Block::note).into_iter().collect();
     }
-    let _ = writeln!(
-        out,
-        "<h4>Lock table</h4>\n<p><small>{}</small></p>",
-        esc(EXPLAIN)
-    );
-    let bounds = variant_bounds(g);
+    let mut out = vec![Block::heading(4, "Lock table"), Block::note(EXPLAIN)];
+    let bounds: Vec<Text> = variant_bounds(g)
+        .iter()
+        .map(|b| text(bounds_sentence(b)))
+        .collect();
     if !bounds.is_empty() {
-        out.push_str("<ul class=\"lock-bounds\">\n");
-        for b in &bounds {
-            let _ = writeln!(out, "<li>{}</li>", esc(&bounds_sentence(b)));
-        }
-        out.push_str("</ul>\n");
+        out.push(Block::List(Attrs::class("lock-bounds"), bounds));
     }
-    let _ = writeln!(
-        out,
-        "<table class=\"locks\"><tr><th>{}</th></tr>",
-        COLUMNS.join("</th><th>")
+    out.push(Block::Table(Table {
+        attrs: Attrs::class("locks"),
+        head: COLUMNS.iter().map(|c| Cell::head(*c)).collect(),
+        rows: rows
+            .iter()
+            .map(|r| Row::from(row_cells(r).into_iter().map(Cell::of).collect::<Vec<_>>()))
+            .collect(),
+    }));
+    out.extend(
+        [unnamed_note(g), cost_sentence(g)]
+            .into_iter()
+            .flatten()
+            .map(Block::note),
     );
-    for r in &rows {
-        let cells: Vec<String> = row_cells(r).iter().map(|c| esc(c)).collect();
-        let _ = writeln!(out, "<tr><td>{}</td></tr>", cells.join("</td><td>"));
-    }
-    out.push_str("</table>\n");
-    for note in [unnamed_note(g), cost_sentence(g)].into_iter().flatten() {
-        let _ = writeln!(out, "<p><small>{}</small></p>", esc(&note));
-    }
-    out
-}
-
-/// The same as Markdown.
-pub fn markdown_section(g: &Group<'_>) -> String {
-    let rows = table(g);
-    let mut out = String::new();
-    if rows.is_empty() {
-        if let Some(off) = off_sentence(g) {
-            let _ = writeln!(out, "{off}\n");
-        }
-        return out;
-    }
-    let _ = writeln!(out, "Lock table. {EXPLAIN}\n");
-    for b in variant_bounds(g) {
-        let _ = writeln!(out, "- {}", bounds_sentence(&b));
-    }
-    let _ = writeln!(
-        out,
-        "\n| {} |\n|{}",
-        COLUMNS.join(" | "),
-        "---|".repeat(COLUMNS.len())
-    );
-    for r in &rows {
-        let _ = writeln!(out, "| {} |", row_cells(r).join(" | "));
-    }
-    out.push('\n');
-    for note in [unnamed_note(g), cost_sentence(g)].into_iter().flatten() {
-        let _ = writeln!(out, "{note}\n");
-    }
     out
 }
 
@@ -335,15 +298,6 @@ fn unnamed_note(g: &Group<'_>) -> Option<String> {
 
 fn percent(share: f64) -> String {
     format!("{:.0}%", share * 100.0)
-}
-
-fn nanos(ns: f64) -> String {
-    match ns {
-        n if n >= 1e9 => format!("{:.2} s", n / 1e9),
-        n if n >= 1e6 => format!("{:.2} ms", n / 1e6),
-        n if n >= 1e3 => format!("{:.1} µs", n / 1e3),
-        n => format!("{n:.0} ns"),
-    }
 }
 
 #[cfg(test)]

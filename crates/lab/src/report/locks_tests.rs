@@ -4,6 +4,18 @@ use super::*;
 use harness::lock_table::Quantiles;
 use harness::schema::{CellKey, CellStatus};
 
+use super::super::markup::{Format, Html, Markdown};
+
+/// The lock section as the page shows it.
+fn html_section(g: &Group<'_>) -> String {
+    Html.blocks(&section(g))
+}
+
+/// The lock section as `summary.md` shows it.
+fn markdown_section(g: &Group<'_>) -> String {
+    Markdown.blocks(&section(g))
+}
+
 pub(crate) fn cell_with_locks(variant: &str, threads: usize, hold_ns: f64) -> RunRecord {
     let key = CellKey {
         hot_path: "lookup".into(),

@@ -6,24 +6,31 @@
 //! before anything is written, and the report folder is built beside its final place and
 //! renamed into it, so a failure leaves the previous report as it was.
 //!
-//! One concern per module: `load` reads results files, `group` groups cells, `sweep` finds
-//! parameter sweeps, `figures` decides the charts, `diff` the flamegraph differentials,
-//! `advice` analyses and `findings` asks each hot path's question (returning data), `findings_page` lays the findings out, `charts` and `time_chart` draw,
-//! `html` and `summary` lay pages out, and `output` is the one place chart files are
-//! written. This module ties them together and writes the pages.
+//! Analysis apart from rendering. Analysis returns plain data and writes nothing: `load`
+//! reads results files, `group` groups cells, `figures` is the analysis (the charts each
+//! group gets, as `drawing` data), `sweep` finds parameter sweeps, `diff` the flamegraph
+//! differentials, `advice` the thread advice and USL fits, `findings` each hot path's
+//! answer. Rendering is a list of writers over that data (`WRITERS`): the charts
+//! (`output`, drawing with `charts` and the flamegraph module), `index.html` (`page`),
+//! `summary.md` (`summary`), `findings.json` and `cells.csv`. The pages are built once as
+//! blocks (`markup`) from shared sections (`sections`, `findings_page`, `locks`,
+//! `advice`, `time_chart`, `cell`) and laid out as HTML or Markdown.
 
 mod advice;
+mod cell;
 mod charts;
 mod diff;
+mod drawing;
 mod figures;
 pub mod findings;
 mod findings_page;
 mod group;
-mod html;
 mod load;
 pub mod locks;
 mod markup;
 mod output;
+mod page;
+mod sections;
 mod summary;
 mod sweep;
 mod time_chart;
@@ -36,7 +43,6 @@ use harness::schema::ResultsFile;
 use crate::fs::write_atomically;
 pub use group::Group;
 pub use load::{latest_results, load, Source};
-use output::Outputs;
 pub use sweep::Sweep;
 
 /// One source with its groups.
@@ -49,6 +55,8 @@ pub struct Analysed<'a> {
     pub sweeps: Vec<Sweep>,
     /// What the run answered, per hot path, in catalog order.
     pub findings: Vec<harness::findings::Finding>,
+    /// The charts and flamegraphs its pages show, to be drawn.
+    drawings: Vec<drawing::Planned>,
 }
 
 impl Analysed<'_> {
@@ -78,58 +86,88 @@ pub fn render(root: &Path, sources: &[Source]) -> anyhow::Result<PathBuf> {
     if sources.is_empty() {
         bail!("no results to report");
     }
-    let mut outputs = Outputs::default();
-    diff::restore_flamegraphs(root, sources, &mut outputs)?;
     let id = if sources.len() == 1 {
         sources[0].results.run_id.clone()
     } else {
         let ids: Vec<&str> = sources.iter().map(|s| s.results.run_id.as_str()).collect();
         format!("multi-{}", ids.join("-"))
     };
+    let analysed = figures::analyse(root, sources, &format!("reports/{id}"));
     let reports = root.join("reports");
     std::fs::create_dir_all(&reports)?;
     let staging = reports.join(format!(".{id}.tmp-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&staging);
     std::fs::create_dir_all(staging.join("charts"))?;
     let result = (|| {
-        let final_dir = format!("reports/{id}");
-        let analysed = figures::analyse(
+        let target = Target {
             root,
-            sources,
-            &staging.join("charts"),
-            &final_dir,
-            &mut outputs,
-        );
-        outputs.write_all()?;
-        std::fs::write(
-            staging.join("index.html"),
-            html::page(&analysed, "../../", None),
-        )?;
-        std::fs::write(staging.join("summary.md"), summary::markdown(&analysed))?;
-        // What scripts read: one object per finding, the same ones the pages lay out.
-        let found: Vec<&harness::findings::Finding> =
-            analysed.iter().flat_map(|a| a.findings.iter()).collect();
-        std::fs::write(
-            staging.join("findings.json"),
-            serde_json::to_string_pretty(&found)?,
-        )?;
-        let results: Vec<ResultsFile> = sources.iter().map(|s| s.results.clone()).collect();
-        std::fs::write(staging.join("cells.csv"), crate::export::csv(&results)?)?;
-        let target = reports.join(&id);
-        let _ = std::fs::remove_dir_all(&target);
-        std::fs::rename(&staging, &target)?;
+            staging: &staging,
+            analysed: &analysed,
+        };
+        for (_, write) in WRITERS {
+            write(&target)?;
+        }
+        let report = reports.join(&id);
+        let _ = std::fs::remove_dir_all(&report);
+        std::fs::rename(&staging, &report)?;
         let runs = list_reports(&reports);
         write_atomically(
             &reports.join("index.html"),
-            html::page(&analysed, "../", Some(&runs)).as_bytes(),
+            page::page(&analysed, "../", Some(&runs)).as_bytes(),
         )?;
-        Ok(target.join("index.html"))
+        Ok(report.join("index.html"))
     })();
     if result.is_err() {
         let _ = std::fs::remove_dir_all(&staging);
     }
     result
 }
+
+/// What a writer writes from: the analysis, into the staging folder of the report.
+struct Target<'t, 'a> {
+    root: &'t Path,
+    staging: &'t Path,
+    analysed: &'t [Analysed<'a>],
+}
+
+/// A report's output: writes its files from the analysis.
+type Writer = fn(&Target<'_, '_>) -> anyhow::Result<()>;
+
+/// The report's writers, in the order they run: the charts and flamegraphs first, so a
+/// drawing that fails leaves no page pointing at it.
+const WRITERS: [(&str, Writer); 5] = [
+    ("charts", |t| {
+        let drawings: Vec<&drawing::Planned> =
+            t.analysed.iter().flat_map(|a| &a.drawings).collect();
+        output::write_all(&drawings, t.root, &t.staging.join("charts"))
+    }),
+    ("index.html", |t| {
+        let html = page::page(t.analysed, "../../", None);
+        Ok(std::fs::write(t.staging.join("index.html"), html)?)
+    }),
+    ("summary.md", |t| {
+        let md = summary::markdown(t.analysed);
+        Ok(std::fs::write(t.staging.join("summary.md"), md)?)
+    }),
+    // What scripts read: one object per finding, the same ones the pages lay out.
+    ("findings.json", |t| {
+        let found: Vec<&harness::findings::Finding> =
+            t.analysed.iter().flat_map(|a| a.findings.iter()).collect();
+        let json = serde_json::to_string_pretty(&found)?;
+        Ok(std::fs::write(t.staging.join("findings.json"), json)?)
+    }),
+    ("cells.csv", |t| {
+        let results: Vec<ResultsFile> = t
+            .analysed
+            .iter()
+            .map(|a| a.source.results.clone())
+            .collect();
+        Ok(std::fs::write(
+            t.staging.join("cells.csv"),
+            crate::export::csv(&results)?,
+        )?)
+    }),
+];
 
 /// Report folders under `reports/`, newest first.
 fn list_reports(reports: &Path) -> Vec<String> {

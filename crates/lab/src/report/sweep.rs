@@ -1,14 +1,12 @@
 //! Parameter sweeps: scenario files whose groups differ in exactly one parameter, with the
-//! throughput (and charted extras) against it; the charts are queued, not written.
-
-use std::path::{Path, PathBuf};
+//! throughput (and charted extras) against it; the charts are planned as data, not drawn.
 
 use harness::RunRecord;
 
 use super::charts;
-use super::figures::extra_series;
+use super::drawing::{extra_series, Drawing, Place, Planned};
 use super::group::{slugify, Group};
-use super::output::Outputs;
+use crate::words::value_text;
 
 /// Throughput against the values of one parameter that a scenario file sweeps.
 pub struct Sweep {
@@ -36,169 +34,173 @@ pub struct Sweep {
 /// throughput against it, at the largest thread and core count every group has.
 pub(super) fn sweeps(
     groups: &[Group<'_>],
-    chart_dir: &Path,
     final_dir: &str,
     index: usize,
-    outputs: &mut Outputs,
+    drawings: &mut Vec<Planned>,
 ) -> Vec<Sweep> {
-    let mut out = Vec::new();
     let mut files: Vec<&str> = groups
         .iter()
         .map(|g| g.file.as_str())
         .filter(|f| !f.is_empty())
         .collect();
     files.dedup();
-    for file in files {
-        let members: Vec<&Group<'_>> = groups.iter().filter(|g| g.file == file).collect();
-        if members.len() < 2 {
-            continue;
-        }
-        let [param] = members[0].varying.as_slice() else {
-            continue;
-        };
-        let common = |pick: &dyn Fn(&Group<'_>) -> Vec<usize>| {
-            pick(members[0])
-                .into_iter()
-                .filter(|x| members.iter().all(|m| pick(m).contains(x)))
-                .max()
-        };
-        let (Some(threads), Some(cores)) =
-            (common(&|g| g.threads.clone()), common(&|g| g.cores.clone()))
-        else {
-            continue;
-        };
-        let values: Vec<String> = members
-            .iter()
-            .map(|m| {
-                m.params
-                    .get(param)
-                    .map(crate::plan::value_text)
-                    .unwrap_or_default()
-            })
-            .collect();
-        let mut variants: Vec<String> = Vec::new();
-        for m in &members {
-            for v in &m.variants {
-                if !variants.contains(v) {
-                    variants.push(v.clone());
-                }
+    files
+        .into_iter()
+        .filter_map(|file| {
+            let members: Vec<&Group<'_>> = groups.iter().filter(|g| g.file == file).collect();
+            let mut sweep = sweep_of(file, &members)?;
+            let stem = format!(
+                "{}-sweep-{}",
+                slugify(&format!("m{index}-{file}")),
+                slugify(&sweep.param)
+            );
+            sweep.svg = format!("{final_dir}/charts/{stem}.svg");
+            drawings.push(throughput_chart(&sweep, &members, &stem));
+            for (key, label, series) in extras(&sweep, &members) {
+                let s = &sweep;
+                let title = format!(
+                    "{}: {label} against {} ({} threads, {} cores)",
+                    s.file, s.param, s.threads, s.cores
+                );
+                let name = format!("{stem}-{}.svg", slugify(key));
+                let labels = [title, s.param.clone(), label.into()];
+                drawings.push(sweep_chart(&name, labels, &s.values, series, Vec::new()));
+                sweep
+                    .extras
+                    .push((label.to_owned(), format!("{final_dir}/charts/{name}")));
             }
+            Some(sweep)
+        })
+        .collect()
+}
+
+/// The sweep of one file's groups, without its charts: `None` unless they are at least
+/// two, differ in exactly one parameter, and share a thread and a core count.
+fn sweep_of(file: &str, members: &[&Group<'_>]) -> Option<Sweep> {
+    if members.len() < 2 {
+        return None;
+    }
+    let [param] = members[0].varying.as_slice() else {
+        return None;
+    };
+    let common = |pick: &dyn Fn(&Group<'_>) -> Vec<usize>| {
+        pick(members[0])
+            .into_iter()
+            .filter(|x| members.iter().all(|m| pick(m).contains(x)))
+            .max()
+    };
+    let threads = common(&|g| g.threads.clone())?;
+    let cores = common(&|g| g.cores.clone())?;
+    let values: Vec<String> = members
+        .iter()
+        .map(|m| m.params.get(param).map(value_text).unwrap_or_default())
+        .collect();
+    let mut variants: Vec<String> = Vec::new();
+    for v in members.iter().flat_map(|m| &m.variants) {
+        if !variants.contains(v) {
+            variants.push(v.clone());
         }
-        let rows: Vec<(String, Vec<Option<f64>>)> = variants
-            .iter()
-            .map(|v| {
-                let ops = members
-                    .iter()
-                    .map(|m| {
-                        m.cell(v, threads, cores)
-                            .filter(|c| c.usable())
-                            .map(|c| c.ops_per_sec)
-                    })
-                    .collect();
-                (v.clone(), ops)
-            })
-            .collect();
-        let series: Vec<charts::Series> = rows
-            .iter()
-            .map(|(v, ops)| charts::Series {
-                name: v.clone(),
-                points: ops
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(i, o)| o.map(|o| (i as f64, o)))
-                    .collect(),
-            })
-            .collect();
-        let title =
-            format!("{file}: throughput against {param} ({threads} threads, {cores} cores)");
-        let bars: Vec<charts::Bars> = rows
-            .iter()
-            .map(|(v, _)| {
-                members
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(i, m)| {
-                        let c = m.cell(v, threads, cores).filter(|c| c.usable())?;
-                        let (lo, hi) = c.ops_ci();
-                        Some((i as f64, lo, hi))
-                    })
-                    .collect()
-            })
-            .collect();
-        let stem = format!(
-            "{}-sweep-{}",
-            slugify(&format!("m{index}-{file}")),
-            slugify(param)
-        );
-        let name = format!("{stem}.svg");
-        queue_sweep_chart(
-            outputs,
-            chart_dir.join(&name),
-            title,
-            param,
-            &values,
-            "ops/s",
-            series,
-            bars,
-        );
-        let scenario = members[0].hot_path.clone();
-        let cells_of = |v: &str| -> Vec<(f64, &RunRecord)> {
+    }
+    let rows = variants
+        .into_iter()
+        .map(|v| {
+            let ops = members
+                .iter()
+                .map(|m| usable(m, &v, threads, cores).map(|c| c.ops_per_sec))
+                .collect();
+            (v, ops)
+        })
+        .collect();
+    Some(Sweep {
+        file: file.to_owned(),
+        hot_path: members[0].hot_path.clone(),
+        param: param.clone(),
+        values,
+        threads,
+        cores,
+        rows,
+        svg: String::new(),
+        extras: Vec::new(),
+    })
+}
+
+/// The usable cell of `variant` at the sweep's threads and cores in one group.
+fn usable<'g>(
+    m: &'g Group<'_>,
+    variant: &str,
+    threads: usize,
+    cores: usize,
+) -> Option<&'g RunRecord> {
+    m.cell(variant, threads, cores).filter(|c| c.usable())
+}
+
+/// The throughput chart of a sweep, with error bars.
+fn throughput_chart(s: &Sweep, members: &[&Group<'_>], stem: &str) -> Planned {
+    let series: Vec<charts::Series> = s
+        .rows
+        .iter()
+        .map(|(v, ops)| charts::Series {
+            name: v.clone(),
+            points: ops
+                .iter()
+                .enumerate()
+                .filter_map(|(i, o)| o.map(|o| (i as f64, o)))
+                .collect(),
+        })
+        .collect();
+    let bars: Vec<charts::Bars> = s
+        .rows
+        .iter()
+        .map(|(v, _)| {
             members
                 .iter()
                 .enumerate()
                 .filter_map(|(i, m)| {
-                    Some((i as f64, m.cell(v, threads, cores).filter(|c| c.usable())?))
+                    let (lo, hi) = usable(m, v, s.threads, s.cores)?.ops_ci();
+                    Some((i as f64, lo, hi))
                 })
                 .collect()
-        };
-        let mut extras = Vec::new();
-        for (key, label, series) in extra_series(&scenario, &variants, cells_of) {
-            let title =
-                format!("{file}: {label} against {param} ({threads} threads, {cores} cores)");
-            let extra_name = format!("{stem}-{}.svg", slugify(key));
-            queue_sweep_chart(
-                outputs,
-                chart_dir.join(&extra_name),
-                title,
-                param,
-                &values,
-                label,
-                series,
-                Vec::new(),
-            );
-            extras.push((label.to_owned(), format!("{final_dir}/charts/{extra_name}")));
-        }
-        out.push(Sweep {
-            extras,
-            hot_path: scenario,
-            file: file.to_owned(),
-            param: (*param).clone(),
-            values,
-            threads,
-            cores,
-            rows,
-            svg: format!("{final_dir}/charts/{name}"),
-        });
-    }
-    out
+        })
+        .collect();
+    let title = format!(
+        "{}: throughput against {} ({} threads, {} cores)",
+        s.file, s.param, s.threads, s.cores
+    );
+    let labels = [title, s.param.clone(), "ops/s".into()];
+    sweep_chart(&format!("{stem}.svg"), labels, &s.values, series, bars)
 }
 
-/// Queues a sweep chart (owned inputs, so it can be drawn on another thread).
-#[allow(clippy::too_many_arguments)]
-fn queue_sweep_chart(
-    outputs: &mut Outputs,
-    path: PathBuf,
-    title: String,
-    param: &str,
+/// The hot path's charted extras against the swept parameter.
+fn extras(
+    s: &Sweep,
+    members: &[&Group<'_>],
+) -> Vec<(&'static str, &'static str, Vec<charts::Series>)> {
+    let variants: Vec<String> = s.rows.iter().map(|(v, _)| v.clone()).collect();
+    let cells_of = |v: &str| -> Vec<(f64, &RunRecord)> {
+        members
+            .iter()
+            .enumerate()
+            .filter_map(|(i, m)| Some((i as f64, usable(m, v, s.threads, s.cores)?)))
+            .collect()
+    };
+    extra_series(&s.hot_path, &variants, cells_of)
+}
+
+/// A sweep chart for the report's `charts/` folder.
+fn sweep_chart(
+    name: &str,
+    labels: [String; 3],
     values: &[String],
-    y_label: &str,
     series: Vec<charts::Series>,
     bars: Vec<charts::Bars>,
-) {
-    let (param, values, y_label) = (param.to_owned(), values.to_vec(), y_label.to_owned());
-    outputs.add(path, move || {
-        charts::sweep_chart_with_bars(&title, &param, &values, &y_label, &series, &bars)
-            .map(String::into_bytes)
-            .map_err(anyhow::Error::msg)
-    });
+) -> Planned {
+    Planned {
+        place: Place::Chart(name.to_owned()),
+        drawing: Drawing::Sweep {
+            labels,
+            values: values.to_vec(),
+            series,
+            bars,
+        },
+    }
 }

@@ -3,30 +3,26 @@
 //! and the notes a cell's matrix entry carries about its own figures (an error or timeout
 //! share above 1%, the clock-read cost inside every latency sample).
 //!
-//! The bars are plain HTML boxes with widths in percent, not images: they need no file,
+//! The bars are [`Inline::Bar`]s, boxes with widths in percent in HTML, not images: they need no file,
 //! open from `file://` and scale with the page. This module does not compute the shares;
 //! the harness records them in each record's `time_share`.
-
-use std::fmt::Write;
 
 use harness::account::TimeShare;
 use harness::RunRecord;
 
+use super::markup::{small, text, variant_tables, Block, Cell, Inline, Text};
 use super::Group;
 
 /// Above this share of attempts, errors or timeouts are flagged in the cell.
 pub const FLAG_SHARE: f64 = 0.01;
 
-/// The four parts of a bar: label, colour, and how to read them from a share.
+/// The four parts of a bar: label, and the style sheet's class that colours it.
 const PARTS: [(&str, &str); 4] = [
-    ("on CPU", "#4878d0"),
-    ("waiting for a CPU", "#ee854a"),
-    ("blocked on the hot path", "#d65f5f"),
-    ("other", "#c8c8c8"),
+    ("on CPU", "tp-cpu"),
+    ("waiting for a CPU", "tp-queue"),
+    ("blocked on the hot path", "tp-blocked"),
+    ("other", "tp-other"),
 ];
-
-const BAR_STYLE: &str =
-    "display:flex;width:160px;height:12px;border:1px solid #999;background:#fff";
 
 fn parts(s: &TimeShare) -> [Option<f64>; 4] {
     [Some(s.on_cpu), s.run_queue, s.blocked, Some(s.other)]
@@ -34,57 +30,53 @@ fn parts(s: &TimeShare) -> [Option<f64>; 4] {
 
 /// One stacked bar with the four shares written under it; a part that was not measured
 /// is written "n/m" and takes no width.
-pub fn bar(share: &TimeShare) -> String {
-    let mut out = format!("<div class=\"time-bar\" style=\"{BAR_STYLE}\">");
+pub fn bar(share: &TimeShare) -> Text {
     let values = parts(share);
-    for ((label, colour), value) in PARTS.iter().zip(values) {
-        if let Some(v) = value.filter(|v| *v > 0.0) {
-            let _ = write!(
-                out,
-                "<span style=\"width:{:.2}%;background:{colour}\" title=\"{label} {:.0}%\"></span>",
-                v * 100.0,
-                v * 100.0
-            );
-        }
-    }
-    out.push_str("</div><small>");
-    let text: Vec<String> = values
+    let drawn = PARTS
+        .iter()
+        .zip(values)
+        .filter_map(|(&(label, class), v)| Some((class, v?, label)))
+        .collect();
+    let words: Vec<String> = values
         .iter()
         .map(|v| v.map_or("n/m".to_owned(), |v| format!("{:.0}", v * 100.0)))
         .collect();
-    out.push_str(&text.join(" / "));
-    out.push_str("</small>");
-    out
+    vec![Inline::Bar(drawn), small(words.join(" / "))]
 }
 
 /// The time-account section of a group: a legend, then per variant a table (rows =
 /// cores, columns = threads) with one bar per cell.
-pub fn section(out: &mut String, g: &Group<'_>) {
+pub fn section(g: &Group<'_>) -> Vec<Block> {
     if !g.cells.iter().any(|c| c.usable() && c.time_share.is_some()) {
-        return;
+        return Vec::new();
     }
-    out.push_str(
-        "<h4>Where the threads' time went</h4>\n<p><small>Shares of threads x window, per cell: ",
-    );
-    for (label, colour) in PARTS {
-        let _ = write!(
-            out,
-            "<span style=\"display:inline-block;width:10px;height:10px;background:{colour}\"></span> {label} "
-        );
+    let mut legend = text("Shares of threads x window, per cell: ");
+    for (label, class) in PARTS {
+        legend.push(Inline::Swatch(class));
+        legend.push(Inline::Text(format!(" {label} ")));
     }
-    out.push_str(
-        "(numbers: on CPU / run queue / blocked / other, in %; n/m: not measured).</small></p>\n",
-    );
-    super::markup::variant_tables(out, g, "time-account", |out, record| match record {
-        Some(r) if r.usable() => match &r.time_share {
-            Some(s) => {
-                let _ = write!(out, "<td>{}</td>", bar(s));
-            }
-            None => out.push_str("<td><small>not recorded</small></td>"),
+    legend.push(Inline::Text(
+        "(numbers: on CPU / run queue / blocked / other, in %; n/m: not measured).".into(),
+    ));
+    let mut out = vec![
+        Block::heading(4, "Where the threads' time went"),
+        Block::Note(legend),
+    ];
+    let tables = variant_tables(
+        g,
+        "time-account",
+        |v| format!("{v} — cores \\ threads"),
+        |record| match record {
+            Some(r) if r.usable() => match &r.time_share {
+                Some(s) => Cell::text(bar(s)),
+                None => Cell::text(vec![small("not recorded")]),
+            },
+            Some(_) => Cell::text(vec![small("failed")]),
+            None => Cell::of("-"),
         },
-        Some(_) => out.push_str("<td><small>failed</small></td>"),
-        None => out.push_str("<td>-</td>"),
-    });
+    );
+    out.extend(tables.into_iter().map(Block::Table));
+    out
 }
 
 /// Errors and timeouts as shares of attempts (successes + errors + timeouts).
@@ -96,8 +88,8 @@ pub fn failure_shares(r: &RunRecord) -> (f64, f64) {
     (r.errors_per_sec / attempts, r.timeouts_per_sec / attempts)
 }
 
-/// The flag for a matrix cell whose error or timeout share is above [`FLAG_SHARE`], as
-/// HTML; empty when neither is.
+/// The flag for a matrix cell whose error or timeout share is above [`FLAG_SHARE`];
+/// empty when neither is.
 pub fn failure_flag(r: &RunRecord) -> String {
     let (errors, timeouts) = failure_shares(r);
     let mut what = Vec::new();
@@ -110,20 +102,13 @@ pub fn failure_flag(r: &RunRecord) -> String {
     if what.is_empty() {
         return String::new();
     }
-    format!(
-        "<br><b class=\"flag\" style=\"color:#b00\">⚠ {} of attempts (not in ops/s)</b>",
-        what.join(", ")
-    )
+    format!("⚠ {} of attempts (not in ops/s)", what.join(", "))
 }
 
-/// The clock-read cost to show next to a cell's percentiles, e.g. ` (clock read 21 ns)`;
-/// empty where the record predates the measurement.
-pub fn clock_note(r: &RunRecord) -> String {
-    if r.clock_read_ns > 0.0 {
-        format!(" <small>(clock read {:.0} ns)</small>", r.clock_read_ns)
-    } else {
-        String::new()
-    }
+/// The clock-read cost to show next to a cell's percentiles, e.g. `(clock read 21 ns)`;
+/// `None` where the record predates the measurement.
+pub fn clock_note(r: &RunRecord) -> Option<String> {
+    (r.clock_read_ns > 0.0).then(|| format!("(clock read {:.0} ns)", r.clock_read_ns))
 }
 
 /// The run's clock-read cost for the environment table; `not measured` for a results
@@ -174,7 +159,8 @@ mod tests {
             blocked: None,
             other: 0.25,
         };
-        let html = bar(&s);
+        let mut html = String::new();
+        super::super::markup::Format::text(&super::super::markup::Html, &mut html, &bar(&s));
         assert!(html.contains("width:25.00%"), "{html}");
         assert!(html.contains("width:50.00%"), "{html}");
         assert!(html.contains("25 / 50 / n/m / 25"), "{html}");

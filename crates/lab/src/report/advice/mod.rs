@@ -8,7 +8,7 @@
 //!   4 of them, bootstrap intervals from at least [`harness::judge::MIN_REPS`] repetitions a
 //!   level, and advice only when R² >= 0.9, N*'s interval is bounded and, where N* lies
 //!   within the cores, the measured drop past it is beyond the noise;
-//! - `render` lays both out for a group's section (HTML and Markdown).
+//! - `render` builds a group's section of both from them (blocks, for every format).
 //!
 //! Analysis returns data; rendering is apart. Not here: the matrix tables and charts.
 
@@ -20,9 +20,9 @@ use std::fmt::Write;
 use harness::RunRecord;
 
 use super::Group;
-use crate::table::si;
+use crate::words::si;
 
-pub use render::{ci_text, html_section, markdown_cell, markdown_section};
+pub use render::{ci_text, markdown_cell, section};
 #[cfg(test)]
 use usl::{usl_row, MIN_R_SQUARED};
 pub use usl::{usl_rows, UslRow};

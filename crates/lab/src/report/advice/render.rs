@@ -1,16 +1,14 @@
-//! A group's thread advice and USL table laid out as HTML and Markdown, and the interval
-//! texts its matrix cells use. Lays out what `advice` and `usl` computed; decides nothing.
-
-use std::fmt::Write;
+//! A group's thread advice and USL table as report blocks, and the interval texts its
+//! matrix cells use. Lays out what `advice` and `usl` computed; decides nothing.
 
 use harness::usl::UslIntervals;
 use harness::RunRecord;
 
-use super::super::markup::esc;
+use super::super::markup::{text, Attrs, Block, Cell, Row, Table};
 use super::super::Group;
-use super::usl::{list, peak_text};
+use super::usl::{list, peak_text, UslRow};
 use super::{reps_of, thread_sentence};
-use crate::table::si;
+use crate::words::si;
 
 /// The interval of a record as text: `95% CI lo–hi`, or `min–max lo–hi (n = 2)` when
 /// too few repetitions give it less than 95% coverage.
@@ -37,7 +35,7 @@ pub fn markdown_cell(record: Option<&RunRecord>) -> String {
                 if r.oversubscribed() { "\\*" } else { "" }
             )
         }
-        other => crate::table::cell_text(other),
+        other => crate::words::cell_text(other),
     }
 }
 
@@ -59,101 +57,79 @@ fn interval(
     })
 }
 
-/// The group's thread advice and USL table as HTML.
-pub fn html_section(g: &Group<'_>) -> String {
-    let mut out = String::new();
+/// The group's thread advice and USL table; empty when it has neither.
+pub fn section(g: &Group<'_>) -> Vec<Block> {
+    let mut out = Vec::new();
     if !g.thread_advice.is_empty() {
-        out.push_str("<h4>Thread advice from measured data</h4>\n<ul class=\"thread-advice\">\n");
-        for a in &g.thread_advice {
-            let _ = writeln!(out, "<li>{}</li>", esc(&thread_sentence(a)));
-        }
-        out.push_str("</ul>\n");
+        out.push(Block::heading(4, "Thread advice from measured data"));
+        out.push(Block::List(
+            Attrs::class("thread-advice"),
+            g.thread_advice
+                .iter()
+                .map(|a| text(thread_sentence(a)))
+                .collect(),
+        ));
     }
     if g.fits.is_empty() {
         return out;
     }
-    out.push_str("<h4>Scalability (Universal Scalability Law, in-core points only)</h4>\n<p><small>Fitted to thread counts at or below the core count (past it, throughput measures the CPU limit, not contention), with at least 4 of them; 95% bootstrap intervals in brackets. Advice only where R² &ge; 0.9 and N*'s interval is bounded.</small></p>\n");
-    out.push_str("<table class=\"usl\"><tr><th>variant</th><th>points fitted</th><th>σ contention</th><th>κ coherency</th><th>λ (ops/s, 1 thread)</th><th>R²</th><th>N*</th><th>best measured threads</th><th>advice</th></tr>\n");
-    for f in &g.fits {
-        let best = f.best_measured.map_or("-".to_owned(), |t| t.to_string());
-        let basis = format!("{} ({})", f.basis, list(&f.levels));
-        match &f.fit {
-            Ok(fit) => {
-                let ci = f.intervals.as_ref();
-                let _ = writeln!(
-                    out,
-                    "<tr><td>{}</td><td>{}</td><td>{:.3}{}</td><td>{:.2e}{}</td><td>{}</td><td>{:.3}</td><td>{}{}</td><td>{best}</td><td>{}</td></tr>",
-                    esc(&f.variant),
-                    esc(&basis),
-                    fit.sigma,
-                    interval(ci, |c| c.sigma, 3),
-                    fit.kappa,
-                    ci.map_or(String::new(), |c| format!(" [{:.1e}–{:.1e}]", c.kappa.0, c.kappa.1)),
-                    si(fit.lambda),
-                    fit.r_squared,
-                    peak_text(fit),
-                    interval(ci, |c| c.peak, 1),
-                    esc(&f.sentence)
-                );
-            }
-            Err(_) => {
-                let _ = writeln!(
-                    out,
-                    "<tr><td>{}</td><td>{}</td><td colspan=\"5\">no fit</td><td>{best}</td><td>{}</td></tr>",
-                    esc(&f.variant),
-                    esc(&basis),
-                    esc(&f.sentence)
-                );
-            }
-        }
-    }
-    out.push_str("</table>\n");
+    out.push(Block::heading(
+        4,
+        "Scalability (Universal Scalability Law, in-core points only)",
+    ));
+    out.push(Block::note("Fitted to thread counts at or below the core count (past it, throughput measures the CPU limit, not contention), with at least 4 of them; 95% bootstrap intervals in brackets. Advice only where R² ≥ 0.9 and N*'s interval is bounded."));
+    let head = [
+        "variant",
+        "points fitted",
+        "σ contention",
+        "κ coherency",
+        "λ (ops/s, 1 thread)",
+        "R²",
+        "N*",
+        "best measured threads",
+        "advice",
+    ];
+    out.push(Block::Table(Table {
+        attrs: Attrs::class("usl"),
+        head: head.iter().map(|h| Cell::head(*h)).collect(),
+        rows: g.fits.iter().map(usl_cells).map(Row::from).collect(),
+    }));
     out
 }
 
-/// The group's thread advice and USL lines as Markdown.
-pub fn markdown_section(g: &Group<'_>) -> String {
-    let mut out = String::new();
-    if !g.thread_advice.is_empty() {
-        out.push_str("Thread advice from measured data:\n\n");
-        for a in &g.thread_advice {
-            let _ = writeln!(out, "- {}", thread_sentence(a));
-        }
-        out.push('\n');
-    }
-    if g.fits.is_empty() {
-        return out;
-    }
-    out.push_str("Scalability (USL, in-core points only):\n\n");
-    for f in &g.fits {
-        match &f.fit {
-            Ok(fit) => {
-                let ci = f.intervals.as_ref();
-                let _ = writeln!(
-                    out,
-                    "- {} ({}: {}): σ={:.3}{} κ={:.2e}{} λ={} R²={:.2} N*={}{}. {}",
-                    f.variant,
-                    f.basis,
-                    list(&f.levels),
-                    fit.sigma,
-                    interval(ci, |c| c.sigma, 3),
-                    fit.kappa,
-                    ci.map_or(String::new(), |c| format!(
-                        " [{:.1e}–{:.1e}]",
-                        c.kappa.0, c.kappa.1
-                    )),
-                    si(fit.lambda),
-                    fit.r_squared,
-                    peak_text(fit),
-                    interval(ci, |c| c.peak, 1),
-                    f.sentence
-                );
-            }
-            Err(_) => {
-                let _ = writeln!(out, "- {}: {}", f.variant, f.sentence);
-            }
-        }
-    }
-    out.push('\n');
-    out
+/// One row of the USL table.
+fn usl_cells(f: &UslRow) -> Vec<Cell> {
+    let best = f.best_measured.map_or("-".to_owned(), |t| t.to_string());
+    let basis = format!("{} ({})", f.basis, list(&f.levels));
+    let Ok(fit) = &f.fit else {
+        return vec![
+            Cell::of(&f.variant),
+            Cell::of(basis),
+            Cell {
+                span: 5,
+                ..Cell::of("no fit")
+            },
+            Cell::of(best),
+            Cell::of(&f.sentence),
+        ];
+    };
+    let ci = f.intervals.as_ref();
+    vec![
+        Cell::of(&f.variant),
+        Cell::of(basis),
+        Cell::of(format!("{:.3}{}", fit.sigma, interval(ci, |c| c.sigma, 3))),
+        Cell::of(format!(
+            "{:.2e}{}",
+            fit.kappa,
+            ci.map_or(String::new(), |c| format!(
+                " [{:.1e}–{:.1e}]",
+                c.kappa.0, c.kappa.1
+            ))
+        )),
+        Cell::of(si(fit.lambda)),
+        Cell::of(format!("{:.3}", fit.r_squared)),
+        Cell::of(format!("{}{}", peak_text(fit), interval(ci, |c| c.peak, 1))),
+        Cell::of(best),
+        Cell::of(&f.sentence),
+    ]
 }

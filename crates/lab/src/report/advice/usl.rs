@@ -120,23 +120,12 @@ pub fn usl_row(all: &[&RunRecord], variant: &str, nproc: usize) -> UslRow {
         sentence: String::new(),
     };
     if levels.len() < usl::MIN_POINTS {
-        let max_cores = all.iter().map(|c| c.cores).max().unwrap_or(0);
-        let machine = if max_cores == nproc {
-            format!("on this {nproc}-core machine")
-        } else {
-            format!("with at most {max_cores} core(s) measured")
-        };
         row.fit = Err(format!(
             "{} in-core point(s), need {}",
             levels.len(),
             usl::MIN_POINTS
         ));
-        row.sentence = format!(
-            "No USL fit: {} in-core point(s) (threads {}) {machine}, and the law needs at least {} distinct thread counts at or below the core count; points past the cores measure the CPU limit, not contention. Run on more cores, or merge results from a larger machine with `lab report a.json b.json`.",
-            levels.len(),
-            if levels.is_empty() { "none".to_owned() } else { list(&levels) },
-            usl::MIN_POINTS
-        );
+        row.sentence = too_few_points(all, &levels, nproc);
         return row;
     }
     let lv: Vec<Level> = cells
@@ -170,38 +159,65 @@ pub fn usl_row(all: &[&RunRecord], variant: &str, nproc: usize) -> UslRow {
         row.intervals = UslIntervals::from_fits(&fits);
     }
     let max_level = *levels.last().expect("4 levels") as f64;
-    row.sentence = if fit.r_squared < MIN_R_SQUARED {
-        format!(
+    (row.sentence, row.advises) = verdict(&fit, row.intervals, fewest, max_level, cores, &cells);
+    row
+}
+
+/// Why there is no fit with too few in-core points, and what would give one.
+fn too_few_points(all: &[&RunRecord], levels: &[usize], nproc: usize) -> String {
+    let max_cores = all.iter().map(|c| c.cores).max().unwrap_or(0);
+    let machine = if max_cores == nproc {
+        format!("on this {nproc}-core machine")
+    } else {
+        format!("with at most {max_cores} core(s) measured")
+    };
+    format!(
+        "No USL fit: {} in-core point(s) (threads {}) {machine}, and the law needs at least {} distinct thread counts at or below the core count; points past the cores measure the CPU limit, not contention. Run on more cores, or merge results from a larger machine with `lab report a.json b.json`.",
+        levels.len(),
+        if levels.is_empty() { "none".to_owned() } else { list(levels) },
+        usl::MIN_POINTS
+    )
+}
+
+/// What a fit says, and whether it advises: advice only where R² is high enough, N* has
+/// a bounded interval and, within the cores, the measured drop past it is beyond the
+/// noise.
+fn verdict(
+    fit: &UslFit,
+    intervals: Option<UslIntervals>,
+    fewest: usize,
+    max_level: f64,
+    cores: usize,
+    cells: &[&RunRecord],
+) -> (String, bool) {
+    if fit.r_squared < MIN_R_SQUARED {
+        return (format!(
             "No advice from the USL: R² = {:.2}, below {MIN_R_SQUARED}, so the law does not describe these {} points; go by the measured thread advice.",
             fit.r_squared,
-            levels.len()
-        )
-    } else {
-        match row.intervals {
-            None => format!(
-                "No advice from the USL: {fewest} repetition(s) at some thread count are too few to resample (it needs {}), so N* has no interval; rerun with repeats={} or more.",
-                harness::judge::MIN_REPS,
-                harness::judge::MIN_REPS
-            ),
-            Some(ci) if !ci.peak_bounded(max_level) => format!(
-                "No advice from the USL: N*'s 95% interval ({} to {}) is unbounded, so these points place no peak (κ may be 0); σ = {:.3} [{:.3}–{:.3}].",
-                fmt_peak(ci.peak.0),
-                fmt_peak(ci.peak.1),
-                fit.sigma,
-                ci.sigma.0,
-                ci.sigma.1
-            ),
-            Some(ci) if ci.peak.1 <= cores as f64 && !drop_measured(&cells) => format!(
-                "No advice from the USL: N* = {} lies within the {cores} core(s) measured, but the measured throughput past it does not fall beyond the noise; go by the measured thread advice.",
-                peak_text(&fit)
-            ),
-            Some(ci) => {
-                row.advises = true;
-                usl_advice(&fit, &ci, cores)
-            }
-        }
+            cells.len()
+        ), false);
+    }
+    let sentence = match intervals {
+        None => format!(
+            "No advice from the USL: {fewest} repetition(s) at some thread count are too few to resample (it needs {}), so N* has no interval; rerun with repeats={} or more.",
+            harness::judge::MIN_REPS,
+            harness::judge::MIN_REPS
+        ),
+        Some(ci) if !ci.peak_bounded(max_level) => format!(
+            "No advice from the USL: N*'s 95% interval ({} to {}) is unbounded, so these points place no peak (κ may be 0); σ = {:.3} [{:.3}–{:.3}].",
+            fmt_peak(ci.peak.0),
+            fmt_peak(ci.peak.1),
+            fit.sigma,
+            ci.sigma.0,
+            ci.sigma.1
+        ),
+        Some(ci) if ci.peak.1 <= cores as f64 && !drop_measured(cells) => format!(
+            "No advice from the USL: N* = {} lies within the {cores} core(s) measured, but the measured throughput past it does not fall beyond the noise; go by the measured thread advice.",
+            peak_text(fit)
+        ),
+        Some(ci) => return (usl_advice(fit, &ci, cores), true),
     };
-    row
+    (sentence, false)
 }
 
 /// Whether the fitted points fall after their best one beyond the noise: the largest

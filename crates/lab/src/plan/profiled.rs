@@ -8,11 +8,11 @@
 //! sqlmix-slots) has no differential to draw and is profiled only with `profile=all`: a
 //! profile costs about a second beyond its window, which over every sweep point would not
 //! fit the 15-minute matrix. `profile=all` profiles every cell and `profile=false` none.
-//! This module runs nothing.
+//! Part of the plan: it runs nothing, and the profiler (`profile`) takes what it says.
 
 use std::time::Duration;
 
-use crate::plan::{CellSpec, MatrixPlan};
+use super::{CellSpec, MatrixPlan};
 use crate::scenario_file::ProfileAt;
 
 /// The most threads a quick-mode profile follows (see [`profiled`]).

@@ -1,0 +1,193 @@
+//! The matrix's measuring steps: the rounds (repetition r of every cell before r+1 of
+//! any, in a fresh order each round, the results file rewritten after each), the extra
+//! rounds for cells whose interval is still wide while the budget allows, and the
+//! profiles, one extra uncounted run per chosen cell.
+
+use std::time::{Duration, Instant};
+
+use super::{profile_prefix, run_child, Matrix};
+use crate::{adaptive, order, progress};
+
+/// How a round ended.
+enum Round {
+    /// Some repetition ran: the round is written.
+    Ran,
+    /// Nothing was left to run in it.
+    Idle,
+    /// Lab is stopping: the round in flight is not written.
+    Stopped,
+}
+
+impl Matrix<'_> {
+    /// Every round, then the extra rounds (none when pairs decide: they measure the
+    /// differences that matter, and extra rounds would eat their time).
+    pub(super) fn rounds(&mut self) -> anyhow::Result<()> {
+        let max_repeats = self.planned.iter().copied().max().unwrap_or(0);
+        let extra_rounds = if self.plan.pairs {
+            0
+        } else {
+            adaptive::EXTRA_ROUNDS
+        };
+        for rep in 0..max_repeats + extra_rounds {
+            if rep >= max_repeats && !self.extra_round(rep - max_repeats) {
+                break;
+            }
+            match self.round(rep)? {
+                Round::Stopped => break,
+                Round::Idle => {}
+                Round::Ran => {
+                    self.run.reference.push(crate::reference::measure());
+                    self.run.machine_speed = self
+                        .retaker
+                        .machine_speed()
+                        .or(self.run.machine_speed.take());
+                    self.run.write(self.plan, false)?;
+                    if rep < max_repeats {
+                        progress::round_done(&self.bar, rep + 1, max_repeats);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether extra round `extra` runs: only for cells whose interval is still wide
+    /// (`adaptive`), and only with what the budget has left, since they are not in its
+    /// plan.
+    fn extra_round(&mut self, extra: usize) -> bool {
+        let rep = extra + self.planned.iter().copied().max().unwrap_or(0);
+        let wide = adaptive::wide_cells(&self.run.reps, &self.planned, rep);
+        if wide == 0 || self.stopping() {
+            return false;
+        }
+        let cost: Duration = (0..self.cells.len())
+            .filter(|&i| adaptive::wants_more(&self.run.reps[i], self.planned[i]))
+            .map(|i| self.cells[i].file.run_cost(self.cells[i].threads))
+            .sum();
+        if let Some(budget) = self.plan.budget {
+            if self.began.elapsed() + cost + self.after_rounds > budget {
+                progress::phase(
+                    &self.bar,
+                    &format!(
+                        "extra round {} left out: {wide} wide cell(s) would take about {}, past budget={}",
+                        extra + 1,
+                        humantime::format_duration(Duration::from_secs(cost.as_secs())),
+                        humantime::format_duration(Duration::from_secs(budget.as_secs()))
+                    ),
+                );
+                return false;
+            }
+        }
+        self.extended += wide;
+        self.bar.inc_length(wide as u64);
+        progress::phase(&self.bar, &adaptive::round_line(extra, wide));
+        true
+    }
+
+    /// Repetition `rep` of every cell that still wants it, in this round's order, each
+    /// retaken while the machine was loaded (`retake`).
+    fn round(&mut self, rep: usize) -> anyhow::Result<Round> {
+        let mut ran = Round::Idle;
+        for i in order::round_order(self.cells.len(), self.run.order_seed, rep) {
+            let cell = &self.cells[i];
+            // Done already (a resumed run), not wanted, or past its planned repetitions
+            // and narrow enough.
+            let more = || adaptive::wants_more(&self.run.reps[i], self.planned[i]);
+            if rep < self.run.reps[i].len() || !(rep < self.planned[i] || more()) {
+                continue;
+            }
+            if self.stopping() {
+                return Ok(Round::Stopped);
+            }
+            self.bar.set_message(format!(
+                "{}/{} t={} c={} rep {}/{}",
+                cell.file.file,
+                cell.variant,
+                cell.threads,
+                cell.cores,
+                rep + 1,
+                cell.file.repeats
+            ));
+            let measured = cell.file.warmup + cell.file.duration;
+            let (exe, root, interrupted) = (&self.exe, &self.plan.root, self.interrupted);
+            let overheads = &mut self.run.overheads;
+            let kept = self.retaker.repetition(|| {
+                let started = Instant::now();
+                let record = run_child(exe, root, cell, None, rep, interrupted)?;
+                if record.usable() {
+                    overheads.push(started.elapsed().saturating_sub(measured).as_secs_f64());
+                }
+                Some(record)
+            });
+            let Some(mut record) = kept else {
+                return Ok(Round::Stopped);
+            };
+            record.scenario_file = cell.file.file.clone();
+            self.run.reps[i].push(record);
+            self.bar.inc(1);
+            ran = Round::Ran;
+        }
+        Ok(ran)
+    }
+
+    /// One extra, uncounted run per chosen cell for its flamegraph, in the selection's
+    /// order, leaving out those that would end past the budget.
+    pub(super) fn profiles(&mut self) {
+        if !self.plan.profile {
+            return;
+        }
+        if !self.stopping() {
+            progress::phase(
+                &self.bar,
+                "profiling: one extra, uncounted run per cell for its flamegraph",
+            );
+        }
+        let order = crate::plan::profiled::order(&self.cells, &self.chosen);
+        for (at, &i) in order.iter().enumerate() {
+            let cell = &self.cells[i];
+            if self.stopping() {
+                break;
+            }
+            if self.run.reps[i].is_empty() || self.run.profiles[i].is_some() {
+                continue;
+            }
+            // The budget is the user's: profiles that would end past it are left out.
+            let cost =
+                cell.file.profile_cost(cell.threads, self.plan.quick) + crate::plan::REPORT_COST;
+            if let Some(budget) = self.plan.budget {
+                if self.began.elapsed() + cost > budget {
+                    let left = order[at..]
+                        .iter()
+                        .filter(|&&j| self.run.profiles[j].is_none())
+                        .count();
+                    progress::phase(
+                        &self.bar,
+                        &format!(
+                            "profiles left out: {left} cell(s) would end past budget={}",
+                            humantime::format_duration(Duration::from_secs(budget.as_secs()))
+                        ),
+                    );
+                    break;
+                }
+            }
+            self.bar.set_message(format!(
+                "{}/{} t={} c={} profiling",
+                cell.file.file, cell.variant, cell.threads, cell.cores
+            ));
+            let prefix = profile_prefix(&self.run.run_id, cell);
+            let profile = Some((prefix.as_str(), self.plan.quick));
+            let record = run_child(
+                &self.exe,
+                &self.plan.root,
+                cell,
+                profile,
+                0,
+                self.interrupted,
+            );
+            if let Some(record) = record {
+                self.run.profiles[i] = record.profile;
+            }
+            self.bar.inc(1);
+        }
+    }
+}
