@@ -17,6 +17,7 @@
 
 pub mod batch;
 pub mod claims;
+pub mod seed;
 
 use harness::decide::{Outcome, Part};
 use harness::findings::{Answer, Basis, Chart, Run, Verdict};
