@@ -17,11 +17,10 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use harness::{HotPath, ParamSpec};
-use serde::Deserialize;
 use serde_json::Value;
 
-use crate::catalog;
 pub use crate::sizes::Sizes;
+use raw::RawMode;
 
 /// Repetitions per cell when a file does not say: enough that the order-statistics 95%
 /// interval of the median is narrower than min-max (the budget may trim them).
@@ -38,170 +37,6 @@ pub fn max_threads() -> usize {
         .ok()
         .and_then(|s| s.trim().parse::<usize>().ok())
         .map_or(MAX_THREADS, |limit| (limit / 4).clamp(1, MAX_THREADS))
-}
-
-// Not `deny_unknown_fields`: a file may hold tables of its hot path's parameters
-// (`[server]`), which `rest` collects and `groups` checks; anything else in `rest` is
-// refused there as an unknown field, with its line.
-#[derive(Debug, Deserialize)]
-struct RawScenario {
-    hot_path: String,
-    axis: String,
-    description: Option<String>,
-    #[serde(default = "yes")]
-    in_default: bool,
-    variants: Option<Vec<String>>,
-    threads: Vec<toml::Value>,
-    cores: Option<Vec<toml::Value>>,
-    duration: Option<String>,
-    warmup: Option<String>,
-    repeats: Option<i64>,
-    timeout: Option<String>,
-    overhead: Option<String>,
-    min_duration: Option<String>,
-    #[serde(default)]
-    keep_cores: bool,
-    #[serde(default)]
-    params: toml::Table,
-    #[serde(default)]
-    paired: Vec<String>,
-    profile_at: Option<String>,
-    /// The seed's figures and settings as data, for the hot path's question.
-    seed: Option<toml::Table>,
-    quick: Option<RawMode>,
-    smoke: Option<RawMode>,
-    #[serde(flatten)]
-    rest: toml::Table,
-}
-
-/// The fields a scenario file may hold besides its hot path's parameter tables, for the
-/// error that names an unknown one.
-const FIELDS: &[&str] = &[
-    "hot_path",
-    "axis",
-    "description",
-    "in_default",
-    "variants",
-    "threads",
-    "cores",
-    "duration",
-    "warmup",
-    "repeats",
-    "timeout",
-    "overhead",
-    "min_duration",
-    "keep_cores",
-    "params",
-    "paired",
-    "profile_at",
-    "seed",
-    "quick",
-    "smoke",
-];
-
-/// The tables of `rest` as parameters: a table named like a prefix of the hot path's
-/// parameters is those parameters (`[server] command = ...` is `server_command`), merged
-/// into `params` (a value `params` sets too is refused); anything else is an unknown
-/// field, named with its line of `text`.
-fn groups(
-    hot_path: &dyn HotPath,
-    rest: toml::Table,
-    params: &mut toml::Table,
-    text: &str,
-) -> Result<(), String> {
-    for (key, value) in rest {
-        let prefix = format!("{key}_");
-        let is_group = hot_path
-            .params()
-            .iter()
-            .any(|p| p.name.starts_with(&prefix));
-        let (true, toml::Value::Table(table)) = (is_group, &value) else {
-            let line = text
-                .lines()
-                .position(|l| {
-                    let l = l.trim_start();
-                    l.strip_prefix(key.as_str())
-                        .is_some_and(|after| after.trim_start().starts_with('='))
-                        || l.starts_with(&format!("[{key}]"))
-                })
-                .map_or(" ".to_owned(), |i| format!("{}: ", i + 1));
-            let groups: Vec<String> = group_names(hot_path)
-                .into_iter()
-                .map(|g| format!("[{g}]"))
-                .collect();
-            let also = if groups.is_empty() {
-                String::new()
-            } else {
-                format!(", or the tables {}", groups.join(", "))
-            };
-            return Err(format!(
-                "{line}unknown field `{key}`, expected one of {}{also}",
-                FIELDS.join(", ")
-            ));
-        };
-        for (name, v) in table {
-            let param = format!("{key}_{name}");
-            harness::params::find_spec(hot_path.params(), &param).map_err(|_| {
-                format!(
-                    " [{key}] {name}: unknown; accepted {}",
-                    accepted_in(hot_path, &prefix)
-                )
-            })?;
-            if params.insert(param.clone(), v.clone()).is_some() {
-                return Err(format!(
-                    " [{key}] {name}: also set as params.{param}; set it once"
-                ));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// The tables a hot path's parameters form (`server` for `server_command`, ...): the
-/// prefixes before `_` shared by two or more parameters.
-fn group_names(hot_path: &dyn HotPath) -> Vec<String> {
-    let mut names: Vec<String> = Vec::new();
-    for p in hot_path.params() {
-        if let Some((g, _)) = p.name.split_once('_') {
-            let shared = hot_path
-                .params()
-                .iter()
-                .filter(|q| q.name.starts_with(&format!("{g}_")))
-                .count()
-                >= 2;
-            if shared && !names.iter().any(|n| n == g) {
-                names.push(g.to_owned());
-            }
-        }
-    }
-    names
-}
-
-fn accepted_in(hot_path: &dyn HotPath, prefix: &str) -> String {
-    hot_path
-        .params()
-        .iter()
-        .filter_map(|p| p.name.strip_prefix(prefix))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// A `[quick]` or `[smoke]` table: overrides of the mode below it.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawMode {
-    variants: Option<Vec<String>>,
-    threads: Option<Vec<toml::Value>>,
-    cores: Option<Vec<toml::Value>>,
-    duration: Option<String>,
-    warmup: Option<String>,
-    repeats: Option<i64>,
-    #[serde(default)]
-    params: toml::Table,
-}
-
-fn yes() -> bool {
-    true
 }
 
 /// A parameter and the values it sweeps over.
@@ -374,39 +209,8 @@ pub fn load_all(dir: &Path) -> Result<Vec<ScenarioFile>, String> {
 pub fn load(path: &Path) -> Result<ScenarioFile, String> {
     let shown = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
-    let malformed = |e: toml::de::Error| {
-        let line = e
-            .span()
-            .map(|s| text[..s.start.min(text.len())].lines().count().max(1));
-        let message = e.message().lines().next().unwrap_or("malformed").to_owned();
-        match line {
-            Some(line) => format!("{shown}:{line}: {message}"),
-            None => format!("{shown}: {message}"),
-        }
-    };
     let at = |what: &str, msg: String| format!("{shown}: {what}: {msg}");
-    // Unknown fields first, as a file's typo (`thread =`) is its likeliest fault: the
-    // missing field it leaves would be the wrong word for it.
-    let mut table: toml::Table = toml::from_str(&text).map_err(malformed)?;
-    if let Some(Ok(hot_path)) = table
-        .get("hot_path")
-        .and_then(|v| v.as_str())
-        .map(catalog::hot_path)
-    {
-        let mut params = table
-            .remove("params")
-            .and_then(|v| v.as_table().cloned())
-            .unwrap_or_default();
-        let rest: toml::Table = table
-            .into_iter()
-            .filter(|(k, _)| !FIELDS.contains(&k.as_str()))
-            .collect();
-        groups(hot_path, rest, &mut params, &text).map_err(|m| format!("{shown}:{m}"))?;
-    }
-    let mut raw: RawScenario = toml::from_str(&text).map_err(malformed)?;
-    let hot_path = catalog::hot_path(&raw.hot_path).map_err(|m| at("hot_path", m))?;
-    let rest = std::mem::take(&mut raw.rest);
-    groups(hot_path, rest, &mut raw.params, &text).map_err(|m| format!("{shown}:{m}"))?;
+    let (raw, hot_path) = raw::read(&text, &shown)?;
     let axis = Axis::parse(&raw.axis).map_err(|m| at("axis", m))?;
     let cores = match raw.cores {
         Some(c) => Some(Sizes::parse(&c, true, usize::MAX).map_err(|m| at("cores", m))?),
@@ -592,5 +396,7 @@ fn params(specs: &[ParamSpec], table: &toml::Table) -> Result<Vec<ParamSweep>, S
         .collect()
 }
 
+mod groups;
+mod raw;
 #[cfg(test)]
 mod tests;
