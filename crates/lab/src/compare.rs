@@ -194,7 +194,7 @@ pub fn run(base: &Path, new: &Path, threshold: f64) -> anyhow::Result<ExitCode> 
     }
     println!(
         "{:<10} {:<20} {:>4} {:>4} {:>10} {:>10} {:>7}  verdict (Mann-Whitney U at p < {ALPHA}; regression beyond {:.0}%)",
-        "scenario",
+        "hot path",
         "variant",
         "thr",
         "cor",
@@ -246,13 +246,13 @@ fn matched<'r>(
     b: &'r [RunRecord],
     n: &'r [RunRecord],
 ) -> anyhow::Result<Vec<(&'r RunRecord, &'r RunRecord)>> {
-    let scenarios = |cells: &[RunRecord]| -> BTreeSet<String> {
+    let hot_paths = |cells: &[RunRecord]| -> BTreeSet<String> {
         cells.iter().map(|c| c.hot_path.clone()).collect()
     };
-    let (bs, ns) = (scenarios(b), scenarios(n));
+    let (bs, ns) = (hot_paths(b), hot_paths(n));
     if bs != ns {
         bail!(
-            "{} holds scenarios {:?} but {} holds {:?}: compare runs of the same scenarios",
+            "{} holds hot paths {:?} but {} holds {:?}: compare runs of the same hot paths",
             base.display(),
             bs,
             new.display(),
@@ -272,7 +272,7 @@ fn matched<'r>(
         .collect();
     if pairs.is_empty() {
         bail!(
-            "{} and {} have no cells in common (same scenario, variant, parameters, threads and cores): compare runs of the same matrix",
+            "{} and {} have no cells in common (same hot path, variant, parameters, threads and cores): compare runs of the same matrix",
             base.display(),
             new.display()
         );

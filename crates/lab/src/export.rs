@@ -26,7 +26,7 @@ pub enum Format {
 const LEADING: &[&str] = &[
     "run_id",
     "scenario_file",
-    "scenario",
+    "hot_path",
     "variant",
     "threads",
     "cores",

@@ -139,7 +139,7 @@ fn fixture_report_has_every_table_chart_and_link() {
         .lines()
         .next()
         .unwrap()
-        .starts_with("run_id,scenario_file,scenario,variant"));
+        .starts_with("run_id,scenario_file,hot_path,variant"));
 }
 
 #[test]
@@ -216,7 +216,7 @@ fn bad_report_input_leaves_the_existing_report_alone() {
 }
 
 #[test]
-fn compare_refuses_different_scenarios_and_passes_identical_runs() {
+fn compare_refuses_different_hot_paths_and_passes_identical_runs() {
     let root = fixture_root();
     let r = root.path();
     let same = lab(
@@ -254,7 +254,7 @@ fn compare_refuses_different_scenarios_and_passes_identical_runs() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
-        stderr.contains("compare runs of the same scenarios"),
+        stderr.contains("compare runs of the same hot paths"),
         "{stderr}"
     );
 }
@@ -542,7 +542,9 @@ fn findings_results(root: &Path, name: &str, entry_cache: [f64; 3], fix_gain: [f
             .map(|d| ops * (1.0 + d / 100.0))
             .collect();
         let mut c = template.clone();
-        c["scenario"] = hot_path.into();
+        // The fixture is a schema-1 file, which wrote the hot path as `scenario`.
+        c.as_object_mut().unwrap().remove("scenario");
+        c["hot_path"] = hot_path.into();
         c["scenario_file"] = file.into();
         c["variant"] = variant.into();
         c["threads"] = threads.into();

@@ -52,11 +52,7 @@ fn settings(threads: usize) -> harness::RunSettings {
 fn measure(p: &Params, threads: usize) -> Result<harness::Measurement, String> {
     ServerHotPath.check(p).and_then(|()| {
         ServerHotPath
-            .measure(
-                VARIANT,
-                p,
-                server::short_settings(threads, Duration::from_millis(200)),
-            )
+            .measure(VARIANT, p, settings(threads))
             .map_err(|f| f.reason)
     })
 }

@@ -70,13 +70,13 @@ pub struct OffCpuRef {
     pub samples: u64,
 }
 
-/// One cell of the matrix: a (scenario, variant, params, threads, cores) measured
+/// One cell of the matrix: a (hot path, variant, params, threads, cores) measured
 /// `repeats` times, with medians and spread.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunRecord {
-    /// The hot path, e.g. `lookup` (JSON `scenario`, its name before the word settled; the
-    /// schema rule keeps it).
-    #[serde(rename = "scenario")]
+    /// The hot path, e.g. `lookup`. Written `hot_path`; read as `scenario` too, its name
+    /// in files before schema 2.
+    #[serde(rename = "hot_path", alias = "scenario")]
     pub hot_path: String,
     /// The implementation, e.g. `global-mutex`.
     pub variant: String,

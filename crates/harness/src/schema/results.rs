@@ -11,8 +11,10 @@ use super::RunRecord;
 use crate::decide::Measured;
 use crate::env::EnvInfo;
 
-/// The schema version this build writes and the newest it reads.
-pub const SCHEMA_VERSION: u32 = 1;
+/// The schema version this build writes and the newest it reads. 2: a record's hot path
+/// is written `hot_path` (1 wrote `scenario`, which this build still reads), so a reader
+/// of 1 refuses a file it would misread.
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// The whole results file of one matrix run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

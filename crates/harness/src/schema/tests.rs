@@ -197,3 +197,16 @@ fn efficiency_uses_the_single_thread_cell_of_the_same_cores() {
     assert_eq!(cells[3].efficiency, Some(0.75));
     assert_eq!(cells[4].efficiency, None, "no threads=1 cell for dashmap");
 }
+
+#[test]
+fn the_hot_path_is_written_hot_path_and_schema_1_scenario_still_reads() {
+    let r = record(2, 1, 10.0);
+    let mut v = serde_json::to_value(&r).unwrap();
+    assert_eq!(v["hot_path"], r.hot_path.as_str());
+    assert!(v.get("scenario").is_none(), "{v}");
+    let obj = v.as_object_mut().unwrap();
+    let name = obj.remove("hot_path").unwrap();
+    obj.insert("scenario".into(), name);
+    let old: RunRecord = serde_json::from_value(v).unwrap();
+    assert_eq!(old, r);
+}

@@ -149,7 +149,7 @@ fn sweeps_of(
     }
     for (name, values) in &mode.params {
         if !settings.params.iter().any(|(n, _)| n == name) {
-            let values: Vec<String> = values.iter().map(value_text).collect();
+            let values: Vec<String> = values.iter().map(|v| short(&value_text(v))).collect();
             how.kept(format!("{name}={}", values.join(",")));
         }
     }
@@ -280,4 +280,20 @@ fn file_counts(
         }
         (kept, counts)
     })
+}
+
+/// A value as a plan line shows it: a template of many lines (a server's configuration)
+/// as its first line and how many follow, a long one cut, so the line stays one line; the
+/// results keep the whole text.
+fn short(text: &str) -> String {
+    const MOST: usize = 72;
+    let mut lines = text.lines();
+    let first = lines.next().unwrap_or("");
+    let more = lines.count();
+    let cut: String = first.chars().take(MOST).collect();
+    let ellipsis = if cut.len() < first.len() { "..." } else { "" };
+    match more {
+        0 => format!("{cut}{ellipsis}"),
+        n => format!("{cut}{ellipsis} (+{n} lines)"),
+    }
 }

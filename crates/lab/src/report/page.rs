@@ -57,7 +57,7 @@ pub fn page(analysed: &[Analysed<'_>], prefix: &str, runs: Option<&[String]>) ->
 /// parameters, threads, cores) present in the first, its ops/s in each, and the ratio to
 /// the first. Cells are matched by what they ran, not by position.
 fn side_by_side(analysed: &[Analysed<'_>]) -> Block {
-    let mut head: Vec<Cell> = ["scenario", "variant", "parameters", "threads", "cores"]
+    let mut head: Vec<Cell> = ["scenario file", "variant", "parameters", "threads", "cores"]
         .iter()
         .map(|h| Cell::head(*h))
         .collect();
