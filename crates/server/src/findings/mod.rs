@@ -294,6 +294,16 @@ pub fn said(run: &Run<'_>, p: &Part) -> String {
     format!("{}: {}{sides}", p.outcome.word(), p.figure())
 }
 
+/// [`said`] where the part has a figure, else its outcome alone (its reason is in the
+/// parts table and the details, not repeated in every sentence).
+fn brief(run: &Run<'_>, p: &Part) -> String {
+    if p.ratio.is_some() {
+        said(run, p)
+    } else {
+        p.outcome.word().to_owned()
+    }
+}
+
 /// One file's four parts, in order.
 fn parts_of(run: &Run<'_>, file: &str, f: &FileFacts) -> Vec<Part> {
     let named = |part: &str, claim: &str| {
@@ -342,8 +352,8 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
         sentences.push(format!(
             "{} ({file}): more threads than CPUs, {}; threads = CPUs over its default, {}; where its time goes, {}.",
             f.server,
-            said(run, &p[0]),
-            said(run, &p[1]),
+            brief(run, &p[0]),
+            brief(run, &p[1]),
             p[3].outcome.word()
         ));
         details.push(format!(

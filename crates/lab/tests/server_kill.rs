@@ -1,0 +1,126 @@
+//! A cell of the `server` hot path, on the tiny server (`lab tiny-server`, needing no
+//! package), stopped in the middle of its window leaves nothing: no server process, no
+//! scratch folder, no port held. Once the child `lab run` is killed with SIGKILL from
+//! outside (no destructor runs, as a crash or an OOM kill would): its server must die with
+//! it (parent-death signal) and lab must remove the child's scratch folder. Once the
+//! matrix itself gets SIGTERM: it stops its child, which stops its server.
+
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+#[allow(dead_code)]
+mod common;
+
+/// Processes whose environment carries this `TMPDIR`: lab, its child, the server.
+fn processes(tmp: &Path) -> Vec<(i32, Vec<String>)> {
+    let marker = format!("TMPDIR={}", tmp.display());
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
+            continue;
+        };
+        if !environ.split(|&b| b == 0).any(|v| v == marker.as_bytes()) {
+            continue;
+        }
+        let args = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let args = args
+            .split(|&b| b == 0)
+            .map(|s| String::from_utf8_lossy(s).into_owned())
+            .collect();
+        found.push((pid, args));
+    }
+    found
+}
+
+fn wait_until(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(start.elapsed() < limit, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Starts a one-cell matrix of the tiny server with a 60 s window, waits until the server
+/// runs, sends `signal` to the child `lab run` (`to_child`) or to the matrix, and checks
+/// that nothing is left.
+fn stop_mid_window_and_check(signal: libc::c_int, to_child: bool) {
+    let root = tempfile::tempdir().unwrap();
+    common::copy_benches(root.path());
+    let tmp = root.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let mut lab = Command::new(env!("CARGO_BIN_EXE_lab"))
+        .args([
+            "matrix",
+            "scenarios=server-tiny",
+            "threads=2",
+            "cores=1",
+            "repeats=1",
+            "duration=60s",
+            "warmup=10ms",
+            "timeout=120s",
+            "profile=false",
+        ])
+        .env("LAB_ROOT", root.path())
+        .env("TMPDIR", &tmp)
+        .current_dir(root.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let mut found = None;
+    wait_until("the server to start", Duration::from_secs(60), || {
+        found = processes(&tmp)
+            .into_iter()
+            .find(|(_, args)| args.get(1).is_some_and(|a| a == "tiny-server"));
+        found.is_some()
+    });
+    let (server_pid, args) = found.unwrap();
+    let port: u16 = args
+        .windows(2)
+        .find(|w| w[0] == "--port")
+        .map(|w| w[1].parse().unwrap())
+        .unwrap();
+    let child = processes(&tmp)
+        .into_iter()
+        .find(|(_, args)| args.get(1).is_some_and(|a| a == "run"))
+        .expect("the child lab run");
+    // Inside the window: the server answers, the clients send.
+    std::thread::sleep(Duration::from_millis(500));
+    let target = if to_child { child.0 } else { lab.id() as i32 };
+    // SAFETY: signalling a process this test started (through lab).
+    unsafe { libc::kill(target, signal) };
+    let status = lab.wait().unwrap();
+    assert_ne!(status.code(), Some(0), "a stopped matrix is no success");
+    let alive = |pid: i32| Path::new(&format!("/proc/{pid}")).exists();
+    wait_until("the server to die", Duration::from_secs(5), || {
+        !alive(server_pid)
+    });
+    wait_until("every process to end", Duration::from_secs(5), || {
+        processes(&tmp).is_empty()
+    });
+    let port_held = std::net::TcpStream::connect(("127.0.0.1", port)).is_ok();
+    assert!(!port_held, "port {port} still held");
+    let left: Vec<String> = std::fs::read_dir(&tmp)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "contention-lab-cache")
+        .collect();
+    assert_eq!(left, Vec::<String>::new(), "folders left in TMPDIR");
+}
+
+#[test]
+fn a_server_cell_killed_mid_window_leaves_no_process_folder_or_port() {
+    stop_mid_window_and_check(libc::SIGKILL, true);
+}
+
+#[test]
+fn a_matrix_terminated_mid_window_stops_its_server() {
+    stop_mid_window_and_check(libc::SIGTERM, false);
+}
