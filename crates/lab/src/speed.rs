@@ -127,7 +127,7 @@ mod tests {
     use crate::words::{speed_row as env_row, unsteady_note};
     use harness::interference::Interference;
 
-    fn with_canary(ms: f64) -> RunRecord {
+    fn with_canary(ms: f64) -> harness::Repetition {
         let mut r = crate::retake::tests::attempt(0.0);
         r.interference = Some(Interference {
             canary_ms: Some(ms),
@@ -164,7 +164,7 @@ mod tests {
         // A record without a canary is left alone.
         let mut none = crate::retake::tests::attempt(0.0);
         s.mark(&mut none);
-        assert_eq!(none.interference.unwrap().machine_speed, None);
+        assert_eq!(none.0.interference.unwrap().machine_speed, None);
     }
 
     #[test]
