@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use harness::lock_table::LockRow;
 use harness::locks::{LockId, LockSet};
 use harness::schema::CellKey;
-use harness::{runner, OpCtx, Outcome, RunRecord, RunSettings, Worker, Workload};
+use harness::{runner, OpCtx, Outcome, Repetition, RunRecord, RunSettings, Worker, Workload};
 
 const GATE: LockId = LockId(0);
 
@@ -98,7 +98,7 @@ impl<'a> Workload for &'a Gate {
     }
 }
 
-fn record_of(gate: &Gate, threads: usize, window: Duration) -> RunRecord {
+fn record_of(gate: &Gate, threads: usize, window: Duration) -> Repetition {
     let settings = RunSettings {
         threads,
         warmup: Duration::from_millis(30),
@@ -112,7 +112,7 @@ fn record_of(gate: &Gate, threads: usize, window: Duration) -> RunRecord {
         threads,
         cores: 2,
     };
-    RunRecord::from_measurement(&key, "0-1", &m)
+    Repetition::from_measurement(&key, "0-1", &m)
 }
 
 fn row(record: &RunRecord) -> &LockRow {
@@ -152,9 +152,10 @@ fn one_mutex_held_200_us_per_operation_is_fully_used_and_never_passed() {
 #[test]
 fn the_one_thread_cell_gives_the_capacity_of_the_others() {
     let gate = Gate::new(1, Duration::from_micros(200), 1);
+    // One repetition each, as cells.
     let mut cells = vec![
-        record_of(&gate, 1, Duration::from_millis(200)),
-        record_of(&gate, 3, Duration::from_millis(200)),
+        record_of(&gate, 1, Duration::from_millis(200)).0,
+        record_of(&gate, 3, Duration::from_millis(200)).0,
     ];
     let alone = row(&cells[0]).clone();
     // A 1-thread record is its own uncontended cell.
@@ -336,7 +337,7 @@ fn a_hot_path_that_names_no_locks_has_a_null_table() {
         threads: 1,
         cores: 1,
     };
-    let json = serde_json::to_value(RunRecord::from_measurement(&key, "0", &m)).unwrap();
+    let json = serde_json::to_value(Repetition::from_measurement(&key, "0", &m)).unwrap();
     assert!(
         json["locks"].is_null() && json["bounds"].is_null(),
         "{json}"

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use harness::locks::{self, LockId, LockSet};
 use harness::schema::CellKey;
-use harness::{runner, OpCtx, Outcome, RunRecord, RunSettings, Worker, Workload};
+use harness::{runner, OpCtx, Outcome, Repetition, RunRecord, RunSettings, Worker, Workload};
 
 const SHARED: LockId = LockId(0);
 
@@ -38,7 +38,7 @@ impl<'a> Workload for &'a Shared {
     }
 }
 
-fn record(threads: usize) -> RunRecord {
+fn record(threads: usize) -> Repetition {
     let shared = Shared(Mutex::new(0));
     let settings = RunSettings {
         threads,
@@ -61,7 +61,7 @@ fn record(threads: usize) -> RunRecord {
         threads,
         cores: 2,
     };
-    RunRecord::from_measurement(&key, "0-1", &m)
+    Repetition::from_measurement(&key, "0-1", &m)
 }
 
 #[test]

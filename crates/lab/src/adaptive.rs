@@ -10,7 +10,7 @@
 //! Not for modes that plan fewer than [`MIN_PLANNED`] repetitions (quick and smoke run
 //! one): they ask for a glance, not an interval.
 
-use harness::RunRecord;
+use harness::Repetition;
 
 /// Half-width of the interval, as a share of the median, that a cell need not beat.
 pub const TARGET_HALF_WIDTH: f64 = 0.05;
@@ -23,11 +23,11 @@ pub const EXTRA_ROUNDS: usize = 2;
 pub const MIN_PLANNED: usize = 5;
 
 /// Whether a cell with `reps` so far, `planned` of them planned, gets one more.
-pub fn wants_more(reps: &[RunRecord], planned: usize) -> bool {
+pub fn wants_more(reps: &[Repetition], planned: usize) -> bool {
     if planned < MIN_PLANNED || reps.len() < planned || reps.len() >= planned + EXTRA_ROUNDS {
         return false;
     }
-    let Some(merged) = RunRecord::merge_repetitions(reps) else {
+    let Some(merged) = harness::RunRecord::merge_repetitions(reps) else {
         return false;
     };
     if !merged.usable() || merged.ops_per_sec <= 0.0 {
@@ -39,7 +39,7 @@ pub fn wants_more(reps: &[RunRecord], planned: usize) -> bool {
 
 /// How many cells get a repetition in extra round `rep` (0-based over all rounds): those
 /// that have had every round so far and whose interval is still wide.
-pub fn wide_cells(reps: &[Vec<RunRecord>], planned: &[usize], rep: usize) -> usize {
+pub fn wide_cells(reps: &[Vec<Repetition>], planned: &[usize], rep: usize) -> usize {
     reps.iter()
         .zip(planned)
         .filter(|(r, &p)| r.len() == rep && wants_more(r, p))
@@ -69,7 +69,7 @@ pub fn total_line(extra: usize) -> Option<String> {
 mod tests {
     use super::*;
 
-    fn reps(values: &[f64]) -> Vec<RunRecord> {
+    fn reps(values: &[f64]) -> Vec<Repetition> {
         values
             .iter()
             .map(|&ops| {

@@ -9,7 +9,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use harness::schema;
-use harness::RunRecord;
+use harness::Repetition;
 
 use crate::children::{self, Ended};
 use crate::plan::CellSpec;
@@ -36,7 +36,7 @@ pub fn run_child(
     profile: Option<(&str, bool)>,
     round: usize,
     interrupted: &AtomicBool,
-) -> Option<RunRecord> {
+) -> Option<Repetition> {
     let key = schema::CellKey {
         hot_path: cell.file.hot_path.name().to_owned(),
         variant: cell.variant.to_owned(),
@@ -51,7 +51,7 @@ pub fn run_child(
     let args = cell
         .request(window, profile.map(|(prefix, _)| prefix.to_owned()))
         .to_args();
-    let failed = |reason: String| Some(RunRecord::failed(&key, "", reason));
+    let failed = |reason: String| Some(Repetition::failed(&key, "", reason));
     let launch = children::Launch {
         exe,
         root,
@@ -85,7 +85,7 @@ pub fn run_child(
     if let Some(mut record) = stdout
         .lines()
         .rev()
-        .find_map(|line| serde_json::from_str::<RunRecord>(line).ok())
+        .find_map(|line| serde_json::from_str::<Repetition>(line).ok())
     {
         // A profiled run's time includes perf's, which a counted run does not pay.
         if profile.is_none() {

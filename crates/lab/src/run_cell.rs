@@ -1,4 +1,5 @@
-//! `lab run`: measure one cell in this process and print one RunRecord as JSON.
+//! `lab run`: measure one cell in this process and print it as one repetition of the
+//! matrix's cell ([`harness::Repetition`]), as JSON.
 //!
 //! The process first narrows its CPU affinity to `cores` CPUs, so every worker thread it
 //! starts inherits the mask. `lab matrix` runs each cell this way in a child process.
@@ -6,7 +7,7 @@
 use std::process::ExitCode;
 
 use harness::schema::CellKey;
-use harness::{affinity, Params, RunRecord, RunSettings};
+use harness::{affinity, Params, Repetition, RunRecord, RunSettings};
 
 use crate::catalog;
 use crate::cell_request::CellRequest;
@@ -84,18 +85,20 @@ pub fn run(request: &CellRequest) -> anyhow::Result<ExitCode> {
         duration,
     };
     let mut blocked = None;
-    let reps: Vec<RunRecord> = (0..repeats)
+    let reps: Vec<Repetition> = (0..repeats)
         .map(
             |_| match hot_path.measure(variant.name, &params, settings) {
                 Ok(m) => {
                     blocked = m.waits_measured.then_some(m.waited);
-                    RunRecord::from_measurement(&key, &mask, &m)
+                    Repetition::from_measurement(&key, &mask, &m)
                 }
-                Err(failure) => RunRecord::failed(&key, &mask, failure.reason),
+                Err(failure) => Repetition::failed(&key, &mask, failure.reason),
             },
         )
         .collect();
-    let mut record = RunRecord::merge_repetitions(&reps).expect("at least one repetition");
+    // `--repeats` windows merged are still one repetition to the matrix: one child's.
+    let mut record =
+        Repetition(RunRecord::merge_repetitions(&reps).expect("at least one repetition"));
     if let (Some(session), Some(prefix)) = (session, &request.profile) {
         let cell_profile = session.finish().map_err(anyhow::Error::msg)?;
         let title = format!(

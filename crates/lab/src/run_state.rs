@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use harness::schema::{self, ProfileRef, ResultsFile, ResumeState, SCHEMA_VERSION};
-use harness::RunRecord;
+use harness::{Repetition, RunRecord};
 
 use crate::fs::write_atomically;
 use crate::order;
@@ -23,7 +23,7 @@ pub(crate) struct RunState {
     pub(crate) typed: Vec<String>,
     pub(crate) resumed: bool,
     /// The repetitions of each cell, in plan order.
-    pub(crate) reps: Vec<Vec<RunRecord>>,
+    pub(crate) reps: Vec<Vec<Repetition>>,
     /// The profile of each cell, once taken.
     pub(crate) profiles: Vec<Option<ProfileRef>>,
     /// The reference loop's milliseconds, one per finished round (`env.reference`).
@@ -39,7 +39,7 @@ pub(crate) struct RunState {
 impl RunState {
     /// A fresh run, or the recorded state of the run `start` continues.
     pub(crate) fn new(cells: &[CellSpec<'_>], data_dir: &Path, start: Start) -> RunState {
-        let mut reps: Vec<Vec<RunRecord>> = vec![Vec::new(); cells.len()];
+        let mut reps: Vec<Vec<Repetition>> = vec![Vec::new(); cells.len()];
         let mut profiles: Vec<Option<ProfileRef>> = vec![None; cells.len()];
         let Some(previous) = start.previous else {
             let started = SystemTime::now();

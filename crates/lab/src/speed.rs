@@ -11,7 +11,7 @@
 //! Not here: the canary's measurement (`harness::canary`), the retake loop (`retake`).
 
 use harness::env::MachineSpeed;
-use harness::RunRecord;
+use harness::Repetition;
 
 /// A tolerance to try with `machine_speed=` (0.15: a repetition whose canary ran below
 /// 0.85x or above 1.15x the usual is retaken). The default is off (speeds recorded, never
@@ -66,7 +66,7 @@ impl Speedometer {
 
     /// Sets `record`'s machine speed from its canary against the usual one, then counts
     /// its canary into the usual. A record without a canary is left as it is.
-    pub fn mark(&mut self, record: &mut RunRecord) {
+    pub fn mark(&mut self, record: &mut Repetition) {
         let Some(i) = record.interference.as_mut() else {
             return;
         };
@@ -79,7 +79,7 @@ impl Speedometer {
 
     /// How far outside the tolerance `record`'s machine speed is, in tolerances (0.0
     /// within it, or when unknown or not judged); above 0.0 the repetition is retaken.
-    pub fn excess(&self, record: &RunRecord) -> f64 {
+    pub fn excess(&self, record: &Repetition) -> f64 {
         let (Some(tolerance), Some(speed)) = (
             self.tolerance,
             record.interference.as_ref().and_then(|i| i.machine_speed),
@@ -90,7 +90,7 @@ impl Speedometer {
     }
 
     /// Notes the speed of a repetition that was kept.
-    pub fn kept(&mut self, record: &RunRecord) {
+    pub fn kept(&mut self, record: &Repetition) {
         if let Some(speed) = record.interference.as_ref().and_then(|i| i.machine_speed) {
             self.kept.push(speed);
         }
@@ -127,7 +127,7 @@ mod tests {
     use crate::words::{speed_row as env_row, unsteady_note};
     use harness::interference::Interference;
 
-    fn with_canary(ms: f64) -> RunRecord {
+    fn with_canary(ms: f64) -> Repetition {
         let mut r = crate::retake::tests::attempt(0.0);
         r.interference = Some(Interference {
             canary_ms: Some(ms),
@@ -164,7 +164,7 @@ mod tests {
         // A record without a canary is left alone.
         let mut none = crate::retake::tests::attempt(0.0);
         s.mark(&mut none);
-        assert_eq!(none.interference.unwrap().machine_speed, None);
+        assert_eq!(none.0.interference.unwrap().machine_speed, None);
     }
 
     #[test]

@@ -429,7 +429,7 @@ fn run_prints_one_record_for_one_cell() {
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(stdout.lines().count(), 1);
-    let record: harness::RunRecord = serde_json::from_str(stdout.trim()).unwrap();
+    let record: harness::Repetition = serde_json::from_str(stdout.trim()).unwrap();
     assert_eq!(
         (record.hot_path.as_str(), record.variant.as_str()),
         ("lookup", "dashmap")
@@ -437,7 +437,7 @@ fn run_prints_one_record_for_one_cell() {
     assert_eq!((record.threads, record.cores), (2, 1));
     assert!(record.verified && record.ops_per_sec > 0.0);
     assert!(record.oversubscribed());
-    let profile = record.profile.expect("--profile was given");
+    let profile = record.0.profile.expect("--profile was given");
     assert_eq!(profile.svg, "profiles/one/cell.svg");
     let folded = std::fs::read_to_string(root.path().join(&profile.folded)).unwrap();
     assert!(
@@ -501,7 +501,7 @@ fn the_old_scenario_flag_of_run_still_works() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let record: harness::RunRecord =
+    let record: harness::Repetition =
         serde_json::from_str(String::from_utf8_lossy(&out.stdout).trim()).unwrap();
     assert_eq!(record.hot_path, "noop");
 }

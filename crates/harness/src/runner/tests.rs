@@ -199,7 +199,7 @@ fn a_hot_path_without_wait_measurement_reports_null() {
     assert_eq!(m.wait_share(), None);
     let share = m.time_share();
     assert_eq!(share.blocked, None);
-    let record = crate::RunRecord::from_measurement(
+    let record = crate::Repetition::from_measurement(
         &crate::schema::CellKey {
             hot_path: "x".into(),
             variant: "y".into(),

@@ -1,16 +1,16 @@
-//! A record of one repetition, made from the runner's [`Measurement`], or of a cell that
+//! A repetition made from the runner's [`Measurement`], and the record of a cell that
 //! produced no figures.
 //!
 //! Not here: merging repetitions into a cell ([`super::merge`]).
 
-use super::{CellKey, CellStatus, RunRecord};
+use super::{CellKey, CellStatus, Repetition, RunRecord};
 use crate::lock_table::{self, CellLoad};
 use crate::runner::Measurement;
 use crate::stats::{self, LatencySummary};
 
-impl RunRecord {
-    /// A record of one repetition.
-    pub fn from_measurement(key: &CellKey, affinity: &str, m: &Measurement) -> RunRecord {
+impl Repetition {
+    /// The repetition the runner measured: its figures as a record of one window.
+    pub fn from_measurement(key: &CellKey, affinity: &str, m: &Measurement) -> Repetition {
         let ops = m.ops_per_sec();
         // With the instrument off nothing was counted: no table, rather than one of zeros.
         let locks_off = m.locks.is_some() && !crate::locks::instrument_on();
@@ -77,10 +77,13 @@ impl RunRecord {
         };
         // A 1-thread record is its own uncontended cell; any other waits for the run's.
         lock_table::fill_ceilings(std::slice::from_mut(&mut record));
-        record
+        Repetition(record)
     }
+}
 
-    /// A record for a cell that produced no figures.
+impl RunRecord {
+    /// A record for a cell that produced no figures (see [`Repetition::failed`] for a
+    /// repetition).
     pub fn failed(key: &CellKey, affinity: &str, reason: impl Into<String>) -> RunRecord {
         RunRecord {
             hot_path: key.hot_path.clone(),

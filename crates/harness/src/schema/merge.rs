@@ -2,7 +2,7 @@
 //! repetitions gave) and filling each cell's efficiency from its 1-thread cell: what `lab`
 //! does to repetitions before it writes them. Not the wire format (`schema`).
 
-use super::{CellKey, CellStatus, RunRecord};
+use super::{CellKey, CellStatus, Repetition, RunRecord};
 use crate::account::TimeShare;
 use crate::interference::Interference;
 use crate::lock_table::{self, Bounds, LockRow};
@@ -15,10 +15,10 @@ impl RunRecord {
     /// If any repetition failed, the cell is failed with that repetition's reason: a cell
     /// that crashes one time in three is not a figure to quote. Counts (retries, errors)
     /// are summed; `verified` holds only if it held every time.
-    pub fn merge_repetitions(reps: &[RunRecord]) -> Option<RunRecord> {
+    pub fn merge_repetitions(reps: &[Repetition]) -> Option<RunRecord> {
         let first = reps.first()?;
         if let Some(bad) = reps.iter().find(|r| r.status == CellStatus::Failed) {
-            let mut failed = bad.clone();
+            let mut failed = bad.0.clone();
             failed.repeats = reps.len();
             return Some(failed);
         }
@@ -36,9 +36,10 @@ impl RunRecord {
             .collect();
         let (median_ops, _, _) = stats::median_spread(&ops);
         let ci = stats::median_ci(&ops);
-        let median_of =
-            |f: fn(&RunRecord) -> f64| stats::median(&reps.iter().map(f).collect::<Vec<_>>());
-        let mut merged = first.clone();
+        let median_of = |f: fn(&RunRecord) -> f64| {
+            stats::median(&reps.iter().map(|r| f(r)).collect::<Vec<_>>())
+        };
+        let mut merged = first.0.clone();
         merged.repeats = reps.iter().map(|r| r.repeats).sum();
         merged.duration_s = median_of(|r| r.duration_s);
         merged.ops_per_sec = median_ops;
@@ -93,7 +94,7 @@ impl RunRecord {
 /// Numbers in `extra` become their median over repetitions; anything else (a label such
 /// as the pool's `bound_by`) is the value most repetitions gave, the earliest on a tie, so
 /// that it agrees with the medians beside it rather than with one repetition.
-fn merge_extra(reps: &[RunRecord]) -> serde_json::Map<String, serde_json::Value> {
+fn merge_extra(reps: &[Repetition]) -> serde_json::Map<String, serde_json::Value> {
     let mut out = serde_json::Map::new();
     for rep in reps {
         for (name, value) in &rep.extra {

@@ -2,17 +2,19 @@
 //! scripts parse. Field names are a public interface (see ARCHITECTURE.md); add fields, never
 //! rename them, and bump [`SCHEMA_VERSION`] when a change would mislead an old reader.
 //!
-//! One cell's record ([`RunRecord`], in `record`), made from one repetition (`build`) or
-//! merged from several (`merge`), and the file that holds them ([`ResultsFile`], in
-//! `results`).
+//! One cell's record ([`RunRecord`], in `record`), merged (`merge`) from repetitions
+//! ([`Repetition`], in `repetition`, made in `build`), and the file that holds the cells
+//! ([`ResultsFile`], in `results`).
 
 mod build;
 mod merge;
 mod record;
+mod repetition;
 mod results;
 
 pub use merge::fill_efficiency;
 pub use record::{CellKey, CellStatus, OffCpuRef, ProfileRef, RunRecord};
+pub use repetition::Repetition;
 pub use results::{ResultsFile, ResumeState, SCHEMA_VERSION};
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::RunRecord;
+use super::{Repetition, RunRecord};
 use crate::decide::Measured;
 use crate::env::EnvInfo;
 
@@ -69,7 +69,7 @@ pub struct ResumeState {
     /// Every finished repetition, unmerged (its `scenario_file` set), while the run is
     /// incomplete; empty once it is complete, when `cells` says all.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub repetitions: Vec<RunRecord>,
+    pub repetitions: Vec<Repetition>,
 }
 
 fn default_true() -> bool {

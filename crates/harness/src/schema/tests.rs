@@ -31,6 +31,11 @@ fn record(threads: usize, cores: usize, ops: f64) -> RunRecord {
     r
 }
 
+/// [`record`] as one child's repetition, for merging.
+fn rep(threads: usize, cores: usize, ops: f64) -> Repetition {
+    Repetition(record(threads, cores, ops))
+}
+
 #[test]
 fn results_round_trip_through_json() {
     let mut failed = RunRecord::failed(&key(4, 2), "0-1", "timed out after 30 s");
@@ -66,7 +71,7 @@ fn results_round_trip_through_json() {
         order_seed: 42,
         resume: Some(ResumeState {
             settings: vec!["threads=1,2".into()],
-            repetitions: vec![record(1, 1, 1000.0)],
+            repetitions: vec![rep(1, 1, 1000.0)],
         }),
     };
     let text = serde_json::to_string_pretty(&file).unwrap();
@@ -89,11 +94,7 @@ fn newer_schema_and_garbage_are_refused() {
 
 #[test]
 fn repetitions_merge_to_median_and_spread() {
-    let reps = [
-        record(2, 2, 300.0),
-        record(2, 2, 100.0),
-        record(2, 2, 200.0),
-    ];
+    let reps = [rep(2, 2, 300.0), rep(2, 2, 100.0), rep(2, 2, 200.0)];
     let m = RunRecord::merge_repetitions(&reps).unwrap();
     assert_eq!(m.ops_per_sec, 200.0);
     assert_eq!((m.ops_per_sec_min, m.ops_per_sec_max), (100.0, 300.0));
@@ -109,7 +110,7 @@ fn repetitions_merge_to_median_and_spread() {
 #[test]
 fn a_label_in_extra_is_what_most_repetitions_said() {
     let labelled = |label: &str| {
-        let mut r = record(2, 2, 100.0);
+        let mut r = rep(2, 2, 100.0);
         r.extra
             .insert("bound_by".into(), serde_json::json!(label.to_owned()));
         r
@@ -129,18 +130,18 @@ fn a_label_in_extra_is_what_most_repetitions_said() {
 #[test]
 fn merged_records_keep_every_repetition_and_a_95_percent_interval() {
     // Ten single repetitions, then merged again (a cell of `lab run --repeats`).
-    let reps: Vec<RunRecord> = [5.0, 9.0, 1.0, 7.0, 3.0, 10.0, 2.0, 8.0, 4.0, 6.0]
+    let reps: Vec<Repetition> = [5.0, 9.0, 1.0, 7.0, 3.0, 10.0, 2.0, 8.0, 4.0, 6.0]
         .iter()
         .map(|&ops| {
-            let mut r = record(2, 2, ops);
+            let mut r = rep(2, 2, ops);
             r.ops_per_sec_reps = vec![ops];
             r
         })
         .collect();
     let (a, b) = reps.split_at(4);
     let twice = RunRecord::merge_repetitions(&[
-        RunRecord::merge_repetitions(a).unwrap(),
-        RunRecord::merge_repetitions(b).unwrap(),
+        Repetition(RunRecord::merge_repetitions(a).unwrap()),
+        Repetition(RunRecord::merge_repetitions(b).unwrap()),
     ])
     .unwrap();
     assert_eq!(twice.ops_per_sec_reps.len(), 10);
@@ -166,15 +167,15 @@ fn merged_records_keep_every_repetition_and_a_95_percent_interval() {
 
 #[test]
 fn one_failed_or_unverified_repetition_taints_the_cell() {
-    let mut bad = record(2, 2, 100.0);
+    let mut bad = rep(2, 2, 100.0);
     bad.verified = false;
     bad.verify_error = Some("lost 3 modifications".into());
-    let m = RunRecord::merge_repetitions(&[record(2, 2, 50.0), bad]).unwrap();
+    let m = RunRecord::merge_repetitions(&[rep(2, 2, 50.0), bad]).unwrap();
     assert!(!m.verified);
     assert_eq!(m.verify_error.as_deref(), Some("lost 3 modifications"));
 
-    let crashed = RunRecord::failed(&key(2, 2), "0-1", "exit status 101");
-    let m = RunRecord::merge_repetitions(&[record(2, 2, 50.0), crashed]).unwrap();
+    let crashed = Repetition::failed(&key(2, 2), "0-1", "exit status 101");
+    let m = RunRecord::merge_repetitions(&[rep(2, 2, 50.0), crashed]).unwrap();
     assert_eq!(m.status, CellStatus::Failed);
     assert_eq!(m.repeats, 2);
     assert!(RunRecord::merge_repetitions(&[]).is_none());
@@ -209,4 +210,13 @@ fn the_hot_path_is_written_hot_path_and_schema_1_scenario_still_reads() {
     obj.insert("scenario".into(), name);
     let old: RunRecord = serde_json::from_value(v).unwrap();
     assert_eq!(old, r);
+}
+
+#[test]
+fn a_repetition_is_written_as_its_record() {
+    let r = rep(2, 1, 10.0);
+    let text = serde_json::to_string(&r).unwrap();
+    assert_eq!(text, serde_json::to_string(&r.0).unwrap());
+    let back: Repetition = serde_json::from_str(&text).unwrap();
+    assert_eq!(back, r);
 }

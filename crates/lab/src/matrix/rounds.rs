@@ -185,7 +185,7 @@ impl Matrix<'_> {
                 self.interrupted,
             );
             if let Some(record) = record {
-                self.run.profiles[i] = record.profile;
+                self.run.profiles[i] = record.0.profile;
             }
             self.bar.inc(1);
         }

@@ -22,7 +22,7 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use clap::Parser;
 use harness::schema::CellKey;
-use harness::{affinity, PairSide, RunRecord, RunSettings};
+use harness::{affinity, PairSide, Repetition, RunSettings};
 use serde::{Deserialize, Serialize};
 
 use crate::cell_request::{CellRequest, RunArgs};
@@ -42,7 +42,7 @@ pub struct PairsRequest {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PairsOutput {
     /// The pairs measured.
-    pub pairs: Vec<Vec<RunRecord>>,
+    pub pairs: Vec<Vec<Repetition>>,
 }
 
 impl PairsRequest {
@@ -85,7 +85,7 @@ pub struct Children<'a> {
 }
 
 impl super::Runner for Children<'_> {
-    fn one(&mut self, i: usize, pair: usize) -> Option<RunRecord> {
+    fn one(&mut self, i: usize, pair: usize) -> Option<Repetition> {
         let cell = &self.cells[i];
         self.bar.set_message(format!(
             "{}/{} t={} c={} pair {}",
@@ -138,7 +138,7 @@ impl super::Runner for Children<'_> {
         &mut self,
         cells: &[usize],
         count: usize,
-    ) -> Option<Result<Vec<Vec<RunRecord>>, String>> {
+    ) -> Option<Result<Vec<Vec<Repetition>>, String>> {
         let specs: Vec<&CellSpec<'_>> = cells.iter().map(|&i| &self.cells[i]).collect();
         let first = specs[0];
         self.bar.set_message(format!(
@@ -223,13 +223,13 @@ fn side(args: &[String]) -> anyhow::Result<CellRequest> {
 fn in_turn(
     resolved: &[Resolved],
     n: usize,
-    mut measure: impl FnMut(usize, &Resolved) -> RunRecord,
-) -> Vec<RunRecord> {
+    mut measure: impl FnMut(usize, &Resolved) -> Repetition,
+) -> Vec<Repetition> {
     let mut order: Vec<usize> = (0..resolved.len()).collect();
     if n % 2 == 1 {
         order.reverse();
     }
-    let mut pair: Vec<Option<RunRecord>> = vec![None; resolved.len()];
+    let mut pair: Vec<Option<Repetition>> = vec![None; resolved.len()];
     for i in order {
         pair[i] = Some(measure(i, &resolved[i]));
     }
@@ -299,8 +299,8 @@ pub fn run(request_json: &str) -> anyhow::Result<ExitCode> {
         })
         .collect();
     let record =
-        |i: usize, m: &harness::Measurement| RunRecord::from_measurement(&keys[i], &mask, m);
-    let pairs: Vec<Vec<RunRecord>> = if resident {
+        |i: usize, m: &harness::Measurement| Repetition::from_measurement(&keys[i], &mask, m);
+    let pairs: Vec<Vec<Repetition>> = if resident {
         let side = |i: usize| PairSide {
             variant: resolved[i].variant.name,
             params: &resolved[i].params,
@@ -324,7 +324,7 @@ pub fn run(request_json: &str) -> anyhow::Result<ExitCode> {
                         settings(requests[i].threads),
                     ) {
                         Ok(m) => record(i, &m),
-                        Err(failure) => RunRecord::failed(&keys[i], &mask, failure.reason),
+                        Err(failure) => Repetition::failed(&keys[i], &mask, failure.reason),
                     }
                 })
             })

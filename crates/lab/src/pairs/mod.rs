@@ -21,7 +21,7 @@ mod tests;
 use std::time::{Duration, Instant};
 
 use harness::decide::{interval, CellRef, Claim, Measured, Outcome, Planned};
-use harness::RunRecord;
+use harness::{Repetition, RunRecord};
 
 use crate::plan::{CellSpec, MatrixPlan};
 
@@ -114,7 +114,7 @@ fn cells_of(m: &Measured, refs: &[CellRef]) -> Option<Vec<usize>> {
 /// block of pairs of a comparison's cells in one child (`child`).
 pub trait Runner {
     /// One repetition of plan cell `cell` for pair `pair`; `None` when interrupted.
-    fn one(&mut self, cell: usize, pair: usize) -> Option<RunRecord>;
+    fn one(&mut self, cell: usize, pair: usize) -> Option<Repetition>;
     /// Whether `block` can measure pairs of these plan cells in one process.
     fn blocks(&self, _cells: &[usize]) -> bool {
         false
@@ -125,7 +125,7 @@ pub trait Runner {
         &mut self,
         _cells: &[usize],
         _count: usize,
-    ) -> Option<Result<Vec<Vec<RunRecord>>, String>> {
+    ) -> Option<Result<Vec<Vec<Repetition>>, String>> {
         Some(Err("no block mode".to_owned()))
     }
     /// What a block of `count` pairs of `cells` is expected to cost.

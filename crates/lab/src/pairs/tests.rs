@@ -7,16 +7,16 @@ use std::time::{Duration, Instant};
 
 use harness::decide::{Claim, Comparison, Measured, Outcome, Rule, Side};
 use harness::testing::synthetic_cell;
-use harness::RunRecord;
+use harness::Repetition;
 
 use super::*;
 use crate::plan::{MatrixPlan, Settings};
 
 /// A stand-in for the children: each repetition's record from a closure.
-struct Fake<F: FnMut(usize, usize) -> Option<RunRecord>>(F);
+struct Fake<F: FnMut(usize, usize) -> Option<Repetition>>(F);
 
-impl<F: FnMut(usize, usize) -> Option<RunRecord>> Runner for Fake<F> {
-    fn one(&mut self, cell: usize, pair: usize) -> Option<RunRecord> {
+impl<F: FnMut(usize, usize) -> Option<Repetition>> Runner for Fake<F> {
+    fn one(&mut self, cell: usize, pair: usize) -> Option<Repetition> {
         (self.0)(cell, pair)
     }
 }
@@ -53,9 +53,9 @@ fn part() -> Measured {
 }
 
 /// A record of plan cell `i` doing `ops` ops/s.
-fn record(cells: &[CellSpec<'_>], i: usize, ops: f64) -> RunRecord {
+fn record(cells: &[CellSpec<'_>], i: usize, ops: f64) -> Repetition {
     let c = &cells[i];
-    synthetic_cell(
+    Repetition(synthetic_cell(
         "lookup",
         "lookup",
         c.variant,
@@ -65,7 +65,7 @@ fn record(cells: &[CellSpec<'_>], i: usize, ops: f64) -> RunRecord {
         ops,
         0.0,
         1,
-    )
+    ))
 }
 
 #[test]
@@ -107,7 +107,7 @@ fn a_spent_budget_and_a_failed_side_stop_with_their_reason() {
     let mut parts = vec![part()];
     let past = Instant::now() - Duration::from_secs(1);
     let mut never =
-        Fake(|_: usize, _: usize| -> Option<RunRecord> { panic!("ran past its budget") });
+        Fake(|_: usize, _: usize| -> Option<Repetition> { panic!("ran past its budget") });
     assert!(measure(
         &mut parts,
         &cells,
@@ -123,7 +123,7 @@ fn a_spent_budget_and_a_failed_side_stop_with_their_reason() {
     let mut failing = Fake(|i: usize, _: usize| {
         let mut r = record(&cells, i, 1e6);
         if cells[i].variant == "global-mutex" {
-            r = RunRecord::failed(&r.key(), "0", "crashed: signal 11");
+            r = Repetition::failed(&r.key(), "0", "crashed: signal 11");
         }
         Some(r)
     });
@@ -181,7 +181,7 @@ struct Blocks {
 }
 
 impl Runner for Blocks {
-    fn one(&mut self, _: usize, _: usize) -> Option<RunRecord> {
+    fn one(&mut self, _: usize, _: usize) -> Option<Repetition> {
         panic!("single repetitions asked of a block runner")
     }
     fn blocks(&self, _: &[usize]) -> bool {
@@ -194,12 +194,12 @@ impl Runner for Blocks {
         &mut self,
         cells: &[usize],
         count: usize,
-    ) -> Option<Result<Vec<Vec<RunRecord>>, String>> {
+    ) -> Option<Result<Vec<Vec<Repetition>>, String>> {
         self.asked.push(count);
         assert_eq!(cells.len(), 2);
         let ra = synthetic_cell("lookup", "lookup", "dashmap", &[], 2, 1, 1.5e6, 0.0, 1);
         let rb = synthetic_cell("lookup", "lookup", "global-mutex", &[], 2, 1, 1e6, 0.0, 1);
-        Some(Ok(vec![vec![ra, rb]; count]))
+        Some(Ok(vec![vec![Repetition(ra), Repetition(rb)]; count]))
     }
 }
 

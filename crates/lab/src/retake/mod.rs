@@ -15,7 +15,7 @@
 //! rounds (`matrix`).
 
 use harness::schema::CellStatus;
-use harness::RunRecord;
+use harness::Repetition;
 
 use crate::speed::Speedometer;
 
@@ -67,14 +67,14 @@ impl Retaker {
     /// repetition is discarded, whatever was tried before.
     pub fn repetition(
         &mut self,
-        mut attempt: impl FnMut() -> Option<RunRecord>,
-    ) -> Option<RunRecord> {
+        mut attempt: impl FnMut() -> Option<Repetition>,
+    ) -> Option<Repetition> {
         let retakes = if self.in_vain >= IN_VAIN_LIMIT {
             0
         } else {
             MAX_RETAKES
         };
-        let mut tried: Vec<RunRecord> = Vec::new();
+        let mut tried: Vec<Repetition> = Vec::new();
         let (kept, over) = loop {
             let mut record = attempt()?;
             self.speed.mark(&mut record);
@@ -102,7 +102,7 @@ impl Retaker {
     /// How far over its bounds an attempt is: 0.0 within both (or a failure, which is a
     /// finding and never retaken), else the larger of its load over the threshold and its
     /// machine speed outside the tolerance, each in units of its bound.
-    fn badness(&self, record: &RunRecord) -> f64 {
+    fn badness(&self, record: &Repetition) -> f64 {
         if record.status != CellStatus::Ok || !record.verified {
             return 0.0;
         }
@@ -115,7 +115,7 @@ impl Retaker {
 
     /// `kept` with the discarded attempts counted in its interference, each under the
     /// reason it was retaken for.
-    fn keep(&self, mut kept: RunRecord, discarded: Vec<RunRecord>, over: bool) -> RunRecord {
+    fn keep(&self, mut kept: Repetition, discarded: Vec<Repetition>, over: bool) -> Repetition {
         let slow: Vec<f64> = discarded
             .iter()
             .filter(|r| self.speed.excess(r) > 0.0)
@@ -132,7 +132,7 @@ impl Retaker {
     }
 }
 
-fn load(r: &RunRecord) -> f64 {
+fn load(r: &Repetition) -> f64 {
     r.interference.as_ref().map_or(0.0, |i| i.load())
 }
 

@@ -8,8 +8,18 @@ use harness::interference::Interference;
 use harness::schema::ResultsFile;
 
 /// A verified repetition under `other` CPU of other processes' load.
-pub(crate) fn attempt(other: f64) -> RunRecord {
-    let mut r = harness::testing::synthetic_cell("noop", "", "noop", &[], 1, 1, 0.0, 0.0, 1);
+pub(crate) fn attempt(other: f64) -> Repetition {
+    let mut r = Repetition(harness::testing::synthetic_cell(
+        "noop",
+        "",
+        "noop",
+        &[],
+        1,
+        1,
+        0.0,
+        0.0,
+        1,
+    ));
     r.interference = Some(Interference {
         other_cpu_share: other,
         resolution: 0.05,
@@ -22,7 +32,7 @@ fn unjudged() -> Speedometer {
     Speedometer::new(None, Vec::new())
 }
 
-fn run(loads: &[f64], threshold: Option<f64>) -> (Option<RunRecord>, usize) {
+fn run(loads: &[f64], threshold: Option<f64>) -> (Option<Repetition>, usize) {
     let mut calls = 0;
     let kept = Retaker::new(threshold, unjudged()).repetition(|| {
         calls += 1;
@@ -35,14 +45,14 @@ fn run(loads: &[f64], threshold: Option<f64>) -> (Option<RunRecord>, usize) {
 fn a_quiet_repetition_is_kept_at_once() {
     let (kept, calls) = run(&[0.1, 0.0], Some(0.25));
     assert_eq!(calls, 1);
-    assert_eq!(kept.unwrap().interference.unwrap().retaken, 0);
+    assert_eq!(kept.unwrap().0.interference.unwrap().retaken, 0);
 }
 
 #[test]
 fn a_loaded_repetition_is_retaken_until_quiet() {
     let (kept, calls) = run(&[1.0, 0.9, 0.05], Some(0.25));
     assert_eq!(calls, 3);
-    let i = kept.unwrap().interference.unwrap();
+    let i = kept.unwrap().0.interference.unwrap();
     assert_eq!((i.other_cpu_share, i.retaken), (0.05, 2));
     assert_eq!(i.retaken_loads, vec![1.0, 0.9]);
     assert_eq!(i.kept_over_threshold, 0);
@@ -54,7 +64,7 @@ fn a_loaded_repetition_is_retaken_until_quiet() {
 fn retakes_are_bounded_and_keep_the_least_loaded() {
     let (kept, calls) = run(&[1.0, 0.6, 0.8, 0.0], Some(0.25));
     assert_eq!(calls, 1 + MAX_RETAKES);
-    let i = kept.unwrap().interference.unwrap();
+    let i = kept.unwrap().0.interference.unwrap();
     assert_eq!(i.other_cpu_share, 0.6);
     assert_eq!((i.retaken, i.kept_over_threshold), (2, 1));
     // Off: never retaken.
@@ -71,7 +81,7 @@ fn retakes_stop_while_the_machine_stays_busy_and_resume_once_it_is_quiet() {
             calls += 1;
             Some(attempt(load))
         });
-        (kept.unwrap().interference.unwrap(), calls - before)
+        (kept.unwrap().0.interference.unwrap(), calls - before)
     };
     for _ in 0..IN_VAIN_LIMIT {
         assert_eq!(one(1.0).1, 1 + MAX_RETAKES);
@@ -99,7 +109,7 @@ fn a_repetition_on_a_slow_machine_is_retaken_and_counted_by_its_speed() {
         })
         .unwrap();
     assert_eq!(calls, 2);
-    let i = kept.interference.unwrap();
+    let i = kept.0.interference.unwrap();
     assert_eq!((i.retaken, i.retaken_speeds.clone()), (1, vec![0.5]));
     assert!(i.retaken_loads.is_empty(), "not retaken for load: {i:?}");
     assert!((i.machine_speed.unwrap() - 10.0 / 10.2).abs() < 1e-9);
@@ -150,7 +160,7 @@ fn the_lines_say_how_many_and_why() {
     loaded.scenario_file = "lookup".into();
     let mut quiet = attempt(0.0);
     quiet.scenario_file = "pool".into();
-    results.cells = vec![loaded, quiet];
+    results.cells = vec![loaded.0, quiet.0];
     let lines = lines(&results);
     assert_eq!(lines.len(), 2);
     assert!(

@@ -41,7 +41,7 @@ fn cell(
                     blocked: None,
                     other: 0.4,
                 });
-                one
+                harness::Repetition(one)
             })
             .collect::<Vec<_>>(),
     )
