@@ -56,6 +56,17 @@ impl Root {
         if let Some(fault) = fault {
             command.env("CONTENTION_LAB_TEST_FAULT", fault);
         }
+        // lab keeps a stop signal ignored when it starts ignored (`nohup`, a shell's `&`),
+        // as it should; these tests are about a lab that hears them, wherever they run.
+        // SAFETY: signal() is async-signal-safe, called between fork and exec.
+        unsafe {
+            command.pre_exec(|| {
+                for sig in [libc::SIGINT, libc::SIGHUP, libc::SIGTERM] {
+                    libc::signal(sig, libc::SIG_DFL);
+                }
+                Ok(())
+            });
+        }
         command
     }
 

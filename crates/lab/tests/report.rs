@@ -264,7 +264,8 @@ fn interrupted_matrix_leaves_a_report_marked_incomplete() {
     let root = fixture_root();
     let r = root.path();
     std::fs::remove_dir_all(r.join("reports")).unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_lab"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lab"));
+    child
         .args([
             "matrix",
             "scenarios=lookup",
@@ -281,10 +282,25 @@ fn interrupted_matrix_leaves_a_report_marked_incomplete() {
         .env("TMPDIR", common::private_tmp(r))
         .current_dir(r)
         .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(2500));
+        .stderr(std::process::Stdio::piped());
+    // lab keeps SIGINT ignored when it starts ignored (a shell's `&`), as it should; this
+    // test is about a lab that hears it, wherever the test runs.
+    // SAFETY: signal() is async-signal-safe, called between fork and exec.
+    unsafe {
+        use std::os::unix::process::CommandExt;
+        child.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    let child = child.spawn().unwrap();
+    // Once the first round is written (a busy machine takes longer than an idle one).
+    let started = std::time::Instant::now();
+    while std::fs::read_dir(r.join("reports/data")).map_or(true, |d| d.count() == 0)
+        && started.elapsed() < std::time::Duration::from_secs(60)
+    {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
     // SAFETY: sending SIGINT to our own child process.
     unsafe {
         libc::kill(child.id() as i32, libc::SIGINT);
