@@ -14,7 +14,6 @@ use std::time::{Duration, Instant};
 
 use harness::schema::{CellStatus, ResultsFile, RunRecord};
 
-#[allow(dead_code)] // the helpers other test files use
 mod common;
 
 /// A scratch project root with the repository's scenario files and a private `TMPDIR`.

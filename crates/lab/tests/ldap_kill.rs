@@ -7,44 +7,13 @@
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use harness::HotPath;
 
-#[allow(dead_code)]
 mod common;
 
-/// Processes whose environment carries this `TMPDIR`: lab, its child, the server.
-fn processes(tmp: &Path) -> Vec<(i32, Vec<String>)> {
-    let marker = format!("TMPDIR={}", tmp.display());
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
-            continue;
-        };
-        if !environ.split(|&b| b == 0).any(|v| v == marker.as_bytes()) {
-            continue;
-        }
-        let args = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-        let args = args
-            .split(|&b| b == 0)
-            .map(|s| String::from_utf8_lossy(s).into_owned())
-            .collect();
-        found.push((pid, args));
-    }
-    found
-}
-
-fn wait_until(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !done() {
-        assert!(start.elapsed() < limit, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
+use common::{processes_of as processes, wait_until};
 
 /// The port a running server listens on: slapd's from its `-h` URL, ns-slapd's from the
 /// `dse.ldif` in its `-D` folder.

@@ -14,7 +14,6 @@ use std::time::{Duration, Instant};
 
 use harness::schema::ResultsFile;
 
-#[allow(dead_code)] // the helpers other test files use
 mod common;
 
 /// `lab` in project root `root` with the temporary folder `tmp`.

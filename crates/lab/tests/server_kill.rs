@@ -8,42 +8,11 @@
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-#[allow(dead_code)]
 mod common;
 
-/// Processes whose environment carries this `TMPDIR`: lab, its child, the server.
-fn processes(tmp: &Path) -> Vec<(i32, Vec<String>)> {
-    let marker = format!("TMPDIR={}", tmp.display());
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
-            continue;
-        };
-        if !environ.split(|&b| b == 0).any(|v| v == marker.as_bytes()) {
-            continue;
-        }
-        let args = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-        let args = args
-            .split(|&b| b == 0)
-            .map(|s| String::from_utf8_lossy(s).into_owned())
-            .collect();
-        found.push((pid, args));
-    }
-    found
-}
-
-fn wait_until(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !done() {
-        assert!(start.elapsed() < limit, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
+use common::{processes_of as processes, wait_until};
 
 /// Starts a one-cell matrix of the tiny server with a 60 s window, waits until the server
 /// runs, sends `signal` to the child `lab run` (`to_child`) or to the matrix, and checks

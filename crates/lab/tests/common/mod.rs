@@ -1,6 +1,9 @@
 //! Helpers shared by the `lab` integration tests: run the binary against a scratch
 //! project root.
 
+// Each test binary compiles this module and uses some of its helpers.
+#![allow(dead_code)]
+
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -33,5 +36,39 @@ pub fn copy_benches(root: &Path) {
         if path.extension().is_some_and(|e| e == "toml") {
             std::fs::copy(&path, benches.join(path.file_name().unwrap())).unwrap();
         }
+    }
+}
+
+/// Processes whose environment carries `TMPDIR=tmp`: a test's lab, its children and the
+/// servers they start, by pid and arguments.
+pub fn processes_of(tmp: &Path) -> Vec<(i32, Vec<String>)> {
+    let marker = format!("TMPDIR={}", tmp.display());
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
+            continue;
+        };
+        if !environ.split(|&b| b == 0).any(|v| v == marker.as_bytes()) {
+            continue;
+        }
+        let args = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let args = args
+            .split(|&b| b == 0)
+            .map(|s| String::from_utf8_lossy(s).into_owned())
+            .collect();
+        found.push((pid, args));
+    }
+    found
+}
+
+/// Polls `done` every 20 ms; panics naming `what` after `limit`.
+pub fn wait_until(what: &str, limit: std::time::Duration, mut done: impl FnMut() -> bool) {
+    let start = std::time::Instant::now();
+    while !done() {
+        assert!(start.elapsed() < limit, "timed out waiting for {what}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
