@@ -131,9 +131,19 @@ pub fn run(launch: &Launch<'_>, stop: &AtomicBool) -> Ended {
 fn wait(child: &mut Child, timeout: Duration, stop: &AtomicBool) -> Option<ExitStatus> {
     let deadline = Instant::now() + timeout;
     loop {
-        match child.try_wait() {
-            Ok(Some(status)) => return Some(status),
-            Ok(None) => {}
+        match exited(child) {
+            Ok(true) => {
+                // Whatever the cell left in its group (a server's worker processes, whose
+                // parent died with the cell) goes with it, before the child is reaped and
+                // its pid, the group's id, can be reused.
+                // SAFETY: kill has no memory-safety preconditions.
+                unsafe { libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL) };
+                match child.wait() {
+                    Ok(status) => return Some(status),
+                    Err(_) => return None,
+                }
+            }
+            Ok(false) => {}
             Err(_) => {
                 kill_group(child);
                 return None;
@@ -144,6 +154,20 @@ fn wait(child: &mut Child, timeout: Duration, stop: &AtomicBool) -> Option<ExitS
             return None;
         }
         std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Whether the child has ended, without reaping it (`WNOWAIT`), so that its group can
+/// still be signalled by its id.
+fn exited(child: &Child) -> std::io::Result<bool> {
+    // SAFETY: waitid fills the zeroed siginfo it is given.
+    unsafe {
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        let flags = libc::WEXITED | libc::WNOHANG | libc::WNOWAIT;
+        if libc::waitid(libc::P_PID, child.id(), &mut info, flags) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(info.si_pid() != 0)
     }
 }
 

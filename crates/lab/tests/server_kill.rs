@@ -93,3 +93,44 @@ fn a_server_cell_killed_mid_window_leaves_no_process_folder_or_port() {
 fn a_matrix_terminated_mid_window_stops_its_server() {
     stop_mid_window_and_check(libc::SIGTERM, false);
 }
+
+#[test]
+fn what_a_cell_leaves_in_its_process_group_goes_with_it() {
+    // A server that leaves a process outside its own tree (a daemonised helper, or an
+    // nginx worker whose master died): the cell's process group still holds it.
+    let root = tempfile::tempdir().unwrap();
+    common::copy_benches(root.path());
+    std::fs::write(
+        root.path().join("benches/orphan.toml"),
+        "hot_path = \"server\"\naxis = \"threads\"\nthreads = [1]\nin_default = false\n\
+         [server]\ncommand = \"sh -c '(sleep 41.3 &); exec {lab} tiny-server --threads {threads} --port {port}'\"\n\
+         [load]\nbuiltin = \"line\"\n",
+    )
+    .unwrap();
+    let tmp = common::private_tmp(root.path());
+    let out = Command::new(env!("CARGO_BIN_EXE_lab"))
+        .args([
+            "matrix",
+            "scenarios=orphan",
+            "cores=1",
+            "repeats=1",
+            "duration=100ms",
+            "warmup=10ms",
+            "profile=false",
+        ])
+        .env("LAB_ROOT", root.path())
+        .env("TMPDIR", &tmp)
+        .current_dir(root.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    wait_until("the orphan to end", Duration::from_secs(5), || {
+        processes(&tmp)
+            .iter()
+            .all(|(_, args)| !args.iter().any(|a| a == "41.3"))
+    });
+}

@@ -191,8 +191,13 @@ impl Running {
     }
 
     fn kill(&mut self) {
-        // Its own children first: once the server is gone they would be re-parented and
-        // out of reach of `processes`.
+        // Stopped first, so that it cannot start a worker in place of one killed (nginx's
+        // master respawns its workers); then its own children, which once the server is
+        // gone would be re-parented and out of reach of `processes`; then the server.
+        if self.child.is_some() {
+            // SAFETY: kill has no memory effects; the pid is our own unreaped child's.
+            unsafe { libc::kill(self.pid as libc::pid_t, libc::SIGSTOP) };
+        }
         let started = self.processes();
         for &pid in started.iter().skip(1) {
             // SAFETY: kill has no memory effects; a pid reused meanwhile is the only risk,
