@@ -193,27 +193,13 @@ impl Resident {
             "server_off_cpu".into(),
             json!("not recorded: the on-CPU profile includes the server's threads; an off-CPU profile of them (sched:sched_switch with stacks) is not taken by this build"),
         );
-        let window_cpus = m.window.as_secs_f64() * cpus.clients.len() as f64;
-        let client_util = (m.cpu_time.as_secs_f64() / window_cpus.max(1e-9)).min(1.0);
-        m.extra.insert("client_cpu_util".into(), json!(client_util));
-        match workload.edges() {
-            (Some(open), Some(close)) => {
-                let account = procstat::ServerAccount::between(&open, &close);
-                m.server_time_share = Some(account.share);
-                let util = account.cpu_util(cpus.server.len());
-                m.extra.insert("server_cpu_util".into(), json!(util));
-                m.extra
-                    .insert("server_threads_seen".into(), json!(account.threads));
-                m.extra
-                    .insert("server_threads_active".into(), json!(account.active));
-            }
-            _ => {
-                m.extra.insert(
-                    "server_account".into(),
-                    json!("not read: the first client never saw the window open"),
-                );
-            }
-        }
+        let (open, close) = workload.edges();
+        procstat::record_window(
+            &mut m,
+            cpus,
+            open.zip(close),
+            "the first client never saw the window open",
+        );
         Ok(m)
     }
 }

@@ -214,34 +214,21 @@ impl Workload for LdapWorkload {
     }
 
     fn verify(&self, workers: &[LdapWorker]) -> Result<(), String> {
-        if let Some((i, Err(why))) = workers
-            .iter()
-            .map(|w| &w.conn)
-            .enumerate()
-            .find(|(_, c)| c.is_err())
-        {
-            return Err(format!("client {i}: {why}"));
-        }
-        let wrong: u64 = workers.iter().map(|w| w.wrong).sum();
-        let answered: u64 = workers.iter().map(|w| w.answered).sum();
-        if wrong > 0 {
-            let first = workers
+        let tally = server::load::Tally {
+            connect_errors: workers
                 .iter()
-                .find_map(|w| w.first_wrong.clone())
-                .unwrap_or_default();
-            return Err(format!(
-                "{wrong} of {} searches answered with the wrong entry (first: {first})",
-                wrong + answered
-            ));
-        }
-        if answered == 0 {
-            let why = workers
-                .iter()
-                .find_map(|w| w.first_failure.clone())
-                .unwrap_or_else(|| "no search ran".to_owned());
-            return Err(format!("no search was answered: {why}"));
-        }
-        Ok(())
+                .map(|w| w.conn.as_ref().err().map(String::as_str))
+                .collect(),
+            answered: workers.iter().map(|w| w.answered).sum(),
+            wrong: workers.iter().map(|w| w.wrong).sum(),
+            first_wrong: workers.iter().find_map(|w| w.first_wrong.clone()),
+            first_failure: workers.iter().find_map(|w| w.first_failure.clone()),
+        };
+        server::load::verdict(
+            tally,
+            ("search", "searches"),
+            "answered with the wrong entry",
+        )
     }
 
     fn extra(

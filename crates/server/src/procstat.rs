@@ -150,6 +150,34 @@ impl Cpus {
     }
 }
 
+/// Writes one window's server and client figures into `m`: the clients' CPU use over
+/// their CPUs, and from the server's threads at the window's edges (`None` when they were
+/// not both read, `why` saying why) its time account, CPU use and threads seen.
+pub fn record_window(
+    m: &mut harness::Measurement,
+    cpus: &Cpus,
+    edges: Option<(Snapshot, Snapshot)>,
+    why: &str,
+) {
+    use serde_json::json;
+    let window_cpus = m.window.as_secs_f64() * cpus.clients.len() as f64;
+    let client_util = (m.cpu_time.as_secs_f64() / window_cpus.max(1e-9)).min(1.0);
+    m.extra.insert("client_cpu_util".into(), json!(client_util));
+    let Some((open, close)) = edges else {
+        m.extra
+            .insert("server_account".into(), json!(format!("not read: {why}")));
+        return;
+    };
+    let account = ServerAccount::between(&open, &close);
+    m.server_time_share = Some(account.share);
+    let util = account.cpu_util(cpus.server.len());
+    m.extra.insert("server_cpu_util".into(), json!(util));
+    m.extra
+        .insert("server_threads_seen".into(), json!(account.threads));
+    m.extra
+        .insert("server_threads_active".into(), json!(account.active));
+}
+
 /// The CPUs of this machine that the lab may use: the cgroup's effective cpuset where
 /// there is one, else every online CPU.
 pub fn machine_cpus() -> Vec<usize> {

@@ -100,18 +100,9 @@ type Job = (String, TcpStream);
 
 fn serve(o: &Options) -> Result<(), String> {
     if o.own_mask {
-        let all: Vec<usize> = (0..std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .max(2))
-            .collect();
-        // SAFETY: the set is zeroed and filled with CPU_SET before the call.
-        unsafe {
-            let mut set: libc::cpu_set_t = std::mem::zeroed();
-            for &c in &all {
-                libc::CPU_SET(c, &mut set);
-            }
-            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
-        }
+        let all = crate::procstat::machine_cpus();
+        // Before any thread starts: they inherit the mask.
+        crate::procstat::set_thread_cpus(&all)?;
     }
     let listener =
         TcpListener::bind(("127.0.0.1", o.port)).map_err(|e| format!("port {}: {e}", o.port))?;

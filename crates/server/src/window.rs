@@ -18,7 +18,7 @@ use serde_json::json;
 
 use crate::load::{self, Target};
 use crate::process::{self, Running, Start};
-use crate::procstat::{Cpus, ServerAccount};
+use crate::procstat::{self, Cpus};
 use crate::spec::{self, Ready, ServerSpec};
 use crate::{cache, prepare, template};
 
@@ -192,28 +192,14 @@ fn window(
     extra.insert("load_s".into(), json!(began.elapsed().as_secs_f64()));
     extra.insert(
         "server_off_cpu".into(),
-        json!("the on-CPU profile includes the server's threads; its off-CPU waits come from sched_switch where the profiler records it"),
+        json!("not recorded: the on-CPU profile includes the server's threads; an off-CPU profile of them (sched:sched_switch with stacks) is not taken by this build"),
     );
-    let window_cpus = m.window.as_secs_f64() * cpus.clients.len() as f64;
-    let client_util = (m.cpu_time.as_secs_f64() / window_cpus.max(1e-9)).min(1.0);
-    m.extra.insert("client_cpu_util".into(), json!(client_util));
-    match edges {
-        Some((open, close)) if alive => {
-            let account = ServerAccount::between(&open, &close);
-            m.server_time_share = Some(account.share);
-            let util = account.cpu_util(cpus.server.len());
-            m.extra.insert("server_cpu_util".into(), json!(util));
-            m.extra
-                .insert("server_threads_seen".into(), json!(account.threads));
-            m.extra
-                .insert("server_threads_active".into(), json!(account.active));
-        }
-        _ => {
-            m.extra.insert(
-                "server_account".into(),
-                json!("not read: the server's threads were not seen at both edges of the window"),
-            );
-        }
-    }
+    let edges = edges.filter(|_| alive);
+    procstat::record_window(
+        &mut m,
+        cpus,
+        edges,
+        "the server's threads were not seen at both edges of the window",
+    );
     Ok(m)
 }

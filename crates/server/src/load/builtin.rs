@@ -215,30 +215,17 @@ impl Workload for BuiltinLoad {
     }
 
     fn verify(&self, workers: &[Client]) -> Result<(), String> {
-        if let Some((i, Err(why))) = workers
-            .iter()
-            .map(|w| &w.conn)
-            .enumerate()
-            .find(|(_, c)| c.is_err())
-        {
-            return Err(format!("client {i}: {why}"));
-        }
-        let wrong: u64 = workers.iter().map(|w| w.wrong).sum();
-        let answered: u64 = workers.iter().map(|w| w.answered).sum();
-        if wrong > 0 {
-            return Err(format!(
-                "{wrong} of {} answers were wrong",
-                wrong + answered
-            ));
-        }
-        if answered == 0 {
-            let why = workers
+        let tally = super::Tally {
+            connect_errors: workers
                 .iter()
-                .find_map(|w| w.first_failure.clone())
-                .unwrap_or_else(|| "no request ran".to_owned());
-            return Err(format!("no request was answered: {why}"));
-        }
-        Ok(())
+                .map(|w| w.conn.as_ref().err().map(String::as_str))
+                .collect(),
+            answered: workers.iter().map(|w| w.answered).sum(),
+            wrong: workers.iter().map(|w| w.wrong).sum(),
+            first_wrong: None,
+            first_failure: workers.iter().find_map(|w| w.first_failure.clone()),
+        };
+        super::verdict(tally, ("request", "requests"), "were answered wrongly")
     }
 
     fn extra(

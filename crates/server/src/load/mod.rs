@@ -90,3 +90,48 @@ pub fn window(
     let (open, close) = clients_of.edges();
     Ok((m, open.zip(close)))
 }
+
+/// What a window's clients saw, each client's figures: whether it connected, how many
+/// answers were right and wrong, and the first wrong answer and failure it met.
+pub struct Tally<'a> {
+    /// Each client's connection error, if it had one.
+    pub connect_errors: Vec<Option<&'a str>>,
+    /// Answers checked and right, all clients.
+    pub answered: u64,
+    /// Answers checked and wrong, all clients.
+    pub wrong: u64,
+    /// The first wrong answer, in words.
+    pub first_wrong: Option<String>,
+    /// The first failed request, in words.
+    pub first_failure: Option<String>,
+}
+
+/// The invariants every checking client load shares (the ldap hot path's and the
+/// built-in ones): every client connected, no answer was wrong, and some request was
+/// answered. `noun` names a request, singular and plural (`("search", "searches")`);
+/// `wrong` says how a wrong one reads (`answered with the wrong entry`).
+pub fn verdict(t: Tally<'_>, (one, many): (&str, &str), wrong: &str) -> Result<(), String> {
+    if let Some((i, Some(why))) = t
+        .connect_errors
+        .iter()
+        .enumerate()
+        .find(|(_, e)| e.is_some())
+    {
+        return Err(format!("client {i}: {why}"));
+    }
+    if t.wrong > 0 {
+        let first = t
+            .first_wrong
+            .map_or(String::new(), |f| format!(" (first: {f})"));
+        return Err(format!(
+            "{} of {} {many} {wrong}{first}",
+            t.wrong,
+            t.wrong + t.answered
+        ));
+    }
+    if t.answered == 0 {
+        let why = t.first_failure.unwrap_or_else(|| format!("no {one} ran"));
+        return Err(format!("no {one} was answered: {why}"));
+    }
+    Ok(())
+}
