@@ -68,3 +68,73 @@ fn every_server_file_gets_its_four_parts_against_its_own_default() {
     // 2 CPUs leave none free for part (c).
     assert!(claims[2].comparison.is_none());
 }
+
+/// Usable cells of `file` on 8 CPUs at 1, 2, 4, 8 and 16 threads, the server's parameters
+/// on every one, and the plan that named them.
+fn cells_of(file: &str) -> (Vec<RunRecord>, Vec<CellRef>) {
+    let params = [
+        (
+            "server_command",
+            serde_json::json!("memcached -t {threads}"),
+        ),
+        ("server_default_threads", serde_json::json!(4)),
+    ];
+    let mut cells = Vec::new();
+    for cores in [4, 8] {
+        for threads in [1, 2, 4, 8, 16] {
+            let ops = 1e4 * threads.min(cores) as f64;
+            cells.push(harness::testing::synthetic_cell(
+                "server", file, VARIANT, &params, threads, cores, ops, 100.0, 5,
+            ));
+        }
+    }
+    let planned = plan(file, 4.into(), &[1, 2, 4, 8, 16], &[4, 8]);
+    (cells, planned)
+}
+
+#[test]
+fn each_comparison_part_can_be_shown_contradicted_or_inconclusive() {
+    let (cells, planned) = cells_of("server-memcached");
+    let seeds = BTreeMap::new();
+    let claims = claims_on(
+        &Planned {
+            cells: &planned,
+            seeds: &seeds,
+        },
+        9,
+    );
+    let outcome = |i: usize, ratio: f64| {
+        let m = [harness::testing::synthetic_pairs(
+            &claims[i], ratio, 0.04, 24,
+        )];
+        let run = Run {
+            cells: &cells,
+            seeds: &seeds,
+            comparisons: &m,
+        };
+        let a = answer(&run).expect("an answer from usable cells");
+        assert_eq!(a.parts[i].name, claims[i].part);
+        a.parts[i].outcome
+    };
+    use Outcome::*;
+    for (i, shown, contradicted, between) in [
+        // 16 against 8 threads on 8 CPUs; threads = CPUs (8) against the default 4; per
+        // thread at 4 threads on 8 CPUs against 1 (9 CPUs: one left for the clients).
+        (0, 0.85, 1.05, 0.96),
+        (1, 1.20, 0.90, 1.035),
+        (2, 0.70, 1.00, 0.925),
+    ] {
+        assert_eq!(outcome(i, shown), Shown, "part {i}");
+        assert_eq!(outcome(i, contradicted), Contradicted, "part {i}");
+        assert_eq!(outcome(i, between), Inconclusive, "part {i}");
+    }
+    // Without pairs every part is inconclusive, and so the verdict cannot tell.
+    let run = Run {
+        cells: &cells,
+        seeds: &seeds,
+        comparisons: &[],
+    };
+    let a = answer(&run).unwrap();
+    assert!(a.parts.iter().all(|p| p.outcome == Inconclusive));
+    assert_eq!(a.verdict, harness::findings::Verdict::CannotTell);
+}
