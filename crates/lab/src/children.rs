@@ -6,6 +6,9 @@
 //! - Each child asks the kernel for SIGKILL when lab dies (`PR_SET_PDEATHSIG`), so even a
 //!   `kill -9` of lab takes its child along. The kernel sends it when the *thread* that
 //!   started the child ends, so children must be started from the matrix's main thread.
+//! - Each child runs in a cgroup of its own (`contain`), killed whole once the child has
+//!   ended: a server that daemonized, leaving both the group and the death signal, goes
+//!   too, and lab goes on only when every process of the cell is gone.
 //! - Lab makes a scratch folder per child (`contention-lab-run-p<lab pid>-XXXXXX`), passes
 //!   it in through [`harness::scratch::SCRATCH_ENV`] and removes it after the child ends,
 //!   however it ended; folders a child made in a user's `data_dir` carry the child's pid
@@ -23,7 +26,7 @@ use std::time::{Duration, Instant};
 
 use harness::scratch;
 
-use crate::signals;
+use crate::{contain, signals};
 
 /// The environment variable telling a child which round (0-based repetition) it belongs
 /// to; read only by test faults (`fault`).
@@ -88,9 +91,15 @@ pub fn run(launch: &Launch<'_>, stop: &AtomicBool) -> Ended {
         .stderr(Stdio::piped())
         .process_group(0);
     let parent = std::process::id() as libc::pid_t;
-    // SAFETY: only async-signal-safe calls (prctl, getppid, raise) between fork and exec.
+    let cgroup = contained();
+    let procs = cgroup.as_ref().map(contain::Cell::procs);
+    // SAFETY: only async-signal-safe calls (prctl, getppid, raise, and open/write/close
+    // in `enter`) between fork and exec.
     unsafe {
         command.pre_exec(move || {
+            if let Some(procs) = &procs {
+                contain::Cell::enter(procs)?;
+            }
             if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
@@ -109,6 +118,13 @@ pub fn run(launch: &Launch<'_>, stop: &AtomicBool) -> Ended {
     let stdout = drain(child.stdout.take());
     let stderr = drain(child.stderr.take());
     let ended = wait(&mut child, launch.timeout, stop);
+    // Before the pipes are drained to their end: a daemon that kept them open would hold
+    // them forever. After this, nothing the cell started is left.
+    if let Some(cgroup) = cgroup {
+        if let Err(e) = cgroup.end() {
+            eprintln!("warning: {e}");
+        }
+    }
     let stdout = stdout.join().unwrap_or_default();
     let stderr = stderr.join().unwrap_or_default();
     drop(folder);
@@ -124,6 +140,22 @@ pub fn run(launch: &Launch<'_>, stop: &AtomicBool) -> Ended {
         },
         None if stop.load(Ordering::SeqCst) => Ended::Stopped,
         None => Ended::TimedOut,
+    }
+}
+
+/// A cgroup for the next child, or `None` (said once) where this machine has none to give.
+fn contained() -> Option<contain::Cell> {
+    static WARNED: std::sync::Once = std::sync::Once::new();
+    match contain::Cell::new() {
+        Ok(cell) => Some(cell),
+        Err(e) => {
+            WARNED.call_once(|| {
+                eprintln!(
+                    "warning: cells run without a cgroup of their own ({e}); a server that daemonizes would outlive its cell"
+                )
+            });
+            None
+        }
     }
 }
 

@@ -11,6 +11,7 @@ mod cli;
 mod comparable;
 mod compare;
 mod compare_parts;
+mod contain;
 mod export;
 mod fault;
 mod flame;
@@ -47,11 +48,13 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return cli::clap_error(e),
     };
-    match cli::dispatch(cli) {
+    let code = match cli::dispatch(cli) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::from(2)
         }
-    }
+    };
+    contain::finish();
+    code
 }

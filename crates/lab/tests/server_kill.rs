@@ -128,9 +128,112 @@ fn what_a_cell_leaves_in_its_process_group_goes_with_it() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    wait_until("the orphan to end", Duration::from_secs(5), || {
+    // Right after the return, without a pause: lab waits for its cells' processes to end.
+    let left: Vec<_> = processes(&tmp)
+        .into_iter()
+        .filter(|(_, args)| args.iter().any(|a| a == "41.3"))
+        .collect();
+    assert_eq!(left, Vec::new(), "the orphan outlived the matrix");
+}
+
+#[test]
+fn a_server_that_daemonizes_leaves_nothing_once_the_matrix_returns() {
+    // `setsid -f` is what a server's own `--daemonize yes` does: fork, leave the process
+    // group and the session, and let the first process exit 0. The daemon is reached only
+    // by the cell's cgroup; it must be gone the moment `lab matrix` returns.
+    let root = tempfile::tempdir().unwrap();
+    common::copy_benches(root.path());
+    std::fs::write(
+        root.path().join("benches/daemon.toml"),
+        "hot_path = \"server\"\naxis = \"threads\"\nthreads = [1, 2]\nin_default = false\n\
+         [server]\ncommand = \"sh -c 'setsid -f sleep 47.3 </dev/null >/dev/null 2>&1; exit 0'\"\n\
+         [load]\nbuiltin = \"line\"\n",
+    )
+    .unwrap();
+    let tmp = common::private_tmp(root.path());
+    let out = Command::new(env!("CARGO_BIN_EXE_lab"))
+        .args([
+            "matrix",
+            "scenarios=daemon",
+            "cores=1",
+            "repeats=1",
+            "duration=100ms",
+            "warmup=10ms",
+            "profile=false",
+        ])
+        .env("LAB_ROOT", root.path())
+        .env("TMPDIR", &tmp)
+        .current_dir(root.path())
+        .output()
+        .unwrap();
+    let left: Vec<_> = processes(&tmp)
+        .into_iter()
+        .filter(|(_, args)| args.iter().any(|a| a == "47.3"))
+        .collect();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if stderr.contains("without a cgroup of their own") {
+        eprintln!("skipped: no writable cgroup2 here (not root?): {stderr}");
+        return;
+    }
+    assert_eq!(left, Vec::new(), "daemons left: {stderr}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        format!("{stdout}{stderr}").contains("went to the background"),
+        "the cell's failure should say the server went to the background: {stdout}{stderr}"
+    );
+}
+
+#[test]
+fn a_daemon_of_a_server_dies_with_a_killed_matrix() {
+    // `kill -9` of lab: no destructor runs and the daemon (setsid, re-parented) has no
+    // death signal; lab's cgroup watchdog sees lab's end and kills the cells' cgroups.
+    let root = tempfile::tempdir().unwrap();
+    common::copy_benches(root.path());
+    std::fs::write(
+        root.path().join("benches/daemon.toml"),
+        "hot_path = \"server\"\naxis = \"threads\"\nthreads = [1]\nin_default = false\n\
+         [server]\ncommand = \"sh -c 'setsid -f sleep 47.5 </dev/null >/dev/null 2>&1; exec {lab} tiny-server --threads {threads} --port {port}'\"\n\
+         [load]\nbuiltin = \"line\"\n",
+    )
+    .unwrap();
+    let tmp = common::private_tmp(root.path());
+    let mut lab = Command::new(env!("CARGO_BIN_EXE_lab"))
+        .args([
+            "matrix",
+            "scenarios=daemon",
+            "cores=1",
+            "repeats=1",
+            "duration=60s",
+            "warmup=10ms",
+            "timeout=120s",
+            "profile=false",
+        ])
+        .env("LAB_ROOT", root.path())
+        .env("TMPDIR", &tmp)
+        .current_dir(root.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let daemon = || {
         processes(&tmp)
-            .iter()
-            .all(|(_, args)| !args.iter().any(|a| a == "41.3"))
+            .into_iter()
+            .any(|(_, args)| args.iter().any(|a| a == "47.5"))
+    };
+    wait_until("the daemon to start", Duration::from_secs(60), daemon);
+    // SAFETY: signalling a process this test started.
+    unsafe { libc::kill(lab.id() as i32, libc::SIGKILL) };
+    lab.wait().unwrap();
+    let mut stderr = String::new();
+    use std::io::Read;
+    lab.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    if stderr.contains("without a cgroup of their own") {
+        eprintln!("skipped: no writable cgroup2 here (not root?): {stderr}");
+        return;
+    }
+    wait_until("every process to end", Duration::from_secs(5), || {
+        processes(&tmp).is_empty()
     });
 }

@@ -5,7 +5,8 @@
 //! in the process group `lab matrix` kills at a timeout or a stop; it asks the kernel for
 //! SIGKILL when the thread that started it ends (`PR_SET_PDEATHSIG`, for a `kill -9` of
 //! the cell alone); it must run in the foreground (a server that forks into the
-//! background or calls setsid would leave both); and its folder is inside the cell's
+//! background or calls setsid leaves both, and only lab's cgroup of the cell reaches it,
+//! when the cell ends); and its folder is inside the cell's
 //! scratch folder, which lab removes. [`Running`] kills it and every process it started
 //! (nginx's workers, say) on drop. A server's data is a throwaway copy, so it is stopped
 //! with SIGKILL: a clean stop writes nothing the next cell needs.
@@ -128,8 +129,15 @@ impl Running {
                     .as_mut()
                     .and_then(|c| c.try_wait().ok().flatten())
                     .map_or("gone".to_owned(), |s| s.to_string());
+                // Exit status 0 before ready is a server that went to the background:
+                // its daemon left the cell's process tree and is killed with its cgroup.
+                let hint = if status == "exit status: 0" {
+                    " (it went to the background: run it in the foreground, e.g. redis-server --daemonize no, nginx -g 'daemon off;', slapd -d 0)"
+                } else {
+                    ""
+                };
                 return Err(format!(
-                    "{program} exited ({status}) before it was ready: {}",
+                    "{program} exited ({status}) before it was ready{hint}: {}",
                     running.log_tail()
                 ));
             }

@@ -12,6 +12,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -71,7 +72,8 @@ fn run(
         .current_dir(folder)
         .stdin(Stdio::null())
         .stdout(out)
-        .stderr(err);
+        .stderr(err)
+        .process_group(0);
     // The child inherits this thread's mask; the server keeps its own.
     let before = harness::affinity::allowed_cpus();
     procstat::set_thread_cpus(cpus)?;
@@ -93,7 +95,9 @@ fn run(
             if is_window {
                 probe::window_closed();
             }
-            let _ = child.kill();
+            // The whole group: `sh -c` would leave the load program itself running.
+            // SAFETY: kill has no memory-safety preconditions; the group is our child's.
+            unsafe { libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL) };
             let _ = child.wait();
             return Err(format!(
                 "the load command ran past {} s and was stopped: {}",
