@@ -229,19 +229,76 @@ impl Params {
     }
 }
 
-/// The spec called `name`, or an error listing the names that exist.
+/// The spec called `name`, or an error naming what is accepted ([`accepted_among`]).
 pub fn find_spec<'a>(specs: &'a [ParamSpec], name: &str) -> Result<&'a ParamSpec, String> {
     specs.iter().find(|s| s.name == name).ok_or_else(|| {
         let names: Vec<_> = specs.iter().map(|s| s.name).collect();
         format!(
-            "unknown parameter {name:?}: accepted {}",
-            if names.is_empty() {
-                "none".to_owned()
-            } else {
-                names.join(", ")
-            }
+            "unknown parameter {name:?}: {}",
+            accepted_among(name, &names, LISTED)
         )
     })
+}
+
+/// Where every hot path's parameters are listed, for a refusal too short to name them.
+pub const LISTED: &str = "`lab list` shows them";
+
+/// What a refusal of the unknown `name` says is accepted among `names`: the one name it
+/// is a slip of (`did you mean ...`), else every name while they fit a short line, else
+/// how many there are and where they are listed (`listed`, e.g. [`LISTED`]). A hot path
+/// with twenty parameters would otherwise bury the reason of a one-line refusal under
+/// their list.
+pub fn accepted_among(name: &str, names: &[&str], listed: &str) -> String {
+    /// The longest list written out in a refusal, in characters.
+    const SHORT_LIST: usize = 90;
+    if let Some(near) = slip_of(name, names) {
+        return format!("did you mean {near}?");
+    }
+    let all = names.join(", ");
+    match names.len() {
+        0 => "accepted none".to_owned(),
+        _ if all.len() <= SHORT_LIST => format!("accepted {all}"),
+        n => format!("accepted: {n} names, {listed}"),
+    }
+}
+
+/// The one name of `names` that `typed` reads as a slip of: `typed` is it without its
+/// table prefix (`command` for `server_command`), or it is the nearest by letters added,
+/// dropped or changed, one off (two for names of eight letters or more), and no other is
+/// as near.
+fn slip_of<'a>(typed: &str, names: &[&'a str]) -> Option<&'a str> {
+    let unprefixed: Vec<&str> = names
+        .iter()
+        .copied()
+        .filter(|n| n.split_once('_').is_some_and(|(_, rest)| rest == typed))
+        .collect();
+    if let [one] = unprefixed.as_slice() {
+        return Some(one);
+    }
+    let scored: Vec<(usize, &str)> = names.iter().map(|n| (edits(typed, n), *n)).collect();
+    let best = scored.iter().map(|(d, _)| *d).min()?;
+    let mut at_best = scored.iter().filter(|(d, _)| *d == best);
+    let (_, name) = at_best.next()?;
+    let most = if name.chars().count() >= 8 { 2 } else { 1 };
+    (best <= most && at_best.next().is_none()).then_some(*name)
+}
+
+/// Letters added, dropped or changed between `a` and `b` (Levenshtein distance).
+fn edits(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != *cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
 }
 
 #[cfg(test)]
@@ -318,7 +375,28 @@ mod tests {
             err.contains("unknown parameter \"colour\"") && err.contains("write_pct"),
             "{err}"
         );
+        let err = p.set(SPECS, "write_pc", "1").unwrap_err();
+        assert!(err.ends_with(": did you mean write_pct?"), "{err}");
         assert!(p.set(SPECS, "durable", "yes").is_err());
+    }
+
+    #[test]
+    fn an_unknown_name_gets_its_slip_or_a_short_line() {
+        let many: Vec<String> = (0..20).map(|i| format!("server_setting_{i}")).collect();
+        let many: Vec<&str> = many.iter().map(String::as_str).collect();
+        assert_eq!(
+            accepted_among("server_settng_3", &many, LISTED),
+            "did you mean server_setting_3?"
+        );
+        assert_eq!(
+            accepted_among("command", &["server_command", "server_config"], LISTED),
+            "did you mean server_command?"
+        );
+        let short = accepted_among("x", &["keys", "write_pct"], LISTED);
+        assert_eq!(short, "accepted keys, write_pct");
+        let line = accepted_among("colour", &many, LISTED);
+        assert_eq!(line, "accepted: 20 names, `lab list` shows them");
+        assert_eq!(accepted_among("x", &[], LISTED), "accepted none");
     }
 
     #[test]

@@ -73,9 +73,20 @@ pub fn check_data_dir(value: &str) -> Result<(), String> {
     if value.is_empty() {
         return Ok(());
     }
-    private_folder(Some(Path::new(value)), "contention-lab-check-").map(drop).map_err(|e| {
-        format!("data_dir={value:?}: cannot create a temporary folder there ({e}); accepted: an existing, writable folder")
-    })
+    let prefix = format!("contention-lab-check-p{}-", std::process::id());
+    tempfile::Builder::new()
+        .prefix(&prefix)
+        .tempdir_in(value)
+        .map(drop)
+        .map_err(|e| {
+            // The OS's reason only: tempfile's message repeats the path it tried, which
+            // the value already names.
+            let reason = e.raw_os_error().map_or_else(
+                || e.kind().to_string(),
+                |code| std::io::Error::from_raw_os_error(code).to_string(),
+            );
+            format!("data_dir={value:?}: cannot create a temporary folder there ({reason}); accepted: an existing, writable folder")
+        })
 }
 
 /// The process that made a folder named by this module, read from its `p<pid>` part;

@@ -1,10 +1,13 @@
-//! The lock table against physics: workloads whose holds are known (sleeps of a fixed
-//! length, or hold lengths the test hands to the instrument), so the checks hold on a
-//! loaded two-core machine. No assertion here is about speed: only that the utilisation
-//! law, the ceiling K / S and the sampling agree with what the workload did.
+//! The lock table from the instrument to the record, on holds and waits the test hands to
+//! it (`Hold::end_after`, `OpCtx::record_wait`): no hold is a sleep and no figure here
+//! depends on how fast a loaded machine ran. Each check is about what the table computes
+//! from what it was given: the utilisation law, the ceiling K / S0 from the 1-thread
+//! cell's hold, the bounds, the sampling. Whether real locks obey that physics is a
+//! benchmark's question, not a test's (a sleep's length is the scheduler's, and a test
+//! that asserted on it failed 1 run in 21 on a loaded machine).
 
-use std::sync::{Condvar, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Mutex;
+use std::time::Duration;
 
 use harness::lock_table::LockRow;
 use harness::locks::{LockId, LockSet};
@@ -13,78 +16,79 @@ use harness::{runner, OpCtx, Outcome, Repetition, RunRecord, RunSettings, Worker
 
 const GATE: LockId = LockId(0);
 
-/// Every operation takes one of `slots` slots (a mutex for 1) and sleeps `hold` in it.
-struct Gate {
-    slots: usize,
-    free: Mutex<usize>,
-    returned: Condvar,
-    hold: Duration,
+/// Every operation takes the gate of `slots` slots and holds it `hold_ns(n)` (n: the
+/// worker's operation number from 1), waiting `wait` first on every `wait_every`-th
+/// operation; the lengths go to the instrument as they are, so no clock is read for them.
+struct Given {
+    slots: u32,
     sample_every: u32,
+    hold_ns: fn(u64) -> u64,
+    wait: Option<(u64, Duration)>,
+    /// Every hold of the window as the workers gave them: (sum ns, count), filled by
+    /// `verify`, the figure the sampled one is checked against.
+    every: Mutex<(u64, u64)>,
 }
 
-impl Gate {
-    fn new(slots: usize, hold: Duration, sample_every: u32) -> Gate {
-        Gate {
+impl Given {
+    fn new(slots: u32, sample_every: u32, hold_ns: fn(u64) -> u64) -> Given {
+        Given {
             slots,
-            free: Mutex::new(slots),
-            returned: Condvar::new(),
-            hold,
             sample_every,
+            hold_ns,
+            wait: None,
+            every: Mutex::new((0, 0)),
         }
     }
 }
 
-struct GateWorker<'a> {
-    gate: &'a Gate,
-    /// Time held, every hold timed by the worker itself (the exhaustive figure).
-    held: Duration,
+struct GivenWorker<'a> {
+    given: &'a Given,
+    n: u64,
+    held_ns: u64,
     holds: u64,
 }
 
-impl Worker for GateWorker<'_> {
+impl Worker for GivenWorker<'_> {
     fn op(&mut self, ctx: &mut OpCtx) -> Outcome {
-        let gate = self.gate;
-        let mut free = gate.free.lock().unwrap();
-        let mut waited = None;
-        if *free == 0 {
-            let start = Instant::now();
-            while *free == 0 {
-                free = gate.returned.wait(free).unwrap();
-            }
-            waited = Some(start.elapsed());
-        }
-        *free -= 1;
-        drop(free);
+        self.n += 1;
+        let n = self.n;
+        let waited = self
+            .given
+            .wait
+            .filter(|(every, _)| n % every == 0)
+            .map(|(_, w)| w);
         if let Some(w) = waited {
             ctx.record_wait(w);
         }
-        let mut hold = ctx.acquired(GATE, waited);
-        let start = Instant::now();
-        std::thread::sleep(gate.hold);
-        self.held += start.elapsed();
+        let ns = (self.given.hold_ns)(n);
+        ctx.acquired(GATE, waited)
+            .end_after(Duration::from_nanos(ns));
+        self.held_ns += ns;
         self.holds += 1;
-        hold.end();
-        *gate.free.lock().unwrap() += 1;
-        gate.returned.notify_one();
         Outcome::OK
     }
 
     fn window_opened(&mut self) {
-        self.held = Duration::ZERO;
-        self.holds = 0;
+        (self.held_ns, self.holds) = (0, 0);
     }
 }
 
-impl<'a> Workload for &'a Gate {
-    type Worker = GateWorker<'a>;
-    fn worker(&self, _index: usize, _threads: usize) -> GateWorker<'a> {
-        GateWorker {
-            gate: self,
-            held: Duration::ZERO,
+impl<'a> Workload for &'a Given {
+    type Worker = GivenWorker<'a>;
+    fn worker(&self, _index: usize, _threads: usize) -> GivenWorker<'a> {
+        GivenWorker {
+            given: self,
+            n: 0,
+            held_ns: 0,
             holds: 0,
         }
     }
-    fn verify(&self, _workers: &[GateWorker<'a>]) -> Result<(), String> {
+    fn verify(&self, workers: &[GivenWorker<'a>]) -> Result<(), String> {
+        let mut every = self.every.lock().unwrap();
+        for w in workers {
+            every.0 += w.held_ns;
+            every.1 += w.holds;
+        }
         Ok(())
     }
     fn waits_measured(&self) -> bool {
@@ -94,213 +98,201 @@ impl<'a> Workload for &'a Gate {
         self.sample_every
     }
     fn locks(&self) -> Option<LockSet> {
-        Some(LockSet::new().with(GATE, "gate", self.slots as u32))
+        Some(LockSet::new().with(GATE, "gate", self.slots))
     }
 }
 
-fn record_of(gate: &Gate, threads: usize, window: Duration) -> Repetition {
+/// A run of `given` whose window saw a timed hold. On a loaded machine a worker may not be
+/// scheduled at all while a short window is open, and then it counted nothing (what it did
+/// outside the window is dropped), which says nothing about the table: such a run is
+/// taken again rather than made longer, so that no check waits on the machine's speed.
+fn measure(given: &Given, threads: usize, window: Duration) -> runner::Measurement {
     let settings = RunSettings {
         threads,
-        warmup: Duration::from_millis(30),
+        warmup: Duration::from_millis(10),
         duration: window,
     };
-    let m = runner::run(&gate, settings).unwrap();
+    for _ in 0..50 {
+        *given.every.lock().unwrap() = (0, 0);
+        let m = runner::run(&given, settings).unwrap();
+        let tallies = &m.locks.as_ref().unwrap().tallies;
+        if tallies.first().is_some_and(|t| t.hold_samples > 0) {
+            return m;
+        }
+    }
+    panic!("50 windows of {threads} threads without one hold timed");
+}
+
+fn record_of(given: &Given, threads: usize) -> RunRecord {
+    let m = measure(given, threads, Duration::from_millis(100));
     let key = CellKey {
         hot_path: "gate".into(),
-        variant: format!("k{}", gate.slots),
+        variant: format!("k{}", given.slots),
         params: Default::default(),
         threads,
         cores: 2,
     };
-    Repetition::from_measurement(&key, "0-1", &m)
+    Repetition::from_measurement(&key, "0-1", &m).0
 }
 
 fn row(record: &RunRecord) -> &LockRow {
     &record.locks.as_ref().expect("the gate is named")[0]
 }
 
+/// `a` and `b` agree to float rounding.
+fn same(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * a.abs().max(b.abs()) + 1e-9
+}
+
+/// The mean hold the table states for holds that were all `ns` long: the given length
+/// less the one clock read a timed hold includes (measured in the run, and subtracted).
+fn stated_mean(ns: f64, record: &RunRecord) -> f64 {
+    (ns - record.clock_read_ns.max(0.0)).max(0.0)
+}
+
 #[test]
-fn one_mutex_held_200_us_per_operation_is_fully_used_and_never_passed() {
-    let gate = Gate::new(1, Duration::from_micros(200), 1);
-    let record = record_of(&gate, 4, Duration::from_millis(400));
+fn one_mutex_held_a_given_time_has_the_utilisation_law_and_ceiling_k_over_s() {
+    let mut given = Given::new(1, 1, |_| 200_000);
+    given.wait = Some((2, Duration::from_micros(50)));
+    let record = record_of(&given, 4);
     let r = row(&record);
+    let hold = r.hold_ns.unwrap();
+    assert!(same(hold.mean, stated_mean(200_000.0, &record)), "{hold:?}");
+    // The histogram keeps two significant figures.
+    assert!((hold.p50 - 200_000.0).abs() <= 2_000.0, "{hold:?}");
+    // The utilisation law on the row's own figures: U = acquisitions/s x S / K.
     let u = r.utilization.unwrap();
-    // Four threads always have someone holding or about to hold the one slot.
-    assert!((0.75..=1.05).contains(&u), "U = {u}: {r:?}");
+    assert!(same(u, r.acquisitions_per_sec * hold.mean * 1e-9), "{r:?}");
+    // Every contended acquisition waited 50 us and the others nothing.
+    let share = r.contended_share.unwrap();
+    assert!(share > 0.0 && share < 1.0, "{r:?}");
+    assert!(same(r.wait_ns.unwrap().mean, 50_000.0 * share), "{r:?}");
     // No 1-thread cell beside it: no uncontended hold, so no capacity to quote.
     assert_eq!((r.ceiling_ops_per_sec, r.ceiling_share), (None, None));
-    let b = record.bounds.as_ref().unwrap();
-    let ceiling = b.ceiling_ops_per_sec;
-    assert!(
-        record.ops_per_sec <= ceiling * 1.05,
-        "{} > {ceiling}",
-        record.ops_per_sec
-    );
     assert_eq!(record.locks_complete, Some(true));
-    let hold = r.hold_ns.unwrap();
-    assert!(hold.mean >= 200_000.0, "a 200 us sleep held {hold:?}");
-    assert_eq!(b.lock, "gate");
-    // Sleeping holders use little CPU: the lock, not the cores, binds.
-    assert_eq!(b.cores, 2);
-    assert!(!b.cpu_bound(), "{b:?}");
+    // The bounds come from the one lock: S = a x mean hold, ceiling K / S, and the
+    // bound at N threads is never above the least ceiling.
+    let b = record.bounds.as_ref().unwrap();
+    assert_eq!(
+        (b.lock.as_str(), b.slots, b.threads, b.cores),
+        ("gate", 1, 4, 2)
+    );
+    let a = r.acquisitions_per_op.unwrap();
+    assert!(same(b.hold_per_op_ns, a * hold.mean), "{b:?}");
+    assert!(same(b.ceiling_ops_per_sec, 1e9 / b.hold_per_op_ns), "{b:?}");
+    assert!(b.bound_ops_per_sec <= b.limit() * (1.0 + 1e-12), "{b:?}");
     let lock_cost = record.lock_cost.expect("the instrument's cost is stated");
     assert!(lock_cost.counted_ns >= 0.0 && lock_cost.timed_ns.is_finite());
-    assert!(b.bound_ops_per_sec <= b.ceiling_ops_per_sec * 1.0001);
-    assert!(record.ops_per_sec <= b.ceiling_ops_per_sec * 1.05);
 }
 
 #[test]
 fn the_one_thread_cell_gives_the_capacity_of_the_others() {
-    let gate = Gate::new(1, Duration::from_micros(200), 1);
-    // One repetition each, as cells.
-    let mut cells = vec![
-        record_of(&gate, 1, Duration::from_millis(200)).0,
-        record_of(&gate, 3, Duration::from_millis(200)).0,
-    ];
-    let alone = row(&cells[0]).clone();
-    // A 1-thread record is its own uncontended cell.
-    let s0 = alone.hold_ns.unwrap().mean;
-    assert_eq!(alone.uncontended_hold_ns, Some(s0));
-    assert!((alone.ceiling_share.unwrap() - alone.utilization.unwrap()).abs() < 1e-9);
+    // Holds that lengthen under contention, as the test says: 200 us alone, 250 us at 3
+    // threads. One repetition each, as cells.
+    let alone = Given::new(1, 1, |_| 200_000);
+    let busy = Given::new(1, 1, |_| 250_000);
+    let mut cells = vec![record_of(&alone, 1), record_of(&busy, 3)];
+    // Both are one variant's cells: `record_of` names the variant by the slots.
+    let alone_row = row(&cells[0]).clone();
+    let s0 = alone_row.hold_ns.unwrap().mean;
+    assert!(same(s0, stated_mean(200_000.0, &cells[0])), "{alone_row:?}");
+    // A 1-thread record is its own uncontended cell, and its share is its U.
+    assert_eq!(alone_row.uncontended_hold_ns, Some(s0));
+    let (share, u) = (
+        alone_row.ceiling_share.unwrap(),
+        alone_row.utilization.unwrap(),
+    );
+    assert!(same(share, u), "{alone_row:?}");
+
     harness::lock_table::fill_ceilings(&mut cells);
-    let busy = row(&cells[1]);
-    assert_eq!(busy.uncontended_hold_ns, Some(s0));
-    let expected = 1e9 / (s0 * busy.acquisitions_per_op.unwrap());
-    assert!((busy.ceiling_ops_per_sec.unwrap() / expected - 1.0).abs() < 1e-9);
-    assert!(busy.ceiling_share.unwrap() <= 1.05, "{busy:?}");
+    let ops = cells[1].ops_per_sec;
+    let r = row(&cells[1]);
+    let s = r.hold_ns.unwrap().mean;
+    assert!(same(s, stated_mean(250_000.0, &cells[1])), "{r:?}");
+    // The 3-thread cell's capacity is K / (S0 x a), from the hold it had alone ...
+    assert_eq!(r.uncontended_hold_ns, Some(s0));
+    let ceiling = 1e9 / (s0 * r.acquisitions_per_op.unwrap());
+    assert!(same(r.ceiling_ops_per_sec.unwrap(), ceiling), "{r:?}");
+    // ... its share is its ops/s over that capacity, U x S0 / S: below its utilisation
+    // by exactly the lengthening of its holds.
+    let (share, u) = (r.ceiling_share.unwrap(), r.utilization.unwrap());
+    assert!(same(share, ops / ceiling), "{r:?}");
+    assert!(same(share, u * s0 / s), "{r:?}");
+    assert!(share < u, "{r:?}");
 }
 
 #[test]
 fn a_semaphore_of_three_slots_has_three_times_the_ceiling_of_one_lock() {
-    let hold = Duration::from_micros(200);
-    let one = Gate::new(1, hold, 1);
-    let three = Gate::new(3, hold, 1);
-    let a = record_of(&one, 6, Duration::from_millis(300));
-    let b = record_of(&three, 6, Duration::from_millis(300));
+    let one = Given::new(1, 1, |_| 200_000);
+    let three = Given::new(3, 1, |_| 200_000);
+    let a = record_of(&one, 6);
+    let b = record_of(&three, 6);
     let (ra, rb) = (row(&a), row(&b));
-    // The same sleep in both: their typical holds agree (medians; a loaded machine puts
-    // its stalls in the means' tails, differently in each run).
+    // The same holds in both: the same histogram, and means apart only by each run's
+    // clock read.
     let (ha, hb) = (ra.hold_ns.unwrap(), rb.hold_ns.unwrap());
-    assert!((hb.p50 / ha.p50 - 1.0).abs() < 0.25, "{ha:?} vs {hb:?}");
+    assert_eq!((ha.p50, ha.max), (hb.p50, hb.max));
+    // U divides by K.
+    for (r, k) in [(ra, 1.0), (rb, 3.0)] {
+        let h = r.hold_ns.unwrap().mean;
+        let expected = r.acquisitions_per_sec * h * 1e-9 / k;
+        assert!(same(r.utilization.unwrap(), expected), "{r:?}");
+    }
     // K = 3 at the same hold: three times one lock's ceiling, K / S with each run's S.
     let (ba, bb) = (a.bounds.as_ref().unwrap(), b.bounds.as_ref().unwrap());
     let ratio = bb.ceiling_ops_per_sec / ba.ceiling_ops_per_sec;
-    let ratio_s = hb.mean / ha.mean;
-    let expected = 3.0 / ratio_s;
+    let s_ratio = bb.hold_per_op_ns / ba.hold_per_op_ns;
     assert!(
-        (ratio - expected).abs() < 1e-6 * expected + 1e-9,
-        "ceiling is K / S: {ratio} vs {expected}"
+        same(ratio, 3.0 / s_ratio),
+        "ceiling is K / S: {ratio} vs 3 / {s_ratio}"
     );
-    for (record, r) in [(&a, ra), (&b, rb)] {
-        let ceiling = record.bounds.as_ref().unwrap().ceiling_ops_per_sec;
-        assert!(record.ops_per_sec <= ceiling * 1.05);
-        assert!(r.utilization.unwrap() <= 1.05, "{r:?}");
-    }
+    assert_eq!((ba.slots, bb.slots), (1, 3));
+}
+
+/// The sampled mean of `sampled` holds from a population of standard deviation `sd`
+/// agrees with the population's `mean` within six standard errors (and never closer than
+/// float rounding asks): a bound from the sample's own size, so it holds however many
+/// operations the machine managed in the window.
+fn agrees(sampled: f64, mean: f64, sd: f64, samples: u64) -> bool {
+    (sampled - mean).abs() <= 6.0 * sd / (samples as f64).sqrt() + 1e-6 * mean
 }
 
 #[test]
-fn the_sampled_hold_mean_agrees_with_every_hold_timed() {
-    // One thread, 100 us sleeps, one hold in two timed by the table; the worker times
-    // every hold itself. Kept in a local run so the workers come back.
-    let gate = Gate::new(1, Duration::from_micros(100), 2);
-    let settings = RunSettings {
-        threads: 1,
-        warmup: Duration::from_millis(20),
-        duration: Duration::from_millis(500),
-    };
-    // The runner hands the workers only to verify: this workload adds up their own
-    // timings there.
-    let exhaustive = std::sync::Mutex::new((Duration::ZERO, 0u64));
-    struct Keeping<'a> {
-        gate: &'a Gate,
-        out: &'a Mutex<(Duration, u64)>,
-    }
-    impl<'a> Workload for Keeping<'a> {
-        type Worker = GateWorker<'a>;
-        fn worker(&self, i: usize, n: usize) -> GateWorker<'a> {
-            Workload::worker(&self.gate, i, n)
-        }
-        fn verify(&self, workers: &[GateWorker<'a>]) -> Result<(), String> {
-            let mut out = self.out.lock().unwrap();
-            for w in workers {
-                out.0 += w.held;
-                out.1 += w.holds;
-            }
-            Ok(())
-        }
-        fn lock_sample_every(&self) -> u32 {
-            self.gate.sample_every
-        }
-        fn locks(&self) -> Option<LockSet> {
-            Workload::locks(&self.gate)
-        }
-    }
-    let m = runner::run(
-        &Keeping {
-            gate: &gate,
-            out: &exhaustive,
-        },
-        settings,
-    )
-    .unwrap();
-    let (held, holds) = *exhaustive.lock().unwrap();
-    let every = held.as_nanos() as f64 / holds as f64;
-    let tally = &m.locks.as_ref().unwrap().tallies[0];
+fn the_sampled_hold_mean_agrees_with_every_hold_given() {
+    // Holds of 20, 40, ... 140 us in turn, one in two timed by the table; the workers
+    // add up every hold they gave.
+    let given = Given::new(1, 2, |n| (n % 7 + 1) * 20_000);
+    let record = record_of(&given, 1);
+    let (sum, holds) = *given.every.lock().unwrap();
+    let every = sum as f64 / holds as f64;
+    let r = row(&record);
+    assert!(r.hold_samples > 0 && r.hold_samples < holds, "{r:?}");
+    // The row's mean is the sampled mean less one clock read.
+    let sampled = r.hold_ns.unwrap().mean + record.clock_read_ns.max(0.0);
+    // 20..140 us evenly: standard deviation 40 us.
     assert!(
-        tally.hold_samples > 100 && tally.hold_samples < holds,
-        "{tally:?}"
+        agrees(sampled, every, 40_000.0, r.hold_samples),
+        "sampled {sampled} ns vs every hold {every} ns over {} samples",
+        r.hold_samples
     );
-    let sampled = tally.hold_sum_ns as f64 / tally.hold_samples as f64;
-    let off = (sampled - every).abs() / every;
-    assert!(off < 0.10, "sampled {sampled} ns vs every hold {every} ns");
 }
 
 #[test]
 fn known_hold_lengths_sampled_one_in_sixteen_keep_their_mean() {
-    // Holds the test hands to the instrument: no clock noise, only the sampler's.
-    struct Known;
-    struct KnownWorker {
-        n: u64,
-    }
-    impl Worker for KnownWorker {
-        fn op(&mut self, ctx: &mut OpCtx) -> Outcome {
-            self.n += 1;
-            // A skewed, repeating pattern: mostly 1 us, one in 50 a 1 ms hold.
-            let ns = if self.n % 50 == 0 { 1_000_000 } else { 1_000 };
-            ctx.acquired(GATE, None).end_after(Duration::from_nanos(ns));
-            Outcome::OK
-        }
-    }
-    impl Workload for Known {
-        type Worker = KnownWorker;
-        fn worker(&self, _: usize, _: usize) -> KnownWorker {
-            KnownWorker { n: 0 }
-        }
-        fn verify(&self, _: &[KnownWorker]) -> Result<(), String> {
-            Ok(())
-        }
-        fn lock_sample_every(&self) -> u32 {
-            16
-        }
-        fn locks(&self) -> Option<LockSet> {
-            Some(LockSet::new().with(GATE, "known", 1))
-        }
-    }
-    let m = runner::run(
-        &Known,
-        RunSettings {
-            threads: 2,
-            warmup: Duration::from_millis(10),
-            duration: Duration::from_millis(200),
-        },
-    )
-    .unwrap();
+    // A skewed, repeating pattern: mostly 1 us, one in 50 a 1 ms hold.
+    let given = Given::new(1, 16, |n| if n % 50 == 0 { 1_000_000 } else { 1_000 });
+    let m = measure(&given, 2, Duration::from_millis(200));
     let t = &m.locks.as_ref().unwrap().tallies[0];
     let exact = (49.0 * 1_000.0 + 1_000_000.0) / 50.0;
+    // The pattern's standard deviation: one value in 50 is 999 us above the rest.
+    let sd = 999_000.0 * (0.02f64 * 0.98).sqrt();
     let sampled = t.hold_sum_ns as f64 / t.hold_samples as f64;
-    assert!(t.hold_samples * 8 < t.acquisitions, "{t:?}");
     assert!(
-        (sampled - exact).abs() / exact < 0.10,
+        t.hold_samples > 0 && t.hold_samples * 8 < t.acquisitions,
+        "{t:?}"
+    );
+    assert!(
+        agrees(sampled, exact, sd, t.hold_samples),
         "sampled {sampled} vs {exact} over {} samples",
         t.hold_samples
     );

@@ -194,7 +194,10 @@ fn cgroup2_mount() -> Option<PathBuf> {
 fn sweep(top: &Path) {
     for entry in std::fs::read_dir(top).into_iter().flatten().flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        let Some(pid) = name.strip_prefix("lab-").and_then(|p| p.parse::<u32>().ok()) else {
+        let Some(pid) = name
+            .strip_prefix("lab-")
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
             continue;
         };
         if Path::new(&format!("/proc/{pid}")).exists() {

@@ -29,7 +29,13 @@ pub fn print_list(root: &Path) -> anyhow::Result<()> {
         println!();
     }
     println!("scenario files ({}):", root.join("benches").display());
-    for f in scenario_file::load_all(&root.join("benches")).map_err(anyhow::Error::msg)? {
+    let (files, broken) =
+        scenario_file::load_folder(&root.join("benches")).map_err(anyhow::Error::msg)?;
+    // A broken file does not hide the others: it is named, with its error, on stderr.
+    for b in &broken {
+        eprintln!("warning: does not read: {}", b.error);
+    }
+    for f in files {
         println!(
             "  {:<20} hot path {:<8} {:<28} {}{}",
             f.name,

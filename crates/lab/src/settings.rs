@@ -215,7 +215,13 @@ impl Settings {
         let mut seen = BTreeSet::new();
         for arg in args {
             let Some((key, value)) = arg.split_once('=') else {
-                bail!("{arg:?}: expected key=value, e.g. threads=1,2,4 (keys: {}, or a hot-path parameter)", KEYS.join(", "));
+                // A setting typed without its value is the likely slip; the keys, twenty
+                // of them, would bury the reason.
+                let example = match KEYS.iter().find(|k| **k == arg.trim()) {
+                    Some(key) => format!("{key}=<value>"),
+                    None => "threads=1,2,4".to_owned(),
+                };
+                bail!("{arg:?}: expected key=value, e.g. {example}");
             };
             let key = key.trim();
             // `f.threads` and `f.clients` set the same counts, so they count as one key.

@@ -6,7 +6,9 @@
 use std::time::Duration;
 
 use harness::testing::{self, conformance, Case};
-use harness::{HotPath, Params, RunSettings};
+use harness::{HotPath, OpCtx, Params, RunSettings, Worker, Workload};
+use lease::other_stores::MemoryLeases;
+use lease::workload::{LeaseShape, LeaseWorkload, SimClock};
 use lease::LeaseHotPath;
 
 /// Few applications and time fast enough that leases lapse within a short window.
@@ -73,16 +75,47 @@ fn every_store_conforms_and_accounts_its_writes() {
 
 #[test]
 fn fixed_rate_mode_paces_operations() {
-    let p = params(&[("rate", "500")]);
-    let settings = RunSettings {
-        threads: 2,
-        warmup: Duration::from_millis(50),
-        duration: Duration::from_millis(400),
+    // The schedule, not a measured rate (a loaded machine stalls and then catches up):
+    // each worker's operations fall due threads / rate apart, from its first one on,
+    // whatever the store took; the runner sleeps until each is due.
+    let shape = LeaseShape {
+        applications: 60,
+        units: 3,
+        lease_ms: 60_000,
+        time_scale: 1.0,
+        rate: 500,
     };
-    let m = LeaseHotPath.measure("sql-update", &p, settings).unwrap();
+    let store = std::sync::Arc::new(MemoryLeases::new());
+    let clock = std::sync::Arc::new(SimClock::new(1.0));
+    let workload = LeaseWorkload::new(store, shape, clock).unwrap();
+    let mut worker = workload.worker(0, 2);
+    let mut ctx = OpCtx::default();
+    let mut due = Vec::new();
+    for _ in 0..6 {
+        due.push(worker.next_due().expect("a paced worker has a due time"));
+        worker.op(&mut ctx);
+    }
+    let gaps: Vec<Duration> = due.windows(2).map(|d| d[1] - d[0]).collect();
+    assert!(
+        gaps.iter().all(|&g| g == Duration::from_millis(4)),
+        "two workers at 500 ops/s: one operation each 4 ms, {gaps:?}"
+    );
+    // Unpaced, nothing is due: the runner never sleeps.
+    let store = std::sync::Arc::new(MemoryLeases::new());
+    let clock = std::sync::Arc::new(SimClock::new(1.0));
+    let unpaced = LeaseShape { rate: 0, ..shape };
+    let workload = LeaseWorkload::new(store, unpaced, clock).unwrap();
+    assert_eq!(workload.worker(0, 2).next_due(), None);
+    // And a paced cell says so in its record.
+    let m = LeaseHotPath
+        .measure(
+            "sql-update",
+            &params(&[("rate", "500")]),
+            testing::settings(2, 20, 100),
+        )
+        .unwrap();
     assert_eq!(m.verified, Ok(()));
-    let rate = m.ops_per_sec();
-    assert!(rate < 800.0, "paced to 500 ops/s, measured {rate}");
+    assert_eq!(m.extra["paced_ops_per_sec"].as_u64(), Some(500));
 }
 
 #[test]

@@ -284,7 +284,7 @@ impl HotPath for PoolHotPath {
         let held = threads as u64 * s.shape.batch;
         if s.heap_points > 0 && !s.shape.cpu_time().is_zero() && held >= s.heap_points {
             return Err(format!(
-                "heap_points={}: {threads} clients x batch {} = {held} datapoints held would fill it (the server runs out of memory); accepted: more than clients x batch, or 0 for no limit",
+                "heap_points={}: {threads} clients x batch {} = {held} datapoints held would fill it; accepted more than that, or 0 (no limit)",
                 s.heap_points, s.shape.batch
             ));
         }

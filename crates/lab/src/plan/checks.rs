@@ -4,9 +4,30 @@
 //! accepted. Choosing values per file is `file`'s job.
 
 use anyhow::bail;
+use harness::params::{accepted_among, LISTED};
 
-use crate::scenario_file::{join, Axis, ScenarioFile};
+use crate::scenario_file::{join, Axis, Broken, ScenarioFile};
 use crate::settings::{Settings, KEYS};
+
+/// The files of `broken` a run would not run, each as one warning line; refused with the
+/// file's own error when the run would run it (`scenarios=` names it, or it is among the
+/// default or smoke files the run takes). A run checks the files it runs: one broken
+/// file in `benches/` does not stop a run of the others.
+pub(super) fn broken_files(settings: &Settings, broken: &[Broken]) -> anyhow::Result<Vec<String>> {
+    let mut warnings = Vec::new();
+    for b in broken {
+        let selected = match &settings.scenarios {
+            Some(names) => names.contains(&b.name),
+            None if settings.smoke => b.smoke,
+            None => b.in_default,
+        };
+        if selected {
+            bail!("{}", b.error);
+        }
+        warnings.push(format!("warning: not run, does not read: {}", b.error));
+    }
+    Ok(warnings)
+}
 
 /// The scenario files `scenarios=` names (or the default ones, or those with a `[smoke]`
 /// table under `smoke=true`), in file order.
@@ -14,13 +35,7 @@ pub(super) fn select<'f>(
     settings: &Settings,
     files: &'f [ScenarioFile],
 ) -> anyhow::Result<Vec<&'f ScenarioFile>> {
-    let all = || {
-        files
-            .iter()
-            .map(|f| f.name.as_str())
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+    let all: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
     let selected: Vec<&ScenarioFile> = match &settings.scenarios {
         None if settings.smoke => files.iter().filter(|f| f.smoke.is_some()).collect(),
         None => files.iter().filter(|f| f.in_default).collect(),
@@ -28,7 +43,8 @@ pub(super) fn select<'f>(
             .iter()
             .map(|n| {
                 files.iter().find(|f| f.name == *n).ok_or_else(|| {
-                    anyhow::anyhow!("scenarios={n:?}: unknown scenario file; accepted {}", all())
+                    let accepted = accepted_among(n, &all, LISTED);
+                    anyhow::anyhow!("scenarios={n:?}: unknown scenario file; {accepted}")
                 })
             })
             .collect::<anyhow::Result<_>>()?,
@@ -66,13 +82,13 @@ pub(super) fn check_counts_apply(
     };
     for own in &settings.per_file {
         if !files.iter().any(|f| f.name == own.file) {
-            let all: Vec<&ScenarioFile> = files.iter().collect();
+            let all: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
             bail!(
-                "{}={}: unknown scenario file {:?}; accepted {}",
+                "{}={}: unknown scenario file {:?}; {}",
                 own.key,
                 join(&own.counts),
                 own.file,
-                names(&all)
+                accepted_among(&own.file, &all, LISTED)
             );
         }
         if !selected.iter().any(|f| f.name == own.file) {
@@ -126,8 +142,8 @@ pub(super) fn check_variants_exist(
                 }
             }
             bail!(
-                "variants={name:?}: unknown variant; accepted {}",
-                all.join(", ")
+                "variants={name:?}: unknown variant; {}",
+                accepted_among(name, &all, LISTED)
             );
         }
     }
@@ -152,8 +168,8 @@ pub(super) fn check_params_exist(
                 }
             }
             bail!(
-                "{name}=...: unknown setting or parameter; accepted {}",
-                accepted.join(", ")
+                "{name}=...: unknown setting or parameter; {}",
+                accepted_among(name, &accepted, LISTED)
             );
         }
     }

@@ -207,7 +207,9 @@ pub enum Skipped {
 }
 
 /// One line naming the files skipped because this machine lacks something, what it
-/// lacks and what installs it; `None` when nothing was skipped.
+/// lacks and what installs it: the Debian packages the files name (which `just setup`
+/// installs), or, for what no file names a package of, `install <program>`; `None` when
+/// nothing was skipped.
 pub fn lacking_line(lacking: &[(String, harness::hotpath::Missing)]) -> Option<String> {
     if lacking.is_empty() {
         return None;
@@ -215,6 +217,7 @@ pub fn lacking_line(lacking: &[(String, harness::hotpath::Missing)]) -> Option<S
     let files: Vec<String> = lacking.iter().map(|(f, _)| format!("{f}.toml")).collect();
     let mut what: Vec<&str> = Vec::new();
     let mut packages: Vec<&str> = Vec::new();
+    let mut unpackaged: Vec<&str> = Vec::new();
     for (_, m) in lacking {
         if !what.contains(&m.what.as_str()) {
             what.push(&m.what);
@@ -224,12 +227,31 @@ pub fn lacking_line(lacking: &[(String, harness::hotpath::Missing)]) -> Option<S
                 packages.push(p);
             }
         }
+        if m.packages.is_empty() && !unpackaged.contains(&m.what.as_str()) {
+            unpackaged.push(&m.what);
+        }
+    }
+    // A file without `packages` gives setup nothing to install: name the program.
+    let mut how: Vec<String> = Vec::new();
+    if !unpackaged.is_empty() {
+        how.push(format!("install {}", unpackaged.join(", ")));
+    }
+    if !packages.is_empty() {
+        how.push(format!(
+            "`just setup` installs {} (Debian: {})",
+            if unpackaged.is_empty() {
+                "it"
+            } else {
+                "the rest"
+            },
+            packages.join(" ")
+        ));
     }
     Some(format!(
-        "skipped {} (this machine lacks {}): `just setup` installs it (Debian: {})",
+        "skipped {} (this machine lacks {}): {}",
         files.join(", "),
         what.join(", "),
-        packages.join(" ")
+        how.join("; ")
     ))
 }
 

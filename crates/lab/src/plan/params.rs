@@ -2,7 +2,7 @@
 //! over the hot path's defaults, each checked by the hot path, and the rules that also
 //! involve the thread count. Which sweeps apply is `file`'s job.
 
-use anyhow::{bail, Context};
+use anyhow::bail;
 use harness::{HotPath, Params};
 use serde_json::Value;
 
@@ -52,14 +52,44 @@ pub(super) fn combinations(
         sets = next;
     }
     for set in &sets {
-        hot_path
-            .check(set)
-            .map_err(anyhow::Error::msg)
-            .with_context(|| {
-                format!("{} parameters {}", hot_path.name(), set.to_args().join(" "))
-            })?;
+        if let Err(reason) = hot_path.check(set) {
+            bail!("{reason}{}", which_set(&sets, set, &reason, None));
+        }
     }
     Ok(sets)
+}
+
+/// Which of a file's cells the refusal `reason` is about, after it: ` (at 8 threads, with
+/// connections=1000)`, naming the count (when given) and the parameters that differ
+/// between the file's sets, each value shortened, leaving out what the reason already
+/// names. Empty for a file of one set: the reason names its key, and every parameter of
+/// the set is in the plan and `lab list`, not in a one-line refusal.
+fn which_set(sets: &[Params], set: &Params, reason: &str, at: Option<String>) -> String {
+    /// The most characters of a value a refusal repeats.
+    const SHORT_VALUE: usize = 24;
+    let named = |word: &str| {
+        reason
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .any(|w| w == word)
+    };
+    let args = set.to_args();
+    let varying: Vec<String> = args
+        .iter()
+        .filter(|arg| sets.iter().any(|other| !other.to_args().contains(arg)))
+        .filter(|arg| !named(arg.split('=').next().unwrap_or(arg)))
+        .map(|arg| match arg.char_indices().nth(SHORT_VALUE) {
+            Some((cut, _)) => format!("{}...", &arg[..cut]),
+            None => arg.clone(),
+        })
+        .collect();
+    let at = at.filter(|at| !reason.contains(at.as_str()));
+    let with = (!varying.is_empty()).then(|| format!("with {}", varying.join(" ")));
+    match (at, with) {
+        (None, None) => String::new(),
+        (Some(at), None) => format!(" (at {at})"),
+        (None, Some(with)) => format!(" ({with})"),
+        (Some(at), Some(with)) => format!(" (at {at}, {with})"),
+    }
 }
 
 /// Rules of the hot path that involve the thread (or client) count, for every count and
@@ -71,22 +101,15 @@ pub(super) fn check_counts(
 ) -> anyhow::Result<()> {
     for set in sets {
         for &count in counts {
-            file.hot_path
-                .check_threads(set, count)
-                .map_err(anyhow::Error::msg)
-                .with_context(|| {
-                    format!(
-                        "{}.toml: {} parameters {} at {count} {}",
-                        file.name,
-                        file.hot_path.name(),
-                        set.to_args().join(" "),
-                        if file.axis == Axis::Clients {
-                            "clients"
-                        } else {
-                            "threads"
-                        }
-                    )
-                })?;
+            if let Err(reason) = file.hot_path.check_threads(set, count) {
+                let unit = if file.axis == Axis::Clients {
+                    "clients"
+                } else {
+                    "threads"
+                };
+                let at = which_set(sets, set, &reason, Some(format!("{count} {unit}")));
+                bail!("{}.toml: {reason}{at}", file.name);
+            }
         }
     }
     Ok(())

@@ -228,8 +228,8 @@ fn settings_that_reach_no_selected_file_are_refused() {
             &["sqlmix-slots.threads=8", "scenarios=lookup"],
             "sqlmix-slots.threads=8: sqlmix-slots is not among the selected scenario files (lookup)",
         ),
-        (&["nope.threads=8"], "nope.threads=8: unknown scenario file \"nope\"; accepted "),
-        (&["scenarios=nope"], "scenarios=\"nope\": unknown scenario file; accepted "),
+        (&["nope.threads=8"], "nope.threads=8: unknown scenario file \"nope\"; accepted"),
+        (&["scenarios=nope"], "scenarios=\"nope\": unknown scenario file; accepted"),
         (
             &["scenarios=lookup", "timeout=1s", "duration=200ms", "warmup=50ms"],
             "timeout=1s: shorter than warm-up 50ms + duration 200ms + 1s to start a cell of lookup; accepted at least 1s 250ms",
@@ -335,5 +335,26 @@ fn files_needing_what_the_machine_lacks_are_named_in_one_line() {
         line,
         "skipped sqlmix-libdqlite.toml, sqlmix-libdqlite-pool.toml (this machine lacks \
          libdqlite.so.0): `just setup` installs it (Debian: libdqlite0)"
+    );
+    // A file without `packages` names the program to install, not an empty list.
+    let bare = harness::hotpath::Missing {
+        packages: Vec::new(),
+        ..lib("redis-server")
+    };
+    let line = lacking_line(&[("redis".into(), bare.clone())]).unwrap();
+    assert_eq!(
+        line,
+        "skipped redis.toml (this machine lacks redis-server): install redis-server"
+    );
+    let line = lacking_line(&[
+        ("redis".into(), bare),
+        ("sqlmix-libdqlite".into(), lib("libdqlite.so.0")),
+    ])
+    .unwrap();
+    assert!(
+        line.ends_with(
+            ": install redis-server; `just setup` installs the rest (Debian: libdqlite0)"
+        ),
+        "{line}"
     );
 }

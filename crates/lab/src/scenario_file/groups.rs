@@ -4,6 +4,7 @@
 //! while the values travel to a cell's child like any parameter. Also the one check that
 //! names an unknown top-level field with its line. Not here: the other fields (`super`).
 
+use harness::params::{accepted_among, LISTED};
 use harness::HotPath;
 
 /// The fields a scenario file may hold besides its hot path's parameter tables, for the
@@ -57,26 +58,23 @@ pub(super) fn groups(
                         || l.starts_with(&format!("[{key}]"))
                 })
                 .map_or(" ".to_owned(), |i| format!("{}: ", i + 1));
-            let groups: Vec<String> = group_names(hot_path)
-                .into_iter()
-                .map(|g| format!("[{g}]"))
-                .collect();
-            let also = if groups.is_empty() {
-                String::new()
-            } else {
-                format!(", or the tables {}", groups.join(", "))
-            };
+            let tables = group_names(hot_path);
+            let mut names: Vec<&str> = FIELDS.to_vec();
+            names.extend(tables.iter().map(String::as_str));
+            // The fields and tables are the shipped files' (`benches/`); the line says
+            // which was meant when it can, and stays short when it cannot.
             return Err(format!(
-                "{line}unknown field `{key}`, expected one of {}{also}",
-                FIELDS.join(", ")
+                "{line}unknown field `{key}`: {}",
+                accepted_among(&key, &names, "the files in benches/ show them")
             ));
         };
         for (name, v) in table {
             let param = format!("{key}_{name}");
             harness::params::find_spec(hot_path.params(), &param).map_err(|_| {
+                let names = names_in(hot_path, &prefix);
                 format!(
-                    " [{key}] {name}: unknown; accepted {}",
-                    accepted_in(hot_path, &prefix)
+                    " [{key}] {name}: unknown; {}",
+                    accepted_among(name, &names, LISTED)
                 )
             })?;
             if params.insert(param.clone(), v.clone()).is_some() {
@@ -109,11 +107,11 @@ fn group_names(hot_path: &dyn HotPath) -> Vec<String> {
     names
 }
 
-fn accepted_in(hot_path: &dyn HotPath, prefix: &str) -> String {
+/// The names a table `prefix` accepts (`command` for `server_command`).
+fn names_in(hot_path: &dyn HotPath, prefix: &str) -> Vec<&'static str> {
     hot_path
         .params()
         .iter()
         .filter_map(|p| p.name.strip_prefix(prefix))
-        .collect::<Vec<_>>()
-        .join(", ")
+        .collect()
 }

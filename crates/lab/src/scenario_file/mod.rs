@@ -13,7 +13,7 @@
 //! and what is accepted. This module does not merge command-line overrides and resolves
 //! no size against a machine: `plan` does.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use harness::{HotPath, ParamSpec};
@@ -191,18 +191,6 @@ pub fn join(counts: &[usize]) -> String {
         .map(|c| c.to_string())
         .collect::<Vec<_>>()
         .join(",")
-}
-
-/// Reads every `*.toml` in `dir`, sorted by name.
-pub fn load_all(dir: &Path) -> Result<Vec<ScenarioFile>, String> {
-    let entries = std::fs::read_dir(dir)
-        .map_err(|e| format!("cannot read scenario folder {}: {e}", dir.display()))?;
-    let mut paths: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .collect();
-    paths.sort();
-    paths.iter().map(|p| load(p)).collect()
 }
 
 /// Reads and validates one scenario file.
@@ -396,7 +384,12 @@ fn params(specs: &[ParamSpec], table: &toml::Table) -> Result<Vec<ParamSweep>, S
         .collect()
 }
 
+mod folder;
 mod groups;
 mod raw;
+
+#[cfg(test)]
+pub use folder::load_all;
+pub use folder::{load_folder, Broken};
 #[cfg(test)]
 mod tests;

@@ -11,8 +11,8 @@
 //! the reason in one line, never a number.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::os::unix::process::CommandExt;
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
