@@ -193,6 +193,10 @@ pub struct Finding {
     /// thresholds, outcome and time (empty in findings written before parts).
     #[serde(default)]
     pub parts: Vec<Part>,
+    /// How many of [`Finding::parts`] were decided (shown or contradicted): the verdict
+    /// rests on these.
+    #[serde(default)]
+    pub decided: usize,
     /// `measured`, `model` or `real`.
     pub basis: Basis,
     /// Seed figures a model was fitted to; empty when none.
@@ -219,16 +223,27 @@ pub struct Finding {
 impl Finding {
     /// `answer` to `question` of `hot_path`.
     /// Where the answer has parts, its verdict is theirs, whatever the answer said.
+    /// A part the budget stopped before it decided makes the verdict `cannot_tell`: the
+    /// parts that did decide are a partial answer, not "partly" (which says the parts
+    /// were asked and came out differently).
     pub fn new(hot_path: &str, question: &str, answer: Answer) -> Finding {
         let outcomes: Vec<Outcome> = answer.parts.iter().map(|p| p.outcome).collect();
+        let decided = outcomes
+            .iter()
+            .filter(|o| **o != Outcome::Inconclusive)
+            .count();
+        let cut_short = answer.parts.iter().any(|p| {
+            p.outcome == Outcome::Inconclusive && p.reason == crate::decide::reason::BUDGET
+        });
         Finding {
             hot_path: hot_path.to_owned(),
             question: question.to_owned(),
-            verdict: if outcomes.is_empty() {
-                answer.verdict
-            } else {
-                Verdict::of_outcomes(&outcomes)
+            verdict: match (outcomes.is_empty(), Verdict::of_outcomes(&outcomes)) {
+                (true, _) => answer.verdict,
+                (false, Verdict::Partly) if cut_short => Verdict::CannotTell,
+                (false, v) => v,
             },
+            decided,
             parts: answer.parts,
             basis: answer.basis,
             calibrated_on: answer.calibrated_on,

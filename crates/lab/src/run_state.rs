@@ -127,6 +127,7 @@ impl RunState {
             },
             cells: records,
             comparisons: self.comparisons.clone(),
+            plan: Some(plan.record()),
             order_seed: self.order_seed,
             resume: Some(ResumeState {
                 settings: self.typed.clone(),

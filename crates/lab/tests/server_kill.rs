@@ -228,7 +228,11 @@ fn a_daemon_of_a_server_dies_with_a_killed_matrix() {
     lab.wait().unwrap();
     let mut stderr = String::new();
     use std::io::Read;
-    lab.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    lab.stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
     if stderr.contains("without a cgroup of their own") {
         eprintln!("skipped: no writable cgroup2 here (not root?): {stderr}");
         return;

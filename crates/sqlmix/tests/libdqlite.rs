@@ -3,7 +3,7 @@
 //! caught, and a node that cannot start failing cleanly. Each test prints why it is
 //! skipped where libdqlite.so.0 does not load (CI installs it with `scripts/setup.sh`).
 
-use std::sync::Arc;
+use std::sync::{Arc, Barrier, Mutex};
 use std::time::{Duration, Instant};
 
 use harness::testing;
@@ -278,4 +278,77 @@ fn a_node_that_cannot_start_fails_its_cell_and_leaves_nothing() {
     let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
     assert!(left.is_empty(), "left behind: {left:?}");
     drop(taken);
+}
+
+/// One round of [`nodes_started_together_from_several_threads_keep_their_own_data`] on
+/// one thread: a node, a table of its own in a database every node names the same, and
+/// what the node then reads back. Waits at `together` while its node runs, whatever
+/// happened, so that no thread is left waiting for one that failed.
+fn own_node_round(
+    dir: &std::path::Path,
+    thread: usize,
+    round: usize,
+    together: &Barrier,
+) -> Result<(), String> {
+    let started = Node::start(
+        100 + thread,
+        &dir.join(format!("t{thread}-r{round}")),
+        &Bind::Abstract,
+    );
+    let checked = started.as_ref().map_err(Clone::clone).and_then(|node| {
+        let mut c = Client::connect(node.address(), 1).map_err(|e| e.to_string())?;
+        let db = c.open("same-name").map_err(|e| e.to_string())?;
+        // A node that shared another's VFS would find this table there already.
+        c.exec_sql(
+            db,
+            "CREATE TABLE owner (thread INTEGER, round INTEGER)",
+            &[],
+        )
+        .map_err(|e| e.to_string())?;
+        c.exec_sql(
+            db,
+            "INSERT INTO owner VALUES (?1, ?2)",
+            &[Value::Int(thread as i64), Value::Int(round as i64)],
+        )
+        .map_err(|e| e.to_string())?;
+        let rows = c
+            .query_sql(db, "SELECT thread, round FROM owner", &[])
+            .map_err(|e| e.to_string())?;
+        let own = vec![vec![Value::Int(thread as i64), Value::Int(round as i64)]];
+        if rows.rows != own {
+            return Err(format!("read {:?}", rows.rows));
+        }
+        Ok(())
+    });
+    // Every node of the round is up here at once, then they stop together.
+    together.wait();
+    drop(started);
+    checked.map_err(|e| format!("thread {thread} round {round}: {e}"))
+}
+
+#[test]
+fn nodes_started_together_from_several_threads_keep_their_own_data() {
+    if !have_libdqlite("nodes_started_together_from_several_threads_keep_their_own_data") {
+        return;
+    }
+    const THREADS: usize = 4;
+    const ROUNDS: usize = 10;
+    let dir = tempfile::tempdir().unwrap();
+    let (start, together) = (Barrier::new(THREADS), Barrier::new(THREADS));
+    let failures = Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for thread in 0..THREADS {
+            let (start, together, failures, dir) = (&start, &together, &failures, dir.path());
+            s.spawn(move || {
+                for round in 0..ROUNDS {
+                    start.wait();
+                    if let Err(e) = own_node_round(dir, thread, round, together) {
+                        failures.lock().unwrap().push(e);
+                    }
+                }
+            });
+        }
+    });
+    let failures = failures.into_inner().unwrap();
+    assert!(failures.is_empty(), "{failures:#?}");
 }

@@ -150,7 +150,24 @@ impl Measured {
                 .as_ref()
                 .map(Comparison::sides_text)
                 .unwrap_or_default(),
+            reason: self.reason().to_owned(),
             why,
+        }
+    }
+
+    /// Why it stopped, as [`Part::reason`] words it.
+    pub fn reason(&self) -> &'static str {
+        if self.claim.comparison.is_none() {
+            return reason::of_missing(&self.claim.missing);
+        }
+        if self.outcome() != Outcome::Inconclusive {
+            return reason::DECIDED;
+        }
+        match self.stopped.as_str() {
+            "most pairs" => reason::FUTILE,
+            s if s.starts_with("would not decide") => reason::FUTILE,
+            s if s.starts_with("failed") || s.starts_with("not measured") => reason::NO_CELLS,
+            _ => reason::BUDGET,
         }
     }
 }
@@ -184,6 +201,39 @@ pub struct Part {
     /// Why it came out so, or why it could not be measured.
     #[serde(default)]
     pub why: String,
+    /// Why it stopped, in one word read by scripts: `decided`, `futile` (it would not
+    /// decide within the most pairs at this noise), `budget` (the time ran out first),
+    /// `needs_cpus` (this machine has too few CPUs to ask it), `no_cells` (the plan lacks
+    /// its cells, or a side failed).
+    #[serde(default)]
+    pub reason: String,
+}
+
+/// The words [`Part::reason`] takes.
+pub mod reason {
+    /// The part's interval cleared its rule.
+    pub const DECIDED: &str = "decided";
+    /// It would not decide within the most pairs at this noise.
+    pub const FUTILE: &str = "futile";
+    /// The time ran out first.
+    pub const BUDGET: &str = "budget";
+    /// This machine has too few CPUs to ask it.
+    pub const NEEDS_CPUS: &str = "needs_cpus";
+    /// The plan lacks its cells, or a side failed.
+    pub const NO_CELLS: &str = "no_cells";
+
+    /// The reason a part without a comparison gives, from why it has none: the hot paths
+    /// word a lack of CPUs as "needs ... CPUs or more" or "this machine has N CPU(s)".
+    pub fn of_missing(missing: &str) -> &'static str {
+        let cpus = missing.contains("CPUs or more")
+            || missing.contains("machine has")
+            || missing.contains("needs a machine");
+        if cpus {
+            NEEDS_CPUS
+        } else {
+            NO_CELLS
+        }
+    }
 }
 
 impl Part {
@@ -200,8 +250,20 @@ impl Part {
             thresholds: Vec::new(),
             seconds: 0.0,
             sides: String::new(),
+            reason: if outcome == Outcome::Inconclusive {
+                reason::NO_CELLS
+            } else {
+                reason::DECIDED
+            }
+            .to_owned(),
             why: why.into(),
         }
+    }
+
+    /// Whether the part was measured to its end: decided, or found unable to decide at
+    /// this noise. A part stopped by the budget or never asked is not.
+    pub fn asked(&self) -> bool {
+        self.outcome != Outcome::Inconclusive || self.reason == reason::FUTILE
     }
 
     /// "1.93x [1.85-2.01], 32 pairs", or the outcome's reason where there is no ratio.

@@ -225,3 +225,91 @@ fn sides_name_only_the_parameters_that_tell_them_apart() {
     );
     assert!(!text.contains("users"), "{text}");
 }
+
+/// The largest |W(n)/sqrt(n)| over the looks of a random walk W of standard normal steps.
+fn walk_maximum(rng: &mut SmallRng) -> f64 {
+    let (mut sum, mut at, mut most) = (0.0f64, 0usize, 0.0f64);
+    for &n in interval::LOOKS {
+        while at < n {
+            sum += normal(rng);
+            at += 1;
+        }
+        most = most.max(sum.abs() / (n as f64).sqrt());
+    }
+    most
+}
+
+#[test]
+fn pocock_boundary_of_the_schedule() {
+    // The constant the interval uses is the 95th percentile of the walk's maximum over
+    // the looks; a schedule change without a new constant fails here.
+    let mut rng = SmallRng::seed_from_u64(42);
+    let mut maxima: Vec<f64> = (0..40_000).map(|_| walk_maximum(&mut rng)).collect();
+    maxima.sort_by(f64::total_cmp);
+    let z = maxima[(0.95 * maxima.len() as f64) as usize];
+    assert!(
+        (z - interval::POCOCK_Z).abs() < 0.03,
+        "the schedule's boundary is {z:.3}, the constant {}",
+        interval::POCOCK_Z
+    );
+}
+
+/// A pair's log ratio for noise `kind`: i.i.d. normal, heavy-tailed (one pair in ten five
+/// times as noisy), or each side on a host phase that drifts as an AR(1) (0.9 a window),
+/// which the two sides of a pair, run back to back, share only in part.
+fn noisy_log(kind: usize, rng: &mut SmallRng, phase: &mut f64) -> f64 {
+    match kind {
+        0 => 0.08 * normal(rng),
+        1 => {
+            let scale = if rng.random_range(0..10) == 0 {
+                5.0
+            } else {
+                1.0
+            };
+            0.08 * scale * normal(rng)
+        }
+        _ => {
+            let mut side = || {
+                *phase = 0.9 * *phase + 0.06 * normal(rng);
+                *phase + 0.05 * normal(rng)
+            };
+            side() - side()
+        }
+    }
+}
+
+#[test]
+fn every_look_together_misses_at_most_five_percent() {
+    // The guarantee the interval claims: over all nine looks of one sequence, the chance
+    // that any look's interval misses the true ratio is at most 5%. Seeded, so the
+    // figure is the same every run; 400 sequences a noise kind give a standard error of
+    // about 1.1 points, so 8% leaves three of them for the approximation's error.
+    let rule = Rule::Above {
+        shown: 1.02,
+        contradicted: 1.0,
+    };
+    let most = *interval::LOOKS.last().unwrap();
+    for kind in 0..3 {
+        let trials = 400;
+        let mut missed = 0;
+        for seed in 0..trials {
+            let mut rng = SmallRng::seed_from_u64(5000 + seed + 1000 * kind as u64);
+            let mut m = Measured::new(Claim::decided_by("p", "claim", comparison(rule)));
+            let mut phase = 0.0;
+            let mut miss = false;
+            while m.pairs.len() < most {
+                let log = 1.01f64.ln() + noisy_log(kind, &mut rng, &mut phase);
+                m.pairs.push(vec![1e6 * log.exp(), 1e6]);
+                if interval::is_look(m.pairs.len()) {
+                    let i = m.interval().unwrap();
+                    miss |= !(i.low <= 1.01 && 1.01 <= i.high);
+                }
+            }
+            missed += usize::from(miss);
+        }
+        assert!(
+            missed as f64 <= 0.08 * trials as f64,
+            "noise kind {kind}: some look missed in {missed} of {trials}"
+        );
+    }
+}

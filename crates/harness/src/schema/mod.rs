@@ -15,7 +15,7 @@ mod results;
 pub use merge::fill_efficiency;
 pub use record::{CellKey, CellStatus, OffCpuRef, ProfileRef, RunRecord};
 pub use repetition::Repetition;
-pub use results::{ResultsFile, ResumeState, SCHEMA_VERSION};
+pub use results::{PlannedPart, ResultsFile, ResumeState, RunPlan, SCHEMA_VERSION};
 
 #[cfg(test)]
 mod tests;

@@ -51,6 +51,10 @@ pub struct ResultsFile {
     /// after the rounds (empty in files written before parts, and in quick runs).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub comparisons: Vec<Measured>,
+    /// What the plan gave before anything ran: the build's time, the budget, and the
+    /// pairs each part was planned (absent in files written before plans were kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<RunPlan>,
     /// The seed of the cell order, shuffled afresh in every round (0 in files written
     /// before the order was shuffled).
     #[serde(default)]
@@ -59,6 +63,34 @@ pub struct ResultsFile {
     /// written before runs could be resumed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resume: Option<ResumeState>,
+}
+
+/// A run's plan as the results file keeps it. Field names are read by scripts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct RunPlan {
+    /// What the build before the run took, in seconds (not counted in the budget); null
+    /// when the run was not started by the justfile's recipes.
+    pub build_seconds: Option<f64>,
+    /// The measurement's budget in seconds; null for `budget=none`.
+    pub budget_seconds: Option<f64>,
+    /// Each part declared, with the pairs planned for it.
+    pub parts: Vec<PlannedPart>,
+}
+
+/// One part's plan. Field names are read by scripts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlannedPart {
+    /// `<hot path>/<part>`.
+    pub name: String,
+    /// Pairs planned (0 when it cannot be asked here).
+    pub pairs: usize,
+    /// What they cost by the cost model, in seconds.
+    pub seconds: f64,
+    /// The sd of a pair's log ratio the count was planned for.
+    pub noise: f64,
+    /// Why it cannot be asked here (empty when it can).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub missing: String,
 }
 
 /// The state of a matrix run that a resumed run continues from.

@@ -67,6 +67,7 @@ fn results_round_trip_through_json() {
         seeds: BTreeMap::new(),
         env: EnvInfo::default(),
         cells: vec![record(1, 1, 1000.0), failed],
+        plan: None,
         comparisons: Vec::new(),
         order_seed: 42,
         resume: Some(ResumeState {

@@ -61,6 +61,9 @@ struct Matrix<'p> {
     began: Instant,
     /// What must still fit after the rounds: the profiles and the report.
     after_rounds: Duration,
+    /// What the budget keeps for the parts' pairs (`plan::parts`), which the rounds may
+    /// not take.
+    pairs_kept: Duration,
     bar: ProgressBar,
     interrupted: &'static AtomicBool,
     /// Repetitions added by extra rounds.
@@ -91,6 +94,7 @@ impl<'p> Matrix<'p> {
             ),
             began: Instant::now(),
             after_rounds: Duration::ZERO,
+            pairs_kept: Duration::ZERO,
             bar: ProgressBar::hidden(),
             interrupted,
             extended: 0,
@@ -99,6 +103,11 @@ impl<'p> Matrix<'p> {
         matrix.exe = std::env::current_exe().context("cannot find the lab executable")?;
         matrix.began = Instant::now();
         matrix.after_rounds = matrix.profiling_cost() + crate::plan::REPORT_COST;
+        if let (Some(budget), true) = (plan.budget, plan.pairs) {
+            let reserve = crate::plan::parts::reserve(&plan.parts);
+            matrix.pairs_kept = budget.mul_f64(crate::plan::PLAN_SHARE)
+                - crate::plan::rounds_share(budget, true, reserve);
+        }
         Ok(matrix)
     }
 

@@ -8,6 +8,10 @@ use std::time::{Duration, Instant};
 use super::{profile_prefix, run_child, Matrix};
 use crate::{adaptive, order, progress};
 
+/// Rounds that run whatever the budget: a cell's first repetitions give its figure and
+/// its spread.
+const ROUNDS_KEPT: usize = 2;
+
 /// How a round ended.
 enum Round {
     /// Some repetition ran: the round is written.
@@ -32,6 +36,9 @@ impl Matrix<'_> {
             if rep >= max_repeats && !self.extra_round(rep - max_repeats) {
                 break;
             }
+            if !self.round_fits(rep, max_repeats) {
+                break;
+            }
             match self.round(rep)? {
                 Round::Stopped => break,
                 Round::Idle => {}
@@ -51,6 +58,36 @@ impl Matrix<'_> {
         Ok(())
     }
 
+    /// Whether round `rep` still fits before the time the parts' pairs, the profiles and
+    /// the report keep: the rounds fill what the plan leaves them and no more, since the
+    /// estimate behind the plan can be wrong (a slower machine, retakes). The first
+    /// [`ROUNDS_KEPT`] rounds always run: every cell needs a figure.
+    fn round_fits(&self, rep: usize, planned: usize) -> bool {
+        let Some(budget) = self.plan.budget else {
+            return true;
+        };
+        if rep < ROUNDS_KEPT || self.stopping() {
+            return true;
+        }
+        let cost: Duration = (0..self.cells.len())
+            .filter(|&i| rep >= self.run.reps[i].len() && rep < self.planned[i])
+            .map(|i| self.cells[i].file.run_cost(self.cells[i].threads))
+            .sum();
+        let kept = self.pairs_kept + self.after_rounds;
+        if self.began.elapsed() + cost + kept <= budget {
+            return true;
+        }
+        progress::phase(
+            &self.bar,
+            &format!(
+                "rounds stopped after {rep} of {planned}: the parts' pairs, the profiles and the report keep about {} of budget={}",
+                humantime::format_duration(Duration::from_secs(kept.as_secs())),
+                humantime::format_duration(Duration::from_secs(budget.as_secs()))
+            ),
+        );
+        false
+    }
+
     /// Whether extra round `extra` runs: only for cells whose interval is still wide
     /// (`adaptive`), and only with what the budget has left, since they are not in its
     /// plan.
@@ -65,7 +102,7 @@ impl Matrix<'_> {
             .map(|i| self.cells[i].file.run_cost(self.cells[i].threads))
             .sum();
         if let Some(budget) = self.plan.budget {
-            if self.began.elapsed() + cost + self.after_rounds > budget {
+            if self.began.elapsed() + cost + self.after_rounds + self.pairs_kept > budget {
                 progress::phase(
                     &self.bar,
                     &format!(

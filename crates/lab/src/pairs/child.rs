@@ -36,6 +36,11 @@ pub struct PairsRequest {
     pub cells: Vec<Vec<String>>,
     /// Pairs to measure.
     pub pairs: usize,
+    /// The index of the first of them in the comparison's whole sequence: the order of
+    /// the sides alternates over the sequence, not afresh in every block (which gave side
+    /// a the first window, right after a start, in most pairs).
+    #[serde(default)]
+    pub first: usize,
 }
 
 /// What `lab pairs` prints: each pair's records, in the request's cell order.
@@ -47,7 +52,7 @@ pub struct PairsOutput {
 
 impl PairsRequest {
     /// The request for `count` pairs of `cells` at their planned windows.
-    pub fn of(cells: &[&CellSpec<'_>], count: usize) -> PairsRequest {
+    pub fn of(cells: &[&CellSpec<'_>], count: usize, first: usize) -> PairsRequest {
         let args = |c: &CellSpec<'_>| {
             let mut v = c.request(c.file.duration, None).to_args();
             v.remove(0);
@@ -56,6 +61,7 @@ impl PairsRequest {
         PairsRequest {
             cells: cells.iter().map(|c| args(c)).collect(),
             pairs: count,
+            first,
         }
     }
 
@@ -117,27 +123,15 @@ impl super::Runner for Children<'_> {
     }
 
     fn block_cost(&self, cells: &[usize], count: usize) -> Duration {
-        let resident = self.cells[cells[0]].file.hot_path.pairs_in_one_process();
-        cells
-            .iter()
-            .map(|&i| {
-                let c = &self.cells[i];
-                let window = c.file.warmup + c.file.duration;
-                if resident {
-                    // Started once; each window then costs its warm-up and itself.
-                    c.file.overhead + window * count as u32
-                } else {
-                    // Built afresh each window, without a process start or a canary.
-                    c.file.run_cost(c.threads) * count as u32
-                }
-            })
-            .sum()
+        let sides: Vec<&CellSpec<'_>> = cells.iter().map(|&i| &self.cells[i]).collect();
+        crate::plan::parts::pairs_cost(&sides, count)
     }
 
     fn block(
         &mut self,
         cells: &[usize],
         count: usize,
+        start: usize,
     ) -> Option<Result<Vec<Vec<Repetition>>, String>> {
         let specs: Vec<&CellSpec<'_>> = cells.iter().map(|&i| &self.cells[i]).collect();
         let first = specs[0];
@@ -149,7 +143,7 @@ impl super::Runner for Children<'_> {
             first.cores,
             specs.len()
         ));
-        let args = PairsRequest::of(&specs, count).to_args();
+        let args = PairsRequest::of(&specs, count, start).to_args();
         let dirs = specs
             .iter()
             .flat_map(|c| crate::cell_child::data_dirs(c))
@@ -306,18 +300,30 @@ pub fn run(request_json: &str) -> anyhow::Result<ExitCode> {
             params: &resolved[i].params,
             threads: requests[i].threads,
         };
-        match hot_path.measure_pairs(side(0), side(1), request.pairs, settings(first.threads)) {
+        // The hot path alternates from a-first; an odd start in the whole sequence is
+        // the same alternation with the sides swapped.
+        let swap = request.first % 2 == 1;
+        let (x, y) = if swap { (1, 0) } else { (0, 1) };
+        match hot_path.measure_pairs(
+            side(x),
+            side(y),
+            request.pairs,
+            settings(requests[x].threads),
+        ) {
             None => bail!("{} measures no pairs in one process", hot_path.name()),
             Some(Err(failure)) => bail!("{}", failure.reason),
             Some(Ok(pairs)) => pairs
                 .iter()
-                .map(|[a, b]| vec![record(0, a), record(1, b)])
+                .map(|[p, q]| {
+                    let (a, b) = if swap { (q, p) } else { (p, q) };
+                    vec![record(0, a), record(1, b)]
+                })
                 .collect(),
         }
     } else {
         (0..request.pairs)
             .map(|n| {
-                in_turn(&resolved, n, |i, r| {
+                in_turn(&resolved, request.first + n, |i, r| {
                     match r.hot_path.measure(
                         r.variant.name,
                         &r.params,
@@ -368,12 +374,44 @@ mod tests {
     }
 
     #[test]
+    fn the_sides_alternate_over_the_whole_sequence_not_per_block() {
+        // Two blocks of 5 pairs from pairs 0 and 5: side a first in pairs 0, 2, 4, 6, 8.
+        let resolved: Vec<Resolved> = [args("1"), args("2")]
+            .iter()
+            .map(|a| resolve(&side(a).unwrap()).unwrap())
+            .collect();
+        let mut firsts = Vec::new();
+        for (start, count) in [(0, 5), (5, 4)] {
+            for n in 0..count {
+                let mut seen = Vec::new();
+                in_turn(&resolved, start + n, |i, _| {
+                    seen.push(i);
+                    Repetition::failed(
+                        &CellKey {
+                            hot_path: "noop".into(),
+                            variant: "noop".into(),
+                            params: Default::default(),
+                            threads: 1,
+                            cores: 1,
+                        },
+                        "0",
+                        "x",
+                    )
+                });
+                firsts.push(seen[0]);
+            }
+        }
+        assert_eq!(firsts, [0, 1, 0, 1, 0, 1, 0, 1, 0]);
+    }
+
+    #[test]
     fn cells_on_different_cpus_are_refused_in_one_line() {
         let mut other = args("2");
         other[7] = "2".to_owned();
         let req = PairsRequest {
             cells: vec![args("1"), other],
             pairs: 1,
+            first: 0,
         };
         let err = run(&serde_json::to_string(&req).unwrap()).unwrap_err();
         assert!(err.to_string().contains("same CPUs"), "{err}");

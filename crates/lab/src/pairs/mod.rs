@@ -20,36 +20,18 @@ mod tests;
 
 use std::time::{Duration, Instant};
 
-use harness::decide::{interval, CellRef, Claim, Measured, Outcome, Planned};
+use harness::decide::{interval, CellRef, Measured, Outcome};
 use harness::{Repetition, RunRecord};
 
-use crate::plan::{CellSpec, MatrixPlan};
+pub use crate::plan::parts::declare;
+#[cfg(test)]
+use crate::plan::parts::resolvable;
+use crate::plan::parts::{cell_ref, position, MIN_PAIRS};
+use crate::plan::CellSpec;
 
 /// How narrow a decided part's interval must be (half its width, relative) before its
 /// comparison stops taking pairs: the figure a reader compares across runs.
 pub const PRECISION: f64 = 0.03;
-
-/// Every part the plan's hot paths declare, in catalog order, each resolved to the
-/// plan's cells or, where a side matches no planned cell, turned into a part that says so.
-pub fn declare(plan: &MatrixPlan, cells: &[CellSpec<'_>]) -> Vec<Measured> {
-    let refs: Vec<CellRef> = cells.iter().map(cell_ref).collect();
-    let seeds = plan.seeds();
-    let planned = Planned {
-        cells: &refs,
-        seeds: &seeds,
-    };
-    crate::catalog::hot_paths()
-        .iter()
-        .filter(|h| cells.iter().any(|c| c.file.hot_path.name() == h.name()))
-        .flat_map(|h| {
-            h.claims(&planned).into_iter().map(|mut claim| {
-                claim.hot_path = h.name().to_owned();
-                claim
-            })
-        })
-        .map(|claim| Measured::new(resolvable(claim, &refs)))
-        .collect()
-}
 
 /// Continues the comparisons of a resumed run: a part measured before keeps its pairs
 /// where its claim is unchanged, and one that stopped for the run's sake (interrupted,
@@ -71,39 +53,6 @@ pub fn carry_over(declared: Vec<Measured>, before: &[Measured]) -> Vec<Measured>
         .collect()
 }
 
-/// A cell as a comparison names it.
-fn cell_ref(c: &CellSpec<'_>) -> CellRef {
-    CellRef {
-        file: c.file.file.clone(),
-        variant: c.variant.to_owned(),
-        threads: c.threads,
-        cores: c.cores,
-        params: c.params.to_map(),
-    }
-}
-
-/// The index of the planned cell `r` names.
-fn position(r: &CellRef, refs: &[CellRef]) -> Option<usize> {
-    refs.iter()
-        .position(|c| r.matches(&c.file, &c.variant, c.threads, c.cores, &c.params))
-}
-
-/// `claim` as declared, or, where a side names a cell the plan lacks, a part that cannot
-/// be decided and says which cell.
-fn resolvable(claim: Claim, refs: &[CellRef]) -> Claim {
-    let Some(c) = &claim.comparison else {
-        return claim;
-    };
-    match c.cells().into_iter().find(|r| position(r, refs).is_none()) {
-        None => claim,
-        Some(lacking) => Claim {
-            comparison: None,
-            missing: format!("{} is not in this plan", lacking.text()),
-            ..claim.clone()
-        },
-    }
-}
-
 /// The plan's cell indices of a comparison's cells, in its order; `None` without one.
 fn cells_of(m: &Measured, refs: &[CellRef]) -> Option<Vec<usize>> {
     let c = m.claim.comparison.as_ref()?;
@@ -119,12 +68,14 @@ pub trait Runner {
     fn blocks(&self, _cells: &[usize]) -> bool {
         false
     }
-    /// `count` pairs of `cells` in one child, each pair's records in `cells`' order;
+    /// `count` pairs of `cells` in one child, each pair's records in `cells`' order, the
+    /// first of them pair `start` of the comparison (which fixes the order of its sides);
     /// `None` when interrupted, `Some(Err(why))` when it failed.
     fn block(
         &mut self,
         _cells: &[usize],
         _count: usize,
+        _start: usize,
     ) -> Option<Result<Vec<Vec<Repetition>>, String>> {
         Some(Err("no block mode".to_owned()))
     }
@@ -185,15 +136,24 @@ pub fn measure(
         }
     }
     loop {
-        // Undecided comparisons first, the one that has had the least time first: a part
-        // already decided only narrows its interval with what the undecided leave.
+        // Undecided comparisons first: a part already decided only narrows its interval
+        // with what the undecided leave. Among them, every part to the plan's least pairs
+        // first (fewest first), so no part the budget planned for is left at a first look
+        // while another takes its third; then the one that has had the least time.
         let next = (0..parts.len())
             .filter(|&i| parts[i].stopped.is_empty() && plans[i].is_some())
             .filter(|&i| stop_reason(&parts[i]).is_none())
             .min_by(|&a, &b| {
                 let decided = |i: usize| parts[i].outcome() != Outcome::Inconclusive;
+                let short = |i: usize| parts[i].pairs.len() < MIN_PAIRS;
                 decided(a)
                     .cmp(&decided(b))
+                    .then(short(b).cmp(&short(a)))
+                    .then(if short(a) && short(b) {
+                        parts[a].pairs.len().cmp(&parts[b].pairs.len())
+                    } else {
+                        std::cmp::Ordering::Equal
+                    })
                     .then(parts[a].seconds.total_cmp(&parts[b].seconds))
             });
         let Some(i) = next else { break };
@@ -273,7 +233,7 @@ fn block(
         return true;
     };
     let started = Instant::now();
-    let measured = run.block(cells, count);
+    let measured = run.block(cells, count, m.pairs.len());
     m.seconds += started.elapsed().as_secs_f64();
     match measured {
         None => {
@@ -361,11 +321,27 @@ pub fn total_line(parts: &[Measured]) -> Option<String> {
     }
     let count = |o: Outcome| parts.iter().filter(|m| m.outcome() == o).count();
     let seconds: f64 = parts.iter().map(|m| m.seconds).sum();
+    let mut why: Vec<(&str, usize)> = Vec::new();
+    for m in parts
+        .iter()
+        .filter(|m| m.outcome() == Outcome::Inconclusive)
+    {
+        match why.iter_mut().find(|(r, _)| *r == m.reason()) {
+            Some((_, n)) => *n += 1,
+            None => why.push((m.reason(), 1)),
+        }
+    }
+    let why: Vec<String> = why.iter().map(|(r, n)| format!("{n} {r}")).collect();
     Some(format!(
-        "parts: {} shown, {} contradicted, {} inconclusive; {} pairs in {}",
+        "parts: {} shown, {} contradicted, {} inconclusive{}; {} pairs in {}",
         count(Outcome::Shown),
         count(Outcome::Contradicted),
         count(Outcome::Inconclusive),
+        if why.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", why.join(", "))
+        },
         parts.iter().map(|m| m.pairs.len()).sum::<usize>(),
         humantime::format_duration(Duration::from_secs(seconds as u64))
     ))

@@ -178,6 +178,7 @@ fn a_side_outside_the_plan_is_a_part_that_says_so() {
 /// A stand-in that measures every pair as a block in one process.
 struct Blocks {
     asked: Vec<usize>,
+    starts: Vec<usize>,
 }
 
 impl Runner for Blocks {
@@ -194,8 +195,10 @@ impl Runner for Blocks {
         &mut self,
         cells: &[usize],
         count: usize,
+        start: usize,
     ) -> Option<Result<Vec<Vec<Repetition>>, String>> {
         self.asked.push(count);
+        self.starts.push(start);
         assert_eq!(cells.len(), 2);
         let ra = synthetic_cell("lookup", "lookup", "dashmap", &[], 2, 1, 1.5e6, 0.0, 1);
         let rb = synthetic_cell("lookup", "lookup", "global-mutex", &[], 2, 1, 1e6, 0.0, 1);
@@ -208,7 +211,10 @@ fn blocks_go_to_the_next_look_and_fit_the_deadline() {
     let plan = plan();
     let cells = plan.cells();
     let mut parts = vec![part()];
-    let mut runner = Blocks { asked: Vec::new() };
+    let mut runner = Blocks {
+        asked: Vec::new(),
+        starts: Vec::new(),
+    };
     assert!(measure(&mut parts, &cells, None, &mut runner, &mut |_| {}));
     assert_eq!(runner.asked, [harness::decide::interval::LOOKS[0]]);
     assert_eq!(parts[0].stopped, "decided");
@@ -217,10 +223,15 @@ fn blocks_go_to_the_next_look_and_fit_the_deadline() {
     // With 5.5 s left and a second a pair, the block shrinks to what fits (the stand-in
     // takes no time, so the rest of the look fits next).
     let mut parts = vec![part()];
-    let mut runner = Blocks { asked: Vec::new() };
+    let mut runner = Blocks {
+        asked: Vec::new(),
+        starts: Vec::new(),
+    };
     let deadline = Instant::now() + Duration::from_millis(5500);
     measure(&mut parts, &cells, Some(deadline), &mut runner, &mut |_| {});
     assert_eq!(runner.asked, [5, 4]);
+    // The second block goes on from pair 5 of the sequence, so its sides' order does too.
+    assert_eq!(runner.starts, [0, 5]);
     assert_eq!(parts[0].pairs.len(), 9);
 }
 

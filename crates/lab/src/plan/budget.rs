@@ -131,6 +131,22 @@ impl MatrixPlan {
     }
 }
 
+/// What the rounds, the profiles and the report may take of `budget` once the parts'
+/// pairs (`pairs`, planned by `parts`) are kept: never less than [`PAIRS_SHARE`] for the
+/// pairs, and the rounds never less than [`MIN_ROUNDS_SHARE`] (their cells' tables, and
+/// the figures the parts' sides are read from, need some).
+pub fn rounds_share(budget: Duration, with_pairs: bool, pairs: Duration) -> Duration {
+    if !with_pairs {
+        return budget.mul_f64(PLAN_SHARE);
+    }
+    let kept = (pairs.as_secs_f64() / budget.as_secs_f64().max(1e-9))
+        .clamp(PAIRS_SHARE, PLAN_SHARE - MIN_ROUNDS_SHARE);
+    budget.mul_f64(PLAN_SHARE - kept)
+}
+
+/// The least share of the budget the rounds keep, however many pairs the parts need.
+pub const MIN_ROUNDS_SHARE: f64 = 0.25;
+
 /// What a file had before trimming.
 struct Own {
     duration: Duration,
@@ -141,10 +157,9 @@ struct Own {
 
 /// Trims `plan` until its estimate fits its budget, in the order the module describes,
 /// and records what each file lost.
-pub(super) fn fit(plan: &mut MatrixPlan, settings: &Settings) {
+pub(super) fn fit(plan: &mut MatrixPlan, settings: &Settings, pairs: Duration) {
     let Some(budget) = plan.budget else { return };
-    let share = PLAN_SHARE - if plan.pairs { PAIRS_SHARE } else { 0.0 };
-    let budget = budget.mul_f64(share);
+    let budget = rounds_share(budget, plan.pairs, pairs);
     let fits = |plan: &MatrixPlan| plan.estimate().time <= budget;
     if fits(plan) {
         return;

@@ -20,6 +20,12 @@ use super::budget::PER_THREAD;
 #[derive(Debug, Default)]
 pub struct Measured {
     by_file: BTreeMap<String, (Duration, String)>,
+    /// The sd of a pair's log ratio by `<hot path>/<part>`, from the newest results file
+    /// that measured at least a first look of that part's pairs.
+    noise: BTreeMap<String, f64>,
+    /// What one pair of each part took, in seconds, by `<hot path>/<part>`, from the
+    /// same results file.
+    pair_seconds: BTreeMap<String, f64>,
 }
 
 /// How many of the newest results files are read: enough to find every scenario file of
@@ -32,6 +38,8 @@ impl Measured {
     /// given); none for a file no readable results file measured (a fresh clone).
     pub fn newest(dir: &Path, before: Option<&str>) -> Measured {
         let mut by_file = BTreeMap::new();
+        let mut noise = BTreeMap::new();
+        let mut pair_seconds = BTreeMap::new();
         for path in newest_results(dir, before).into_iter().take(FILES_READ) {
             let Some(results) = std::fs::read_to_string(&path)
                 .ok()
@@ -43,6 +51,13 @@ impl Measured {
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
+            for m in &results.comparisons {
+                let name = format!("{}/{}", m.claim.hot_path, m.claim.part);
+                if let (Some(sd), false) = (pair_noise(m), noise.contains_key(&name)) {
+                    noise.insert(name.clone(), sd);
+                    pair_seconds.insert(name, m.seconds / m.pairs.len() as f64);
+                }
+            }
             let mut samples: BTreeMap<String, Vec<f64>> = BTreeMap::new();
             for cell in &results.cells {
                 if let Some(o) = cell.run_overhead_s {
@@ -60,7 +75,21 @@ impl Measured {
                 }
             }
         }
-        Measured { by_file }
+        Measured {
+            by_file,
+            noise,
+            pair_seconds,
+        }
+    }
+
+    /// The sd of a pair's log ratio by `<hot path>/<part>` (for `parts::plan_parts`).
+    pub fn noise(&self) -> &BTreeMap<String, f64> {
+        &self.noise
+    }
+
+    /// The seconds one pair of each part took, by `<hot path>/<part>`.
+    pub fn pair_seconds(&self) -> &BTreeMap<String, f64> {
+        &self.pair_seconds
     }
 
     /// The measured overhead of one child of `file`, beyond its per-thread part, and the
@@ -87,6 +116,20 @@ fn newest_results(dir: &Path, before: Option<&str>) -> Vec<PathBuf> {
     paths.sort();
     paths.reverse();
     paths
+}
+
+/// The sd of a comparison's pairs' log ratios, robustly (1.4826 x their median absolute
+/// deviation, so one slow minute does not inflate it); `None` before a first look.
+fn pair_noise(m: &harness::decide::Measured) -> Option<f64> {
+    let c = m.claim.comparison.as_ref()?;
+    if m.pairs.len() < harness::decide::interval::LOOKS[0] {
+        return None;
+    }
+    let logs: Vec<f64> = m.pairs.iter().map(|p| c.ratio_of(p).ln()).collect();
+    let centre = harness::stats::median(&logs);
+    let deviations: Vec<f64> = logs.iter().map(|l| (l - centre).abs()).collect();
+    let sd = 1.4826 * harness::stats::median(&deviations);
+    sd.is_finite().then_some(sd)
 }
 
 #[cfg(test)]

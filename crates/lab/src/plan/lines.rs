@@ -77,35 +77,82 @@ impl MatrixPlan {
             self.nproc,
             from.join(", ")
         )];
+        if let Some(build) = self.build_seconds {
+            notes.push(format!(
+                "build: {} before the run, not counted in budget= (it covers the measurement only)",
+                short(Duration::from_secs_f64(build))
+            ));
+        }
         match self.budget {
             Some(b) if self.over_budget() => notes.push(format!(
                 "over budget: about {} against budget={} with everything trimmed that may be; give a larger budget= or fewer scenarios=",
                 short(self.estimate().time),
                 short(b)
             )),
-            Some(b) => notes.push(format!(
-                "budget: {} left for the matrix{}",
-                short(b),
-                match super::spent_before() {
-                    d if d.is_zero() => String::new(),
-                    d => format!(" ({} went to the build before it)", short(d)),
+            Some(b) => {
+                notes.push(format!(
+                    "budget: {} of measurement: the parts' pairs kept first, the rounds in what is left, the profiles kept too",
+                    short(b)
+                ));
+                let left = super::rounds_share(b, self.pairs, super::parts::reserve(&self.parts));
+                if self.estimate().time > left {
+                    notes.push(format!(
+                        "rounds: about {} of rounds and profiles planned against {} left to them: the rounds stop when their time is up (every cell keeps 2 repetitions); the profiles keep theirs",
+                        short(self.estimate().time),
+                        short(left)
+                    ));
                 }
-            )),
+            }
             None => notes.push("budget: none (nothing trimmed)".to_owned()),
         }
-        notes.push(match (self.pairs, self.budget) {
-            (false, _) => "comparisons: none (quick and smoke runs answer no question: their findings' parts are inconclusive)".to_owned(),
-            (true, Some(b)) => format!(
-                "comparisons: the findings' parts measured as pairs after the rounds, about {} ({:.0}% of the budget) and whatever the rounds leave",
-                short(b.mul_f64(super::PAIRS_SHARE)),
-                super::PAIRS_SHARE * 100.0
-            ),
-            (true, None) => format!(
-                "comparisons: the findings' parts measured as pairs after the rounds, each until decided or {} pairs",
-                harness::decide::interval::LOOKS.last().unwrap_or(&0)
-            ),
-        });
+        if !self.pairs {
+            notes.push("comparisons: none (quick and smoke runs answer no question: their findings' parts are inconclusive)".to_owned());
+        }
+        notes.extend(self.parts_lines());
         notes
+    }
+
+    /// The parts' planned pairs, one line each, and a line for what the budget cannot give.
+    fn parts_lines(&self) -> Vec<String> {
+        if self.parts.is_empty() {
+            return Vec::new();
+        }
+        let asked: Vec<&super::parts::PartPlan> =
+            self.parts.iter().filter(|p| p.missing.is_empty()).collect();
+        let reserve = super::parts::reserve(&self.parts);
+        let mut lines = vec![format!(
+            "pairs: {} of {} part(s) can be asked here, about {} of pairs planned",
+            asked.len(),
+            self.parts.len(),
+            short(reserve)
+        )];
+        for p in &self.parts {
+            lines.push(if p.missing.is_empty() {
+                format!(
+                    "  {}: {} pairs, about {} (noise {:.2}, {})",
+                    p.name,
+                    p.pairs,
+                    short(p.cost),
+                    p.noise.0,
+                    p.noise.1
+                )
+            } else {
+                let why: String = p.missing.chars().take(110).collect();
+                format!("  {}: not asked: {why}", p.name)
+            });
+        }
+        if let Some(b) = self.budget {
+            let room = b.mul_f64(super::budget::PLAN_SHARE)
+                - super::budget::rounds_share(b, true, reserve);
+            if reserve > room {
+                lines.push(format!(
+                    "  the budget cannot give every part its pairs: about {} planned against {} kept for them; parts that run out stop with reason `budget` (a larger budget= helps)",
+                    short(reserve),
+                    short(room)
+                ));
+            }
+        }
+        lines
     }
 }
 

@@ -22,10 +22,11 @@
 //! trimming), `lines` (what `plan=true` prints).
 
 mod budget;
-/// The share of the budget kept for the findings' paired comparisons.
-pub use budget::PAIRS_SHARE;
 /// What writing the report costs, in the budget's cost model.
 pub use budget::REPORT as REPORT_COST;
+/// What the rounds may take once the parts' pairs are kept, and the share of the budget a
+/// plan is fitted to.
+pub use budget::{rounds_share, PLAN_SHARE};
 #[cfg(test)]
 mod budget_tests;
 mod checks;
@@ -34,6 +35,7 @@ mod costs;
 mod file;
 mod lines;
 mod params;
+pub mod parts;
 pub mod profiled;
 #[cfg(test)]
 mod tests;
@@ -191,25 +193,22 @@ pub struct MatrixPlan {
     pub machine_speed: Option<f64>,
     /// Whether the findings' parts are measured as pairs after the rounds (not in quick
     /// or smoke runs, which answer no question); the rounds then fit what the budget
-    /// leaves them ([`PAIRS_SHARE`]).
+    /// leaves them once the parts' pairs are reserved (`parts`).
     pub pairs: bool,
+    /// Every part the plan's hot paths declare, with the pairs the plan gives it (empty
+    /// without pairs).
+    pub parts: Vec<parts::PartPlan>,
+    /// What the build before the run took (`build_seconds`); not counted in the budget.
+    pub build_seconds: Option<f64>,
 }
 
-/// Time already spent since `just` began (`LAB_STARTED_AT`, Unix seconds, set by the
-/// justfile): the build before a matrix counts against its budget. Zero when unset.
-pub(crate) fn spent_before() -> Duration {
-    let Some(started) = std::env::var("LAB_STARTED_AT")
+/// The seconds the build before this run took (`LAB_BUILD_SECONDS`, set by the justfile's
+/// recipes, which time `cargo build`): recorded and printed, never taken from the budget.
+pub(crate) fn build_seconds() -> Option<f64> {
+    std::env::var("LAB_BUILD_SECONDS")
         .ok()
-        .and_then(|s| s.trim().parse::<u64>().ok())
-    else {
-        return Duration::ZERO;
-    };
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_secs();
-    // A stamp from another day is not this run's.
-    Duration::from_secs(now.saturating_sub(started)).min(Duration::from_secs(3600))
+        .and_then(|s| s.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s >= 0.0)
 }
 
 /// Default core counts: powers of two up to the CPUs available, and that count itself.
@@ -231,7 +230,12 @@ impl MatrixPlan {
     /// Checks `settings` against the scenario files under `root/benches`, lays out the
     /// cells and fits them to the budget.
     pub fn build(settings: &Settings, root: &Path) -> anyhow::Result<MatrixPlan> {
-        let files = scenario_file::load_all(&root.join("benches")).map_err(anyhow::Error::msg)?;
+        let (files, broken) =
+            scenario_file::load_folder(&root.join("benches")).map_err(anyhow::Error::msg)?;
+        // Said now, on stderr, in a run and in a plan alike: no results file keeps it.
+        for warning in checks::broken_files(settings, &broken)? {
+            eprintln!("{warning}");
+        }
         if files.is_empty() {
             bail!("no scenario files in {}", root.join("benches").display());
         }
@@ -282,14 +286,22 @@ impl MatrixPlan {
             root: root.to_path_buf(),
             skipped,
             nproc,
-            budget: settings.budget.map(|b| b.saturating_sub(spent_before())),
+            // The measurement's budget: the build is not counted (it varies by machine
+            // more than the findings may).
+            budget: settings.budget,
             interference: settings
                 .interference
                 .unwrap_or(Some(crate::retake::DEFAULT_THRESHOLD)),
             machine_speed: settings.machine_speed.flatten(),
             pairs: !(settings.quick || settings.smoke),
+            parts: Vec::new(),
+            build_seconds: build_seconds(),
         };
-        budget::fit(&mut plan, settings);
+        plan.parts = plan.plan_parts(&measured);
+        let reserve = parts::reserve(&plan.parts);
+        budget::fit(&mut plan, settings, reserve);
+        // Trimming may have left a part without its cells.
+        plan.parts = plan.plan_parts(&measured);
         Ok(plan)
     }
 
@@ -310,6 +322,14 @@ impl MatrixPlan {
             })
             .chain(self.skipped.iter().cloned())
             .collect()
+    }
+
+    /// The parts and their planned pairs (none without pairs).
+    fn plan_parts(&self, measured: &costs::Measured) -> Vec<parts::PartPlan> {
+        if !self.pairs {
+            return Vec::new();
+        }
+        parts::plan_parts(self, &self.cells(), measured)
     }
 
     /// The `[seed]` table of each scenario file that has one, by file name.

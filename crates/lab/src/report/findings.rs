@@ -242,7 +242,7 @@ mod tests {
         let md = Markdown.blocks(&[super::super::findings_page::section(&[analysed], "", 1)]);
         assert!(
             md.contains(
-                "| toy | Does the toy go faster with two threads? | reproduced | measured |"
+                "| toy | Does the toy go faster with two threads? | reproduced | - | measured |"
             ),
             "{md}"
         );

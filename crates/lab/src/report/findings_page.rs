@@ -56,6 +56,7 @@ fn verdicts(findings: &[Finding]) -> markup::Table {
         "hot path",
         "question",
         "verdict",
+        "parts decided",
         "basis",
         "deciding figure",
     ];
@@ -74,6 +75,11 @@ fn verdicts(findings: &[Finding]) -> markup::Table {
                     }]),
                     Cell::of(short_question(&f.question)),
                     Cell::of(f.verdict.word()).class(format!("verdict {}", f.verdict.word())),
+                    Cell::of(if f.parts.is_empty() {
+                        "-".to_owned()
+                    } else {
+                        format!("{} of {}", f.decided, f.parts.len())
+                    }),
                     Cell::of(f.basis.word()),
                     Cell::text(code_spans(&f.figure)),
                 ],
@@ -146,7 +152,12 @@ pub fn parts_table(f: &Finding) -> Option<Table> {
             vec![
                 format!("`{}`", p.name),
                 p.claim.clone(),
-                p.outcome.word().to_owned(),
+                match (p.outcome, p.reason.as_str()) {
+                    (harness::decide::Outcome::Inconclusive, r) if !r.is_empty() => {
+                        format!("inconclusive ({})", r.replace('_', " "))
+                    }
+                    (o, _) => o.word().to_owned(),
+                },
                 match (p.ratio, p.low, p.high) {
                     (Some(r), Some(l), Some(h)) => format!("{r:.3} [{l:.3}-{h:.3}]"),
                     _ => "-".to_owned(),

@@ -128,6 +128,7 @@ fn source_of(cells: Vec<RunRecord>) -> super::super::Source {
             seeds: Default::default(),
             env: Default::default(),
             cells,
+            plan: None,
             comparisons: Vec::new(),
             order_seed: 0,
             resume: None,

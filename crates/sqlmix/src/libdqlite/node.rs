@@ -85,6 +85,21 @@ fn load() -> Result<Api, String> {
     }
 }
 
+/// Held across every `dqlite_node_create`, so that no two run at once in this process.
+///
+/// libdqlite names each node's SQLite VFS `dqlite-<serial>` from a process-wide counter
+/// that `config__init` reads and then bumps with no lock (1.11.1's `src/config.c`:
+/// "TODO: make this thread safe"; upstream made it atomic only in 2025,
+/// canonical/dqlite#830, and Debian's libdqlite0 predates that). Two nodes created at
+/// the same moment from two threads can therefore get the same name; SQLite then
+/// resolves that name to one of the two VFSes for both nodes, so the second node keeps
+/// its databases in the first node's memory, serves the first node's tables, and, when
+/// the first node is destroyed and frees that memory, reads and frees through dangling
+/// pointers (issue 41's `free(): invalid pointer`). Tests start nodes from parallel test
+/// threads, and nothing stops a caller from starting apps from several threads. Only the
+/// create takes the lock: it is the only call that reads or writes the counter.
+static CREATING: parking_lot::Mutex<()> = parking_lot::Mutex::new(());
+
 fn api() -> Result<&'static Api, String> {
     static API: OnceLock<Result<Api, String>> = OnceLock::new();
     API.get_or_init(load).as_ref().map_err(Clone::clone)
@@ -239,9 +254,12 @@ impl Node {
         let mut node: *mut c_void = std::ptr::null_mut();
         // SAFETY: the strings outlive the calls (dqlite copies them); `node` is only used
         // after create has set it, and destroyed exactly once on every failure path, as
-        // go-dqlite does.
+        // go-dqlite does. Create runs under CREATING (see there: it is not thread-safe).
         unsafe {
-            let rc = (api.create)(1, c_address.as_ptr(), c_dir.as_ptr(), &mut node);
+            let rc = {
+                let _one_at_a_time = CREATING.lock();
+                (api.create)(1, c_address.as_ptr(), c_dir.as_ptr(), &mut node)
+            };
             if rc != 0 {
                 if node.is_null() {
                     return Err(format!("dqlite_node_create failed (code {rc})"));

@@ -1,0 +1,228 @@
+//! The findings' parts a plan can ask, and the pairs the plan gives each before anything
+//! runs: at least [`MIN_PAIRS`], and as many as decide a part at the noise measured here
+//! (or [`DEFAULT_NOISE`]), each at what its pairs cost by the cost model.
+//!
+//! Why planned and not left over: pairs alone decide a part, so a plan that gave the rounds
+//! all they asked and the pairs what was left decided nothing on a slow machine. The
+//! budget keeps the pairs' time first (`budget::fit` trims the rounds to what is left);
+//! the plan says which parts the budget cannot give their pairs. Not here: running pairs
+//! or deciding when they stop (`pairs`).
+
+use std::time::Duration;
+
+use harness::decide::{interval, CellRef, Claim, Measured, Planned};
+
+use super::{CellSpec, MatrixPlan};
+
+/// The fewest pairs the plan gives a part it can ask: the third look, where a part at the
+/// noise here (sd 0.08-0.10 of a pair's log ratio) is +-5% narrow.
+pub const MIN_PAIRS: usize = 24;
+
+/// The sd of a pair's log ratio the plan assumes for a part no earlier results file
+/// measured: two windows back to back vary together, 0.08 of their log ratio here.
+pub const DEFAULT_NOISE: f64 = 0.08;
+
+/// The half-width a part's planned pairs aim at.
+pub const AIM: f64 = 0.05;
+
+/// The most pairs the plan keeps time for: a part noisier than the plan can afford (a
+/// lock-bound design's pairs vary 0.3-0.5 here) gets this many in the plan and whatever
+/// time the others leave at run time, rather than the whole budget.
+pub const MOST_PLANNED: usize = 64;
+
+/// One part as the plan sees it: the pairs it is given and what they cost, or why it
+/// cannot be asked here.
+#[derive(Debug, Clone)]
+pub struct PartPlan {
+    /// `<hot path>/<part>`.
+    pub name: String,
+    /// Pairs planned (0 when it cannot be asked).
+    pub pairs: usize,
+    /// What they cost by the cost model.
+    pub cost: Duration,
+    /// The noise the count was planned for, and where it came from.
+    pub noise: (f64, &'static str),
+    /// Why it cannot be asked here (empty when it can).
+    pub missing: String,
+}
+
+/// Every part the plan's hot paths declare, in catalog order, each resolved to the
+/// plan's cells or, where a side matches no planned cell, turned into a part that says so.
+pub fn declare(plan: &MatrixPlan, cells: &[CellSpec<'_>]) -> Vec<Measured> {
+    let refs: Vec<CellRef> = cells.iter().map(cell_ref).collect();
+    let seeds = plan.seeds();
+    let planned = Planned {
+        cells: &refs,
+        seeds: &seeds,
+    };
+    crate::catalog::hot_paths()
+        .iter()
+        .filter(|h| cells.iter().any(|c| c.file.hot_path.name() == h.name()))
+        .flat_map(|h| {
+            h.claims(&planned).into_iter().map(|mut claim| {
+                claim.hot_path = h.name().to_owned();
+                claim
+            })
+        })
+        .map(|claim| Measured::new(resolvable(claim, &refs)))
+        .collect()
+}
+
+/// A cell as a comparison names it.
+pub fn cell_ref(c: &CellSpec<'_>) -> CellRef {
+    CellRef {
+        file: c.file.file.clone(),
+        variant: c.variant.to_owned(),
+        threads: c.threads,
+        cores: c.cores,
+        params: c.params.to_map(),
+    }
+}
+
+/// The index of the planned cell `r` names.
+pub fn position(r: &CellRef, refs: &[CellRef]) -> Option<usize> {
+    refs.iter()
+        .position(|c| r.matches(&c.file, &c.variant, c.threads, c.cores, &c.params))
+}
+
+/// `claim` as declared, or, where a side names a cell the plan lacks, a part that cannot
+/// be decided and says which cell.
+pub fn resolvable(claim: Claim, refs: &[CellRef]) -> Claim {
+    let Some(c) = &claim.comparison else {
+        return claim;
+    };
+    match c.cells().into_iter().find(|r| position(r, refs).is_none()) {
+        None => claim,
+        Some(lacking) => Claim {
+            comparison: None,
+            missing: format!("{} is not in this plan", lacking.text()),
+            ..claim.clone()
+        },
+    }
+}
+
+/// The pairs and time each declared part gets before anything runs, from what an earlier
+/// results file measured of it (`costs`: its pairs' noise and seconds) where one did,
+/// else from [`DEFAULT_NOISE`] and the cost model.
+pub fn plan_parts(
+    plan: &MatrixPlan,
+    cells: &[CellSpec<'_>],
+    measured: &super::costs::Measured,
+) -> Vec<PartPlan> {
+    let noise = measured.noise();
+    let refs: Vec<CellRef> = cells.iter().map(cell_ref).collect();
+    declare(plan, cells)
+        .into_iter()
+        .map(|m| {
+            let name = format!("{}/{}", m.claim.hot_path, m.claim.part);
+            let sides: Option<Vec<&CellSpec<'_>>> = m.claim.comparison.as_ref().and_then(|c| {
+                c.cells()
+                    .into_iter()
+                    .map(|r| position(r, &refs).map(|i| &cells[i]))
+                    .collect()
+            });
+            let Some(sides) = sides else {
+                return PartPlan {
+                    name,
+                    pairs: 0,
+                    cost: Duration::ZERO,
+                    noise: (0.0, ""),
+                    missing: m.claim.missing.clone(),
+                };
+            };
+            let (sd, from) = match noise.get(&name) {
+                Some(&sd) => (sd, "an earlier run"),
+                None => (DEFAULT_NOISE, "assumed"),
+            };
+            let pairs = pairs_for(sd);
+            let cost = match measured.pair_seconds().get(&name) {
+                Some(&s) => Duration::from_secs_f64(s * pairs as f64),
+                None => pairs_cost(&sides, pairs),
+            };
+            PartPlan {
+                name,
+                pairs,
+                cost,
+                noise: (sd, from),
+                missing: String::new(),
+            }
+        })
+        .collect()
+}
+
+/// The pairs that make a part +-[`AIM`] narrow at noise `sd`: the signed-rank interval's
+/// half-width is about z x sd x 1.02 / sqrt(n) (its efficiency against the mean is 3/pi),
+/// with z the per-look boundary; rounded up to a look, at least [`MIN_PAIRS`] and at most
+/// [`MOST_PLANNED`].
+pub fn pairs_for(sd: f64) -> usize {
+    let z = interval::POCOCK_Z;
+    let n = (z * sd * 1.02 / AIM).powi(2).ceil() as usize;
+    let most = *interval::LOOKS.last().unwrap_or(&MIN_PAIRS);
+    interval::LOOKS
+        .iter()
+        .copied()
+        .find(|&l| l >= n.max(MIN_PAIRS))
+        .unwrap_or(most)
+        .min(MOST_PLANNED)
+}
+
+/// What `count` pairs of `sides` cost: a hot path that keeps both sides resident (a real
+/// server, started once) pays its start once and then each window; any other pays a
+/// child's whole run per side per pair, the cost model's upper bound (a block in one
+/// child skips the process starts).
+pub fn pairs_cost(sides: &[&CellSpec<'_>], count: usize) -> Duration {
+    let resident = sides
+        .first()
+        .is_some_and(|c| c.file.hot_path.pairs_in_one_process());
+    sides
+        .iter()
+        .map(|c| {
+            let window = c.file.warmup + c.file.duration;
+            if resident {
+                c.file.overhead + window * count as u32
+            } else {
+                c.file.run_cost(c.threads) * count as u32
+            }
+        })
+        .sum()
+}
+
+/// The time the planned parts' pairs need together.
+pub fn reserve(parts: &[PartPlan]) -> Duration {
+    parts.iter().map(|p| p.cost).sum()
+}
+
+impl MatrixPlan {
+    /// The plan as the results file keeps it.
+    pub fn record(&self) -> harness::schema::RunPlan {
+        harness::schema::RunPlan {
+            build_seconds: self.build_seconds,
+            budget_seconds: self.budget.map(|b| b.as_secs_f64()),
+            parts: self
+                .parts
+                .iter()
+                .map(|p| harness::schema::PlannedPart {
+                    name: p.name.clone(),
+                    pairs: p.pairs,
+                    seconds: p.cost.as_secs_f64(),
+                    noise: p.noise.0,
+                    missing: p.missing.clone(),
+                })
+                .collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_part_gets_the_least_pairs_at_the_noise_here_and_more_when_noisier() {
+        assert_eq!(pairs_for(0.05), MIN_PAIRS);
+        assert_eq!(pairs_for(DEFAULT_NOISE), MIN_PAIRS);
+        // 0.15: (2.61 x 0.15 x 1.02 / 0.05)^2 = 64 pairs.
+        assert_eq!(pairs_for(0.15), 64);
+        assert_eq!(pairs_for(0.5), MOST_PLANNED);
+    }
+}
