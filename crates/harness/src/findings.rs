@@ -92,6 +92,16 @@ pub enum Basis {
 }
 
 impl Basis {
+    /// The word a part's `basis` takes: `real`, `lab` (a real implementation of each
+    /// design, the lab's own) or `model`.
+    pub fn part_word(self) -> &'static str {
+        match self {
+            Basis::Measured => "lab",
+            Basis::Model => "model",
+            Basis::Real => "real",
+        }
+    }
+
     /// The word as `findings.json` has it.
     pub fn word(self) -> &'static str {
         match self {
@@ -226,8 +236,19 @@ impl Finding {
     /// A part the budget stopped before it decided makes the verdict `cannot_tell`: the
     /// parts that did decide are a partial answer, not "partly" (which says the parts
     /// were asked and came out differently).
-    pub fn new(hot_path: &str, question: &str, answer: Answer) -> Finding {
-        let outcomes: Vec<Outcome> = answer.parts.iter().map(|p| p.outcome).collect();
+    pub fn new(hot_path: &str, question: &str, mut answer: Answer) -> Finding {
+        for p in &mut answer.parts {
+            if p.basis.is_empty() {
+                p.basis = answer.basis.part_word().to_owned();
+            }
+        }
+        // A measurement of size only has no weight in the verdict.
+        let outcomes: Vec<Outcome> = answer
+            .parts
+            .iter()
+            .filter(|p| p.decides())
+            .map(|p| p.outcome)
+            .collect();
         let decided = outcomes
             .iter()
             .filter(|o| **o != Outcome::Inconclusive)

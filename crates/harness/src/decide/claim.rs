@@ -161,6 +161,15 @@ pub struct Claim {
     /// Why no comparison decides it here (empty when one does).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub missing: String,
+    /// A measurement of size only: its outcome follows from how the lab is built (two
+    /// sides that do different work by construction), so it says how much, and the
+    /// verdict does not rest on it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub size_only: bool,
+    /// What its sides run on, where it differs from its hot path's (`real`, `lab`,
+    /// `model`); empty: the hot path's.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub basis: String,
 }
 
 impl Claim {
@@ -172,7 +181,21 @@ impl Claim {
             claim: claim.into(),
             comparison: Some(comparison),
             missing: String::new(),
+            size_only: false,
+            basis: String::new(),
         }
+    }
+
+    /// The same part as a measurement of size only (see [`Claim::size_only`]).
+    pub fn sized(mut self) -> Claim {
+        self.size_only = true;
+        self
+    }
+
+    /// The same part on `basis` (`real`, `lab`, `model`).
+    pub fn on(mut self, basis: &str) -> Claim {
+        self.basis = basis.to_owned();
+        self
     }
 
     /// A part this plan cannot decide, and why.
@@ -183,6 +206,8 @@ impl Claim {
             claim: claim.into(),
             comparison: None,
             missing: why.into(),
+            size_only: false,
+            basis: String::new(),
         }
     }
 }

@@ -151,6 +151,13 @@ impl Measured {
                 .map(Comparison::sides_text)
                 .unwrap_or_default(),
             reason: self.reason().to_owned(),
+            weight: if self.claim.size_only {
+                SIZE_ONLY
+            } else {
+                DECIDES
+            }
+            .to_owned(),
+            basis: self.claim.basis.clone(),
             why,
         }
     }
@@ -207,7 +214,23 @@ pub struct Part {
     /// its cells, or a side failed).
     #[serde(default)]
     pub reason: String,
+    /// `decides` (the verdict rests on it) or `size_only` (how much, by construction).
+    #[serde(default = "decides")]
+    pub weight: String,
+    /// What its sides run on: `real` (the seed's own kind of system), `lab` (the lab's
+    /// implementations) or `model` (a simulated part with chosen parameters).
+    #[serde(default)]
+    pub basis: String,
 }
+
+fn decides() -> String {
+    DECIDES.to_owned()
+}
+
+/// [`Part::weight`] of a part the verdict rests on.
+pub const DECIDES: &str = "decides";
+/// [`Part::weight`] of a measurement of size only.
+pub const SIZE_ONLY: &str = "size_only";
 
 /// The words [`Part::reason`] takes.
 pub mod reason {
@@ -256,8 +279,15 @@ impl Part {
                 reason::DECIDED
             }
             .to_owned(),
+            weight: decides(),
+            basis: String::new(),
             why: why.into(),
         }
+    }
+
+    /// Whether the verdict rests on it (not a measurement of size only).
+    pub fn decides(&self) -> bool {
+        self.weight != SIZE_ONLY
     }
 
     /// Whether the part was measured to its end: decided, or found unable to decide at

@@ -144,7 +144,11 @@ pub fn measure(
             .filter(|&i| parts[i].stopped.is_empty() && plans[i].is_some())
             .filter(|&i| stop_reason(&parts[i]).is_none())
             .min_by(|&a, &b| {
-                let decided = |i: usize| parts[i].outcome() != Outcome::Inconclusive;
+                // A measurement of size only waits like a decided part: no verdict rests
+                // on it.
+                let decided = |i: usize| {
+                    parts[i].outcome() != Outcome::Inconclusive || parts[i].claim.size_only
+                };
                 let short = |i: usize| parts[i].pairs.len() < MIN_PAIRS;
                 decided(a)
                     .cmp(&decided(b))

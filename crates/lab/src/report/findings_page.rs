@@ -78,7 +78,11 @@ fn verdicts(findings: &[Finding]) -> markup::Table {
                     Cell::of(if f.parts.is_empty() {
                         "-".to_owned()
                     } else {
-                        format!("{} of {}", f.decided, f.parts.len())
+                        format!(
+                            "{} of {}",
+                            f.decided,
+                            f.parts.iter().filter(|p| p.decides()).count()
+                        )
                     }),
                     Cell::of(f.basis.word()),
                     Cell::text(code_spans(&f.figure)),
@@ -153,6 +157,7 @@ pub fn parts_table(f: &Finding) -> Option<Table> {
                 format!("`{}`", p.name),
                 p.claim.clone(),
                 match (p.outcome, p.reason.as_str()) {
+                    _ if !p.decides() => format!("size only ({})", p.outcome.word()),
                     (harness::decide::Outcome::Inconclusive, r) if !r.is_empty() => {
                         format!("inconclusive ({})", r.replace('_', " "))
                     }

@@ -31,6 +31,10 @@ pub struct PartSpec {
     pub seed: Option<(&'static str, &'static str)>,
     /// The seed's collection, as mongotop named it.
     pub collection: &'static str,
+    /// Whether the outcome follows from which statements each store's code runs (the
+    /// lab's own attribution of statements to tables, or the pages it writes), not from
+    /// what SQLite did: then the part is a measurement of size only.
+    pub by_construction: bool,
 }
 
 /// The parts, in order.
@@ -43,6 +47,7 @@ pub const PARTS: [PartSpec; 3] = [
                juju.leases)",
         seed: Some(("leases_ms_before", "leases_ms_after")),
         collection: "juju.leases",
+        by_construction: false,
     },
     PartSpec {
         name: "busy_time_txns",
@@ -52,6 +57,9 @@ pub const PARTS: [PartSpec; 3] = [
                `global-clock`'s update is still a transaction, with no log)",
         seed: Some(("txns_ms_before", "txns_ms_after")),
         collection: "juju.txns",
+        // `global-clock` is charged BEGIN/COMMIT only, `txn-log` those and three
+        // statements more (`busy.rs`): the ratio is the code's attribution.
+        by_construction: true,
     },
     PartSpec {
         name: "bytes_per_extend",
@@ -60,6 +68,8 @@ pub const PARTS: [PartSpec; 3] = [
                the global clock's ticker included)",
         seed: None,
         collection: "",
+        // Fixed by which pages each store's code writes (0.203 in every run).
+        by_construction: true,
     },
 ];
 
@@ -144,17 +154,24 @@ pub fn claims(planned: &Planned<'_>) -> Vec<Claim> {
         .map(|spec| {
             let words = claim_words(spec, planned.seeds());
             match &sides {
-                Ok((after, before)) => Claim::decided_by(
-                    spec.name,
-                    words,
-                    Comparison {
-                        a: Side::cell(after.clone()),
-                        b: Side::cell(before.clone()),
-                        figure: spec.figure.to_owned(),
-                        scale: 1.0,
-                        rule: RULE,
-                    },
-                ),
+                Ok((after, before)) => {
+                    let claim = Claim::decided_by(
+                        spec.name,
+                        words,
+                        Comparison {
+                            a: Side::cell(after.clone()),
+                            b: Side::cell(before.clone()),
+                            figure: spec.figure.to_owned(),
+                            scale: 1.0,
+                            rule: RULE,
+                        },
+                    );
+                    if spec.by_construction {
+                        claim.sized()
+                    } else {
+                        claim
+                    }
+                }
                 Err(why) => Claim::cannot(spec.name, words, why.clone()),
             }
         })

@@ -112,7 +112,11 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
                 } else {
                     "a plateau like the seed's"
                 },
-                "growth near linear, no plateau"
+                if plateau.high.is_some_and(|h| h < seed::FALL) {
+                    "throughput fell as the clients doubled, which is no plateau"
+                } else {
+                    "growth beyond the seed's plateau"
+                }
             ),
             bound_at(&default)
         ),
@@ -197,12 +201,8 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
         }
     }
     // A "no change" the default pool cannot fail (fewer requests in flight than its
-    // slots, so nothing queues) is dropped from the verdict, as issue 34 allows, rather
-    // than counted as undecided: it holds by construction, so no outcome of it would say
-    // anything of the seed. The details keep why.
-    if parts[3].thresholds.is_empty() {
-        parts.truncate(3);
-    }
+    // slots, so nothing queues) stays in the parts, inconclusive with its reason: no part
+    // is dropped from a verdict.
     let outcomes: Vec<Outcome> = parts.iter().map(|p| p.outcome).collect();
     Some(Answer {
         verdict: Verdict::of_outcomes(&outcomes),

@@ -22,6 +22,9 @@ const SHAPES: ((u64, u64), (u64, u64)) = ((1, 1024), (10, 5000));
 /// How much more than the seed's growth still reads as its plateau: the seed's 15% is one
 /// run of a load test, so 20% is the same observation.
 pub const PLATEAU_SLACK: f64 = 0.05;
+/// Below this the default pool's throughput fell as the clients doubled: a drop of 5% is
+/// what the pairs can decide and more than a flat line's noise.
+pub const FALL: f64 = 0.95;
 /// The share of linear growth (2x for twice the clients) at which the default no longer
 /// plateaus: 1.6x for 2x the clients is four times the seed's increase, nearer linear
 /// than the seed's 1.15x (in logs, the midpoint of 1.15x and 2x is 1.52x).
@@ -87,12 +90,14 @@ impl SeedFigures {
         self.to as f64 / self.from.max(1) as f64
     }
 
-    /// The plateau's rule: shown at or below the seed's growth and a little more,
-    /// contradicted at [`NEAR_LINEAR`] of the way to linear.
+    /// The plateau's rule, a band: shown when the growth lies between [`FALL`] (flat)
+    /// and the seed's growth and a little more; contradicted when it lies wholly outside,
+    /// either a fall (throughput dropped as clients doubled, which is no plateau) or
+    /// growth beyond the seed's.
     pub fn plateau_rule(&self) -> Rule {
-        Rule::Below {
-            shown: hundredths(self.growth + PLATEAU_SLACK),
-            contradicted: hundredths(1.0 + NEAR_LINEAR * (self.linear() - 1.0)),
+        Rule::Within {
+            low: FALL,
+            high: hundredths(self.growth + PLATEAU_SLACK),
         }
     }
 

@@ -93,13 +93,13 @@ fn the_seeds_plateau_lift_and_gain_are_shown_with_their_figures() {
     let run = cells((48e3, 49e3), 94e3, (0.0, 2.09));
     let a = judge(&run, &measure(&default_claims(), [1.01, 1.93, 3.09, 1.0]));
     let names: Vec<&str> = a.parts.iter().map(|p| p.name.as_str()).collect();
-    // "No change" cannot fail in the default plan (nothing queues at batch 1), so it is
-    // dropped from the verdict, and the details say why.
-    assert_eq!(names, PARTS[..3]);
+    // "No change" cannot be asked in the default plan (nothing queues at batch 1): it
+    // stays, inconclusive with its reason, so the verdict is partly, never reproduced.
+    assert_eq!(names, PARTS);
     let outcomes: Vec<Outcome> = a.parts.iter().map(|p| p.outcome).collect();
     use Outcome::*;
-    assert_eq!(outcomes, [Shown, Shown, Shown]);
-    assert_eq!(a.verdict, Verdict::Reproduced);
+    assert_eq!(outcomes, [Shown, Shown, Shown, Inconclusive]);
+    assert_eq!(a.verdict, Verdict::Partly);
     assert_eq!(finding(&a), a.verdict);
     assert!(a.sentences.len() <= 3);
     for p in &a.parts[..3] {
@@ -148,11 +148,7 @@ fn the_no_effect_fixture_is_never_partly() {
 fn a_run_without_pairs_cannot_tell_and_lists_every_part() {
     let a = judge(&cells((48e3, 49e3), 94e3, (0.0, 2.09)), &[]);
     assert_eq!(a.verdict, Verdict::CannotTell);
-    assert_eq!(
-        a.parts.len(),
-        PARTS.len() - 1,
-        "batch 1 cannot queue: dropped"
-    );
+    assert_eq!(a.parts.len(), PARTS.len(), "no part is dropped");
     assert!(a.parts.iter().all(|p| p.outcome == Outcome::Inconclusive));
     // The cells' medians alone decide nothing, however far apart.
     assert!(a.figure.is_empty());
@@ -166,7 +162,15 @@ fn parts_decide_the_verdict_not_the_cells() {
     assert_eq!(a.verdict, Verdict::Partly);
     let a = judge(&run, &measure(&default_claims(), [1.9, 1.0, 1.0, 1.0]));
     assert_eq!(a.verdict, Verdict::NotReproduced);
-    assert!(a.sentences[0].contains("no plateau"), "{}", a.sentences[0]);
+    assert!(
+        a.sentences[0].contains("beyond the seed's plateau"),
+        "{}",
+        a.sentences[0]
+    );
+    // Throughput that fell as the clients doubled is no plateau, and says so.
+    let a = judge(&run, &measure(&default_claims(), [0.85, 1.93, 3.09, 1.0]));
+    assert_eq!(a.parts[0].outcome, Outcome::Contradicted);
+    assert!(a.sentences[0].contains("fell"), "{}", a.sentences[0]);
 }
 
 #[test]

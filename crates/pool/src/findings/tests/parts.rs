@@ -107,13 +107,17 @@ fn outcome(claims: &[Claim], name: &str, ratio: f64, n: usize) -> Outcome {
 }
 
 #[test]
-fn the_plateau_is_shown_at_the_seeds_growth_and_contradicted_near_linear() {
+fn the_plateau_is_a_band_from_flat_to_the_seeds_growth() {
     let c = default_claims();
     assert_eq!(outcome(&c, "plateau", 1.01, 24), Outcome::Shown);
     assert_eq!(outcome(&c, "plateau", 1.15, 24), Outcome::Shown);
     assert_eq!(outcome(&c, "plateau", 1.9, 24), Outcome::Contradicted);
-    // Between a plateau and linear: undecided however many pairs.
-    assert_eq!(outcome(&c, "plateau", 1.4, 192), Outcome::Inconclusive);
+    assert_eq!(outcome(&c, "plateau", 1.4, 24), Outcome::Contradicted);
+    // A fall is no plateau.
+    assert_eq!(outcome(&c, "plateau", 0.85, 24), Outcome::Contradicted);
+    // At either edge of the band: undecided however many pairs.
+    assert_eq!(outcome(&c, "plateau", 1.2, 192), Outcome::Inconclusive);
+    assert_eq!(outcome(&c, "plateau", 0.95, 192), Outcome::Inconclusive);
     // Too few pairs for an interval.
     assert_eq!(outcome(&c, "plateau", 1.01, 5), Outcome::Inconclusive);
 }
@@ -170,7 +174,7 @@ fn no_change_where_the_default_can_queue_comes_out_each_way() {
 fn without_seed_tables_the_seeds_own_figures_are_used() {
     let claims = claims_of(&plan(2, &[1000]), &BTreeMap::new());
     let plateau = named(&claims, "plateau").comparison.unwrap();
-    assert_eq!(plateau.rule.thresholds(), vec![1.2, 1.6]);
+    assert_eq!(plateau.rule.thresholds(), vec![0.95, 1.2]);
     let large = named(&claims, "large_batch_gain").comparison.unwrap();
     assert_eq!(large.a.cell.params["batch"], 500);
 }
