@@ -94,46 +94,71 @@ fn a_matrix_terminated_mid_window_stops_its_server() {
     stop_mid_window_and_check(libc::SIGTERM, false);
 }
 
-#[test]
-fn what_a_cell_leaves_in_its_process_group_goes_with_it() {
-    // A server that leaves a process outside its own tree (a daemonised helper, or an
-    // nginx worker whose master died): the cell's process group still holds it.
+/// A project root with the repository's scenario files and `benches/<name>.toml`, a
+/// server file whose `[server] command` is `command` and whose threads are `threads`.
+fn server_file(name: &str, threads: &str, command: &str) -> tempfile::TempDir {
     let root = tempfile::tempdir().unwrap();
     common::copy_benches(root.path());
     std::fs::write(
-        root.path().join("benches/orphan.toml"),
-        "hot_path = \"server\"\naxis = \"threads\"\nthreads = [1]\nin_default = false\n\
-         [server]\ncommand = \"sh -c '(sleep 41.3 &); exec {lab} tiny-server --threads {threads} --port {port}'\"\n\
-         [load]\nbuiltin = \"line\"\n",
+        root.path().join(format!("benches/{name}.toml")),
+        format!(
+            "hot_path = \"server\"\naxis = \"threads\"\nthreads = [{threads}]\nin_default = false\n\
+             [server]\ncommand = \"{command}\"\n[load]\nbuiltin = \"line\"\n"
+        ),
     )
     .unwrap();
-    let tmp = common::private_tmp(root.path());
-    let out = Command::new(env!("CARGO_BIN_EXE_lab"))
+    root
+}
+
+/// `lab matrix scenarios=<name>` of 100 ms windows, one repetition, no profile, to its end.
+fn short_matrix(root: &Path, name: &str) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_lab"))
         .args([
             "matrix",
-            "scenarios=orphan",
+            &format!("scenarios={name}"),
             "cores=1",
             "repeats=1",
             "duration=100ms",
             "warmup=10ms",
             "profile=false",
         ])
-        .env("LAB_ROOT", root.path())
-        .env("TMPDIR", &tmp)
-        .current_dir(root.path())
+        .env("LAB_ROOT", root)
+        .env("TMPDIR", common::private_tmp(root))
+        .current_dir(root)
         .output()
-        .unwrap();
+        .unwrap()
+}
+
+/// The processes of the test's lab with `marker` among their arguments.
+fn with_arg(tmp: &Path, marker: &str) -> Vec<(i32, Vec<String>)> {
+    processes(tmp)
+        .into_iter()
+        .filter(|(_, args)| args.iter().any(|a| a == marker))
+        .collect()
+}
+
+#[test]
+fn what_a_cell_leaves_in_its_process_group_goes_with_it() {
+    // A server that leaves a process outside its own tree (a daemonised helper, or an
+    // nginx worker whose master died): the cell's process group still holds it.
+    let root = server_file(
+        "orphan",
+        "1",
+        "sh -c '(sleep 41.3 &); exec {lab} tiny-server --threads {threads} --port {port}'",
+    );
+    let out = short_matrix(root.path(), "orphan");
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
     // Right after the return, without a pause: lab waits for its cells' processes to end.
-    let left: Vec<_> = processes(&tmp)
-        .into_iter()
-        .filter(|(_, args)| args.iter().any(|a| a == "41.3"))
-        .collect();
-    assert_eq!(left, Vec::new(), "the orphan outlived the matrix");
+    let tmp = common::private_tmp(root.path());
+    assert_eq!(
+        with_arg(&tmp, "41.3"),
+        Vec::new(),
+        "the orphan outlived the matrix"
+    );
 }
 
 #[test]
@@ -141,35 +166,13 @@ fn a_server_that_daemonizes_leaves_nothing_once_the_matrix_returns() {
     // `setsid -f` is what a server's own `--daemonize yes` does: fork, leave the process
     // group and the session, and let the first process exit 0. The daemon is reached only
     // by the cell's cgroup; it must be gone the moment `lab matrix` returns.
-    let root = tempfile::tempdir().unwrap();
-    common::copy_benches(root.path());
-    std::fs::write(
-        root.path().join("benches/daemon.toml"),
-        "hot_path = \"server\"\naxis = \"threads\"\nthreads = [1, 2]\nin_default = false\n\
-         [server]\ncommand = \"sh -c 'setsid -f sleep 47.3 </dev/null >/dev/null 2>&1; exit 0'\"\n\
-         [load]\nbuiltin = \"line\"\n",
-    )
-    .unwrap();
-    let tmp = common::private_tmp(root.path());
-    let out = Command::new(env!("CARGO_BIN_EXE_lab"))
-        .args([
-            "matrix",
-            "scenarios=daemon",
-            "cores=1",
-            "repeats=1",
-            "duration=100ms",
-            "warmup=10ms",
-            "profile=false",
-        ])
-        .env("LAB_ROOT", root.path())
-        .env("TMPDIR", &tmp)
-        .current_dir(root.path())
-        .output()
-        .unwrap();
-    let left: Vec<_> = processes(&tmp)
-        .into_iter()
-        .filter(|(_, args)| args.iter().any(|a| a == "47.3"))
-        .collect();
+    let root = server_file(
+        "daemon",
+        "1, 2",
+        "sh -c 'setsid -f sleep 47.3 </dev/null >/dev/null 2>&1; exit 0'",
+    );
+    let out = short_matrix(root.path(), "daemon");
+    let left = with_arg(&common::private_tmp(root.path()), "47.3");
     let stderr = String::from_utf8_lossy(&out.stderr);
     if stderr.contains("without a cgroup of their own") {
         eprintln!("skipped: no writable cgroup2 here (not root?): {stderr}");
@@ -187,15 +190,11 @@ fn a_server_that_daemonizes_leaves_nothing_once_the_matrix_returns() {
 fn a_daemon_of_a_server_dies_with_a_killed_matrix() {
     // `kill -9` of lab: no destructor runs and the daemon (setsid, re-parented) has no
     // death signal; lab's cgroup watchdog sees lab's end and kills the cells' cgroups.
-    let root = tempfile::tempdir().unwrap();
-    common::copy_benches(root.path());
-    std::fs::write(
-        root.path().join("benches/daemon.toml"),
-        "hot_path = \"server\"\naxis = \"threads\"\nthreads = [1]\nin_default = false\n\
-         [server]\ncommand = \"sh -c 'setsid -f sleep 47.5 </dev/null >/dev/null 2>&1; exec {lab} tiny-server --threads {threads} --port {port}'\"\n\
-         [load]\nbuiltin = \"line\"\n",
-    )
-    .unwrap();
+    let root = server_file(
+        "daemon",
+        "1",
+        "sh -c 'setsid -f sleep 47.5 </dev/null >/dev/null 2>&1; exec {lab} tiny-server --threads {threads} --port {port}'",
+    );
     let tmp = common::private_tmp(root.path());
     let mut lab = Command::new(env!("CARGO_BIN_EXE_lab"))
         .args([
@@ -217,11 +216,7 @@ fn a_daemon_of_a_server_dies_with_a_killed_matrix() {
         .process_group(0)
         .spawn()
         .unwrap();
-    let daemon = || {
-        processes(&tmp)
-            .into_iter()
-            .any(|(_, args)| args.iter().any(|a| a == "47.5"))
-    };
+    let daemon = || !with_arg(&tmp, "47.5").is_empty();
     wait_until("the daemon to start", Duration::from_secs(60), daemon);
     // SAFETY: signalling a process this test started.
     unsafe { libc::kill(lab.id() as i32, libc::SIGKILL) };
