@@ -1,7 +1,7 @@
 //! The matrix's measuring steps: the rounds (repetition r of every cell before r+1 of
 //! any, in a fresh order each round, the results file rewritten after each), the extra
 //! rounds for cells whose interval is still wide while the budget allows, and the
-//! profiles, one extra uncounted run per chosen cell.
+//! profiles, one extra uncounted run per chosen cell (before the pairs).
 
 use std::time::{Duration, Instant};
 
@@ -188,9 +188,12 @@ impl Matrix<'_> {
             if self.run.reps[i].is_empty() || self.run.profiles[i].is_some() {
                 continue;
             }
-            // The budget is the user's: profiles that would end past it are left out.
-            let cost =
-                cell.file.profile_cost(cell.threads, self.plan.quick) + crate::plan::REPORT_COST;
+            // The budget is the user's: profiles that would end past it are left out, and
+            // so are those that would take the least pairs the parts were planned (24
+            // a part) from them; the pairs come next and have what the profiles leave.
+            let cost = cell.file.profile_cost(cell.threads, self.plan.quick)
+                + crate::plan::REPORT_COST
+                + self.pairs_least;
             if let Some(budget) = self.plan.budget {
                 if self.began.elapsed() + cost > budget {
                     let left = order[at..]
