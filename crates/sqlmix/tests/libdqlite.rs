@@ -152,18 +152,28 @@ fn the_designs_verify_through_the_node_and_leave_nothing() {
         .chain([("pool", "per-app"), ("sharded", "per-app")]);
     for (variant, databases) in cases {
         let p = small(dir.path(), &[("databases", databases)]);
-        let m = SqlmixHotPath
-            .measure(variant, &p, testing::settings(4, 20, 200))
-            .unwrap_or_else(|f| panic!("{variant} {databases}: {f}"));
-        assert_eq!(m.verified, Ok(()), "{variant} {databases}");
-        assert_eq!(m.extra["backend"], "libdqlite");
+        // Both kinds of statement must reach the node. A 200 ms window on a loaded
+        // two-core machine now and then holds no read or no write (2 runs in 80 here):
+        // that is the machine, not the design, so such a window is taken again, up to
+        // three times; every window must verify.
+        let mut both = false;
+        for _ in 0..3 {
+            let m = SqlmixHotPath
+                .measure(variant, &p, testing::settings(4, 20, 200))
+                .unwrap_or_else(|f| panic!("{variant} {databases}: {f}"));
+            assert_eq!(m.verified, Ok(()), "{variant} {databases}");
+            assert_eq!(m.extra["backend"], "libdqlite");
+            assert!(m.extra["connects_per_sec"].is_number());
+            let counted = |k: &str| m.extra[k].as_f64().unwrap() > 0.0;
+            if counted("writes_per_sec") && counted("reads_per_sec") {
+                both = true;
+                break;
+            }
+        }
         assert!(
-            m.extra["writes_per_sec"].as_f64().unwrap() > 0.0
-                && m.extra["reads_per_sec"].as_f64().unwrap() > 0.0,
-            "{variant} {databases}: {:?}",
-            m.extra
+            both,
+            "{variant} {databases}: no window of three held both a read and a write"
         );
-        assert!(m.extra["connects_per_sec"].is_number());
     }
     let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
     assert!(left.is_empty(), "left behind: {left:?}");
