@@ -8,21 +8,7 @@ use harness::schema::{CellStatus, ResultsFile};
 
 mod common;
 
-use common::lab;
-
-/// A scratch project root holding copies of the repository's scenario files.
-fn scratch_root() -> tempfile::TempDir {
-    let root = tempfile::tempdir().unwrap();
-    common::copy_benches(root.path());
-    root
-}
-
-fn results_files(root: &Path) -> Vec<PathBuf> {
-    match std::fs::read_dir(root.join("reports/data")) {
-        Ok(dir) => dir.map(|e| e.unwrap().path()).collect(),
-        Err(_) => Vec::new(),
-    }
-}
+use common::{lab, results_files, scratch_root};
 
 /// The scenario files in the repository's benches/ by name, with their contents, in the
 /// order `lab` reads them.

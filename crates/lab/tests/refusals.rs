@@ -3,29 +3,15 @@
 //! no results file; and a run refuses only the scenario files it would run, a broken file
 //! elsewhere in `benches/` being one warning line.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 mod common;
 
-use common::lab;
+use common::{lab, results_files, scratch_root};
 
 /// The longest refusal line, in characters: a reason behind every parameter's value, or
 /// every name a hot path accepts, is not read.
 const SHORT_LINE: usize = 200;
-
-/// A scratch project root holding copies of the repository's scenario files.
-fn scratch_root() -> tempfile::TempDir {
-    let root = tempfile::tempdir().unwrap();
-    common::copy_benches(root.path());
-    root
-}
-
-fn results_files(root: &Path) -> Vec<PathBuf> {
-    match std::fs::read_dir(root.join("reports/data")) {
-        Ok(dir) => dir.map(|e| e.unwrap().path()).collect(),
-        Err(_) => Vec::new(),
-    }
-}
 
 /// `lab` with `args` in `root` refuses them in one short line holding `expected`, and
 /// writes no results file; the line, for further checks.

@@ -72,3 +72,18 @@ pub fn wait_until(what: &str, limit: std::time::Duration, mut done: impl FnMut()
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
+
+/// A scratch project root holding copies of the repository's scenario files.
+pub fn scratch_root() -> tempfile::TempDir {
+    let root = tempfile::tempdir().unwrap();
+    copy_benches(root.path());
+    root
+}
+
+/// The results files under `root/reports/data`, none when the folder is missing.
+pub fn results_files(root: &Path) -> Vec<std::path::PathBuf> {
+    match std::fs::read_dir(root.join("reports/data")) {
+        Ok(dir) => dir.map(|e| e.unwrap().path()).collect(),
+        Err(_) => Vec::new(),
+    }
+}
