@@ -40,10 +40,10 @@ use crate::{progress, signals, table};
 /// and prints the tables.
 pub fn run(plan: &MatrixPlan, start: Start) -> anyhow::Result<ExitCode> {
     let mut matrix = Matrix::plan(plan, start)?;
+    // The rounds take the profiles after their kept rounds (`rounds`): a flamegraph left
+    // out is a promise broken, so the profiles come before anything the budget may cut
+    // (a run here lost 8 of them when its first rounds overran under host steal).
     matrix.rounds()?;
-    // The profiles before the pairs: their count is fixed by the plan and a flamegraph
-    // left out is a promise broken, while the pairs stop at any look and absorb what the
-    // cost model got wrong (a run here took its profiles at 2.9 s each, not 1.6 s).
     matrix.profiles();
     matrix.pairs()?;
     matrix.report()
@@ -62,14 +62,9 @@ struct Matrix<'p> {
     /// Repetitions each cell's file asks for.
     planned: Vec<usize>,
     began: Instant,
-    /// What must still fit after the rounds: the profiles and the report.
-    after_rounds: Duration,
     /// What the budget keeps for the parts' pairs (`plan::parts`), which the rounds may
     /// not take.
     pairs_kept: Duration,
-    /// What the parts' least pairs ([`crate::plan::parts::MIN_PAIRS`] each) cost, which
-    /// the profiles, taken before the pairs, may not take.
-    pairs_least: Duration,
     bar: ProgressBar,
     interrupted: &'static AtomicBool,
     /// Repetitions added by extra rounds.
@@ -99,9 +94,7 @@ impl<'p> Matrix<'p> {
                 crate::speed::Speedometer::seeded(plan.machine_speed),
             ),
             began: Instant::now(),
-            after_rounds: Duration::ZERO,
             pairs_kept: Duration::ZERO,
-            pairs_least: Duration::ZERO,
             bar: ProgressBar::hidden(),
             interrupted,
             extended: 0,
@@ -109,12 +102,10 @@ impl<'p> Matrix<'p> {
         matrix.bar = matrix.announce();
         matrix.exe = std::env::current_exe().context("cannot find the lab executable")?;
         matrix.began = Instant::now();
-        matrix.after_rounds = matrix.profiling_cost() + crate::plan::REPORT_COST;
         if let (Some(budget), true) = (plan.budget, plan.pairs) {
             let reserve = crate::plan::parts::reserve(&plan.parts);
             matrix.pairs_kept = budget.mul_f64(crate::plan::PLAN_SHARE)
                 - crate::plan::rounds_share(budget, true, reserve);
-            matrix.pairs_least = crate::plan::parts::least(&plan.parts);
         }
         Ok(matrix)
     }
@@ -131,6 +122,11 @@ impl<'p> Matrix<'p> {
             .file
             .repeats
             .saturating_sub(self.run.reps[i].len())
+    }
+
+    /// What must still fit after the rounds: the profiles not yet taken and the report.
+    fn after_rounds(&self) -> Duration {
+        self.profiling_cost() + crate::plan::REPORT_COST
     }
 
     /// The profiles still to take, by the plan's cost model.

@@ -1,7 +1,8 @@
 //! The matrix's measuring steps: the rounds (repetition r of every cell before r+1 of
 //! any, in a fresh order each round, the results file rewritten after each), the extra
 //! rounds for cells whose interval is still wide while the budget allows, and the
-//! profiles, one extra uncounted run per chosen cell (before the pairs).
+//! profiles, one extra uncounted run per chosen cell, taken after the kept rounds and
+//! before anything the budget may cut.
 
 use std::time::{Duration, Instant};
 
@@ -9,7 +10,8 @@ use super::{profile_prefix, run_child, Matrix};
 use crate::{adaptive, order, progress};
 
 /// Rounds that run whatever the budget: a cell's first repetitions give its figure and
-/// its spread.
+/// its spread. The profiles follow them (a profile needs a cell that ran), before the
+/// rounds the budget may stop.
 const ROUNDS_KEPT: usize = 2;
 
 /// How a round ended.
@@ -33,6 +35,9 @@ impl Matrix<'_> {
             adaptive::EXTRA_ROUNDS
         };
         for rep in 0..max_repeats + extra_rounds {
+            if rep == ROUNDS_KEPT {
+                self.profiles();
+            }
             if rep >= max_repeats && !self.extra_round(rep - max_repeats) {
                 break;
             }
@@ -73,7 +78,7 @@ impl Matrix<'_> {
             .filter(|&i| rep >= self.run.reps[i].len() && rep < self.planned[i])
             .map(|i| self.cells[i].file.run_cost(self.cells[i].threads))
             .sum();
-        let kept = self.pairs_kept + self.after_rounds;
+        let kept = self.pairs_kept + self.after_rounds();
         if self.began.elapsed() + cost + kept <= budget {
             return true;
         }
@@ -102,7 +107,7 @@ impl Matrix<'_> {
             .map(|i| self.cells[i].file.run_cost(self.cells[i].threads))
             .sum();
         if let Some(budget) = self.plan.budget {
-            if self.began.elapsed() + cost + self.after_rounds + self.pairs_kept > budget {
+            if self.began.elapsed() + cost + self.after_rounds() + self.pairs_kept > budget {
                 progress::phase(
                     &self.bar,
                     &format!(
@@ -168,47 +173,32 @@ impl Matrix<'_> {
     }
 
     /// One extra, uncounted run per chosen cell for its flamegraph, in the selection's
-    /// order, leaving out those that would end past the budget.
+    /// order. Never cut for the budget: the plan counted them before it ran, a profile
+    /// costs a few seconds, and the rounds and pairs after them are what absorbs an
+    /// estimate gone wrong. Runs once; later calls find nothing left to take.
     pub(super) fn profiles(&mut self) {
-        if !self.plan.profile {
+        if !self.plan.profile || self.stopping() {
             return;
         }
-        if !self.stopping() {
-            progress::phase(
-                &self.bar,
-                "profiling: one extra, uncounted run per cell for its flamegraph",
-            );
-        }
         let order = crate::plan::profiled::order(&self.cells, &self.chosen);
-        for (at, &i) in order.iter().enumerate() {
+        let todo: Vec<usize> = order
+            .into_iter()
+            .filter(|&i| !self.run.reps[i].is_empty() && self.run.profiles[i].is_none())
+            .collect();
+        if todo.is_empty() {
+            return;
+        }
+        progress::phase(
+            &self.bar,
+            &format!(
+                "profiling: one extra, uncounted run for each of {} cell(s), for its flamegraph",
+                todo.len()
+            ),
+        );
+        for i in todo {
             let cell = &self.cells[i];
             if self.stopping() {
                 break;
-            }
-            if self.run.reps[i].is_empty() || self.run.profiles[i].is_some() {
-                continue;
-            }
-            // The budget is the user's: profiles that would end past it are left out, and
-            // so are those that would take the least pairs the parts were planned (24
-            // a part) from them; the pairs come next and have what the profiles leave.
-            let cost = cell.file.profile_cost(cell.threads, self.plan.quick)
-                + crate::plan::REPORT_COST
-                + self.pairs_least;
-            if let Some(budget) = self.plan.budget {
-                if self.began.elapsed() + cost > budget {
-                    let left = order[at..]
-                        .iter()
-                        .filter(|&&j| self.run.profiles[j].is_none())
-                        .count();
-                    progress::phase(
-                        &self.bar,
-                        &format!(
-                            "profiles left out: {left} cell(s) would end past budget={}",
-                            humantime::format_duration(Duration::from_secs(budget.as_secs()))
-                        ),
-                    );
-                    break;
-                }
             }
             self.bar.set_message(format!(
                 "{}/{} t={} c={} profiling",

@@ -178,7 +178,8 @@ pub fn measure(
             .map(|&c| cells[c].file.run_cost(cells[c].threads))
             .sum();
         while m.pairs.len() < target {
-            if deadline.is_some_and(|d| Instant::now() + cost > d) {
+            // The least pairs run whatever the clock says (see `block`).
+            if m.pairs.len() >= MIN_PAIRS && deadline.is_some_and(|d| Instant::now() + cost > d) {
                 m.stopped = "budget spent".to_owned();
                 break;
             }
@@ -224,9 +225,14 @@ fn block(
     run: &mut dyn Runner,
 ) -> bool {
     let mut count = target - m.pairs.len();
+    // A part's least pairs ([`MIN_PAIRS`]) run whatever the clock says: the plan gave
+    // them their time before anything ran, and a part cut below them is one the run
+    // could have decided (a part budget-stopped at 9 pairs decides nothing). What an
+    // estimate got wrong comes out of the pairs beyond them.
+    let least = MIN_PAIRS.saturating_sub(m.pairs.len()).min(count);
     if let Some(d) = deadline {
         let left = d.saturating_duration_since(Instant::now());
-        while count > 0 && run.block_cost(cells, count) > left {
+        while count > least && run.block_cost(cells, count) > left {
             count -= 1;
         }
     }

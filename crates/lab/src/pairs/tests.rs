@@ -104,7 +104,15 @@ fn pairs_alternate_and_a_clear_effect_stops_at_the_first_look() {
 fn a_spent_budget_and_a_failed_side_stop_with_their_reason() {
     let plan = plan();
     let cells = plan.cells();
+    // A part that has its least pairs, too wide to stop at them (ratios 0.9 to 1.3):
+    // nothing more runs past the budget.
     let mut parts = vec![part()];
+    parts[0].pairs = [0.9e6, 1.1e6, 1.3e6]
+        .iter()
+        .map(|&a| vec![a, 1e6])
+        .cycle()
+        .take(MIN_PAIRS)
+        .collect();
     let past = Instant::now() - Duration::from_secs(1);
     let mut never =
         Fake(|_: usize, _: usize| -> Option<Repetition> { panic!("ran past its budget") });
@@ -116,7 +124,7 @@ fn a_spent_budget_and_a_failed_side_stop_with_their_reason() {
         &mut |_| {}
     ));
     assert_eq!(parts[0].stopped, "budget spent");
-    assert!(parts[0].pairs.is_empty());
+    assert_eq!(parts[0].pairs.len(), MIN_PAIRS);
     assert_eq!(parts[0].part().outcome, Outcome::Inconclusive);
 
     let mut parts = vec![part()];
@@ -179,6 +187,8 @@ fn a_side_outside_the_plan_is_a_part_that_says_so() {
 struct Blocks {
     asked: Vec<usize>,
     starts: Vec<usize>,
+    /// How far dashmap's figure swings around 1.5x from pair to pair (0: not at all).
+    wiggle: f64,
 }
 
 impl Runner for Blocks {
@@ -200,9 +210,15 @@ impl Runner for Blocks {
         self.asked.push(count);
         self.starts.push(start);
         assert_eq!(cells.len(), 2);
-        let ra = synthetic_cell("lookup", "lookup", "dashmap", &[], 2, 1, 1.5e6, 0.0, 1);
-        let rb = synthetic_cell("lookup", "lookup", "global-mutex", &[], 2, 1, 1e6, 0.0, 1);
-        Some(Ok(vec![vec![Repetition(ra), Repetition(rb)]; count]))
+        let pairs = (start..start + count)
+            .map(|k| {
+                let ops = 1.5e6 * (1.0 + self.wiggle * ((k % 3) as f64 - 1.0));
+                let ra = synthetic_cell("lookup", "lookup", "dashmap", &[], 2, 1, ops, 0.0, 1);
+                let rb = synthetic_cell("lookup", "lookup", "global-mutex", &[], 2, 1, 1e6, 0.0, 1);
+                vec![Repetition(ra), Repetition(rb)]
+            })
+            .collect();
+        Some(Ok(pairs))
     }
 }
 
@@ -210,29 +226,48 @@ impl Runner for Blocks {
 fn blocks_go_to_the_next_look_and_fit_the_deadline() {
     let plan = plan();
     let cells = plan.cells();
-    let mut parts = vec![part()];
-    let mut runner = Blocks {
+    let blocks = |wiggle: f64| Blocks {
         asked: Vec::new(),
         starts: Vec::new(),
+        wiggle,
     };
+    let mut parts = vec![part()];
+    let mut runner = blocks(0.0);
     assert!(measure(&mut parts, &cells, None, &mut runner, &mut |_| {}));
     assert_eq!(runner.asked, [harness::decide::interval::LOOKS[0]]);
     assert_eq!(parts[0].stopped, "decided");
     assert!((parts[0].interval().unwrap().ratio - 1.5).abs() < 1e-9);
 
-    // With 5.5 s left and a second a pair, the block shrinks to what fits (the stand-in
-    // takes no time, so the rest of the look fits next).
+    // Pairs that swing too much to be narrow at any look before 24: with the deadline
+    // already past, the part still gets its least pairs, look by look, and no more.
     let mut parts = vec![part()];
-    let mut runner = Blocks {
-        asked: Vec::new(),
-        starts: Vec::new(),
-    };
+    let mut runner = blocks(0.2);
+    measure(
+        &mut parts,
+        &cells,
+        Some(Instant::now()),
+        &mut runner,
+        &mut |_| {},
+    );
+    assert_eq!(runner.asked, [9, 7, 8]);
+    // Each block goes on from where the last ended in the sequence, so its sides' order
+    // does too.
+    assert_eq!(runner.starts, [0, 9, 16]);
+    assert_eq!(parts[0].pairs.len(), MIN_PAIRS);
+    assert_eq!(parts[0].stopped, "budget spent");
+
+    // Past the least pairs, a block shrinks to what fits: 5.5 s left at a second a pair.
+    let mut parts = vec![part()];
+    parts[0].pairs = vec![vec![1.2e6, 1e6], vec![1.8e6, 1e6], vec![1.5e6, 1e6]]
+        .into_iter()
+        .cycle()
+        .take(MIN_PAIRS)
+        .collect();
+    let mut runner = blocks(0.2);
     let deadline = Instant::now() + Duration::from_millis(5500);
     measure(&mut parts, &cells, Some(deadline), &mut runner, &mut |_| {});
-    assert_eq!(runner.asked, [5, 4]);
-    // The second block goes on from pair 5 of the sequence, so its sides' order does too.
-    assert_eq!(runner.starts, [0, 5]);
-    assert_eq!(parts[0].pairs.len(), 9);
+    assert_eq!(runner.asked[0], 5);
+    assert_eq!(runner.starts[0], MIN_PAIRS);
 }
 
 #[test]
