@@ -192,15 +192,6 @@ pub fn reserve(parts: &[PartPlan]) -> Duration {
     parts.iter().map(|p| p.cost).sum()
 }
 
-/// The time the parts' least pairs ([`MIN_PAIRS`] each) need together.
-pub fn least(parts: &[PartPlan]) -> Duration {
-    parts
-        .iter()
-        .filter(|p| p.pairs > 0)
-        .map(|p| p.cost.mul_f64(MIN_PAIRS as f64 / p.pairs as f64))
-        .sum()
-}
-
 impl MatrixPlan {
     /// The plan as the results file keeps it.
     pub fn record(&self) -> harness::schema::RunPlan {
