@@ -29,6 +29,10 @@ pub enum Verdict {
     NotReproduced,
     /// Nothing could be judged: too few repetitions, too few cores, cells missing.
     CannotTell,
+    /// Every deciding part was shown, and some rest on a model whose parameters were
+    /// chosen (often fitted to the seed's own figures): the model agrees with the seed,
+    /// which is not the seed's effect reproduced on a real system.
+    ModelAgrees,
 }
 
 impl Verdict {
@@ -39,6 +43,7 @@ impl Verdict {
             Verdict::Partly => "partly",
             Verdict::NotReproduced => "not_reproduced",
             Verdict::CannotTell => "cannot_tell",
+            Verdict::ModelAgrees => "model_agrees",
         }
     }
 
@@ -197,7 +202,7 @@ pub struct Finding {
     pub hot_path: String,
     /// The question its seed asked.
     pub question: String,
-    /// `reproduced`, `partly`, `not_reproduced` or `cannot_tell`.
+    /// `reproduced`, `partly`, `not_reproduced`, `cannot_tell` or `model_agrees`.
     pub verdict: Verdict,
     /// The parts the verdict follows from, each with its ratio, interval, pairs,
     /// thresholds, outcome and time (empty in findings written before parts).
@@ -256,13 +261,21 @@ impl Finding {
         let cut_short = answer.parts.iter().any(|p| {
             p.outcome == Outcome::Inconclusive && p.reason == crate::decide::reason::BUDGET
         });
+        // A model that agrees with the seed it was fitted to is not a reproduction.
+        let on_a_model = answer.parts.iter().any(|p| {
+            p.decides() && p.outcome == Outcome::Shown && p.basis == Basis::Model.part_word()
+        }) || (answer.parts.is_empty() && answer.basis == Basis::Model);
+        let verdict = match (outcomes.is_empty(), Verdict::of_outcomes(&outcomes)) {
+            (true, _) => answer.verdict,
+            (false, Verdict::Partly) if cut_short => Verdict::CannotTell,
+            (false, v) => v,
+        };
         Finding {
             hot_path: hot_path.to_owned(),
             question: question.to_owned(),
-            verdict: match (outcomes.is_empty(), Verdict::of_outcomes(&outcomes)) {
-                (true, _) => answer.verdict,
-                (false, Verdict::Partly) if cut_short => Verdict::CannotTell,
-                (false, v) => v,
+            verdict: match verdict {
+                Verdict::Reproduced if on_a_model => Verdict::ModelAgrees,
+                v => v,
             },
             decided,
             parts: answer.parts,
@@ -380,6 +393,48 @@ mod tests {
         assert_eq!(Verdict::of_outcomes(&[]), CannotTell);
     }
 
+    fn part(outcome: Outcome, basis: Basis) -> Part {
+        let mut p = Part::other("p", "claim", outcome, "");
+        p.basis = basis.part_word().to_owned();
+        p
+    }
+
+    fn verdict_of(parts: Vec<Part>, basis: Basis) -> Verdict {
+        let mut answer = Answer::cannot_tell(basis, "");
+        answer.parts = parts;
+        Finding::new("h", "q", answer).verdict
+    }
+
+    #[test]
+    fn a_model_that_agrees_with_its_seed_is_never_reproduced() {
+        use Outcome::*;
+        let real = |o| part(o, Basis::Real);
+        let model = |o| part(o, Basis::Model);
+        assert_eq!(
+            verdict_of(vec![real(Shown), real(Shown)], Basis::Real),
+            Verdict::Reproduced
+        );
+        assert_eq!(
+            verdict_of(vec![model(Shown), model(Shown)], Basis::Model),
+            Verdict::ModelAgrees
+        );
+        // One shown part on a model is enough: the verdict rests on it too.
+        assert_eq!(
+            verdict_of(vec![real(Shown), model(Shown)], Basis::Real),
+            Verdict::ModelAgrees
+        );
+        // A model's contradicted part is counted like any other, and keeps its word.
+        assert_eq!(
+            verdict_of(vec![real(Shown), model(Contradicted)], Basis::Real),
+            Verdict::Partly
+        );
+        // Parts of an answer's basis take its word: a model answer's parts are the model's.
+        assert_eq!(
+            verdict_of(vec![Part::other("p", "c", Shown, "")], Basis::Model),
+            Verdict::ModelAgrees
+        );
+    }
+
     #[test]
     fn words_are_the_json_words() {
         for v in [
@@ -390,6 +445,10 @@ mod tests {
         ] {
             assert_eq!(serde_json::to_value(v).unwrap(), v.word());
         }
+        assert_eq!(
+            serde_json::to_value(Verdict::ModelAgrees).unwrap(),
+            Verdict::ModelAgrees.word()
+        );
         for b in [Basis::Measured, Basis::Model, Basis::Real] {
             assert_eq!(serde_json::to_value(b).unwrap(), b.word());
         }

@@ -810,6 +810,16 @@ fn findings_come_first_and_follow_what_was_measured() {
             "{hot_path} has its chart"
         );
     }
+    // At a glance: the Findings section outside its <details> holds the verdicts and
+    // each part's outcome, ratio, pairs and weight, and at most 400 words; the claims,
+    // sides and reasons are one click away.
+    let (in_view, folded) = findings_in_view(&html);
+    let words = in_view.split_whitespace().count();
+    assert!(words <= 400, "{words} words in view:\n{in_view}");
+    assert!(in_view.contains("weight") && in_view.contains("large_batch_gain"));
+    assert!(!in_view.contains("sides, and why"), "{in_view}");
+    assert!(folded.contains("sides, and why"));
+    assert!(folded.contains("The question:"));
     // The model names what it was fitted to, and pool's thread counts get no advice.
     let shows = std::fs::read_to_string(r.join("reports/shows/summary.md")).unwrap();
     assert!(
@@ -837,4 +847,40 @@ fn findings_come_first_and_follow_what_was_measured() {
         .unwrap()
         .iter()
         .any(|t| t["title"].as_str().unwrap().starts_with("Thread advice")));
+}
+
+/// The Findings section of `html` as text: what is in view (outside `<details>`, tags
+/// dropped) and what is folded.
+fn findings_in_view(html: &str) -> (String, String) {
+    let start = html.find("<section class=\"findings\"").unwrap();
+    let end = start
+        + html[start..]
+            .find("<section class=\"machine\"")
+            .unwrap_or(html.len() - start);
+    let mut section = &html[start..end];
+    let (mut view, mut folded) = (String::new(), String::new());
+    while let Some(open) = section.find("<details") {
+        view.push_str(&section[..open]);
+        let close = open + section[open..].find("</details>").unwrap() + "</details>".len();
+        folded.push_str(&section[open..close]);
+        section = &section[close..];
+    }
+    view.push_str(section);
+    let strip = |s: &str| {
+        let mut out = String::new();
+        let mut in_tag = false;
+        for c in s.chars() {
+            match c {
+                '<' => in_tag = true,
+                '>' => {
+                    in_tag = false;
+                    out.push(' ');
+                }
+                c if !in_tag => out.push(c),
+                _ => {}
+            }
+        }
+        out
+    };
+    (strip(&view), strip(&folded))
 }

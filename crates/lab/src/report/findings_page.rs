@@ -1,7 +1,13 @@
 //! The Findings as a reader meets them: a verdict table first (one row per finding, the
-//! verdict word, its basis, the figure that decides it), then one section per finding
-//! with at most three sentences and its chart in view and the rest folded under
+//! verdict word, the parts decided, its basis, the figure that decides it), then one
+//! section per finding with its parts at a glance (part, outcome, ratio [interval], pairs,
+//! weight) and its chart in view, and the rest (the question in full, the answer's
+//! sentences, each part's claim, sides, thresholds and reasons, the tables) folded under
 //! `<details>`; one section for `index.html` and `summary.md` alike.
+//!
+//! Why so little in view: with every part's sides and reasons written out the section
+//! held 1211-2690 words outside `<details>`, which nobody reads at a glance; the in-view
+//! words are bounded by a test (`lab/tests/report.rs`).
 //!
 //! Lays out [`Finding`]s only: which sentences, tables and chart a finding has is the hot
 //! path's (`harness::findings`), the driver is `findings`.
@@ -12,14 +18,14 @@ use super::markup::{self, code_spans, small, text, Attrs, Block, Cell, Inline, R
 use super::Analysed;
 
 /// Sentences shown before the fold; the rest of an answer's sentences join its details.
-const IN_VIEW: usize = 3;
+const IN_VIEW: usize = 0;
 
-/// The question in a few words: up to its first comma or the first twelve words.
+/// The question in a few words: up to its first comma or the first ten words.
 fn short_question(q: &str) -> String {
     let head = q.split([',', '(']).next().unwrap_or(q).trim();
     let words: Vec<&str> = head.split_whitespace().collect();
-    if words.len() > 12 {
-        format!("{}…", words[..12].join(" "))
+    if words.len() > 10 {
+        format!("{}…", words[..10].join(" "))
     } else {
         head.trim_end_matches('?').to_owned() + "?"
     }
@@ -92,10 +98,11 @@ fn verdicts(findings: &[Finding]) -> markup::Table {
     }
 }
 
-/// One finding: its question and verdict, the sentences in view beside its chart, the
-/// rest folded under details.
+/// One finding: its verdict, its parts at a glance beside its chart, the rest (the
+/// question and the answer's sentences first) folded under details.
 fn finding(f: &Finding, prefix: &str, level: u8) -> Block {
-    let mut heading = text(format!("{}: {} ", f.hot_path, f.question));
+    // The short question is the verdict table's; the full one opens the details.
+    let mut heading = text(format!("{} ", f.hot_path));
     heading.push(Inline::Span {
         class: format!("verdict {}", f.verdict.word()),
         text: text(f.verdict.word()),
@@ -108,12 +115,6 @@ fn finding(f: &Finding, prefix: &str, level: u8) -> Block {
         .take(IN_VIEW)
         .map(|s| Block::Para(code_spans(s)))
         .collect();
-    if !f.calibrated_on.is_empty() {
-        in_view.push(Block::note(format!(
-            "Model calibrated on: {}.",
-            f.calibrated_on.join("; ")
-        )));
-    }
     in_view.extend(parts_table(f).iter().flat_map(table_blocks));
     let mut body = vec![Block::div("finding-text", in_view)];
     if !f.chart_svg.is_empty() {
@@ -126,15 +127,21 @@ fn finding(f: &Finding, prefix: &str, level: u8) -> Block {
         Block::Heading(level, heading),
         Block::div("finding-body", body),
     ];
-    let more: Vec<&String> = f.sentences.iter().skip(IN_VIEW).chain(&f.details).collect();
-    if !more.is_empty() || !f.tables.is_empty() {
-        let mut folded = vec![Block::List(
-            Attrs::default(),
-            more.iter().map(|d| code_spans(d)).collect(),
-        )];
-        folded.extend(f.tables.iter().flat_map(table_blocks));
-        blocks.push(Block::Details("Details".into(), folded));
+    let mut more: Vec<String> = vec![format!("The question: {}", f.question)];
+    if !f.calibrated_on.is_empty() {
+        more.push(format!(
+            "Model calibrated on: {}.",
+            f.calibrated_on.join("; ")
+        ));
     }
+    more.extend(f.sentences.iter().skip(IN_VIEW).chain(&f.details).cloned());
+    let mut folded = vec![Block::List(
+        Attrs::default(),
+        more.iter().map(|d| code_spans(d)).collect(),
+    )];
+    folded.extend(parts_in_full(f).iter().flat_map(table_blocks));
+    folded.extend(f.tables.iter().flat_map(table_blocks));
+    blocks.push(Block::Details("Details".into(), folded));
     Block::section(
         Attrs::class("finding")
             .data("hot-path", f.hot_path.clone())
@@ -143,8 +150,25 @@ fn finding(f: &Finding, prefix: &str, level: u8) -> Block {
     )
 }
 
-/// The finding's parts, one row each: what the verdict follows from, with the ratio, its
-/// interval, the pairs behind it, the thresholds, the outcome and the time it took.
+/// A part's outcome as the parts tables say it: a measurement of size says so, a model's
+/// part says `model`, an undecided part says why.
+fn outcome_word(p: &harness::decide::Part) -> String {
+    let word = match (p.outcome, p.reason.as_str()) {
+        _ if !p.decides() => format!("size only ({})", p.outcome.word()),
+        (harness::decide::Outcome::Inconclusive, r) if !r.is_empty() => {
+            format!("inconclusive ({})", r.replace('_', " "))
+        }
+        (o, _) => o.word().to_owned(),
+    };
+    if p.basis == harness::findings::Basis::Model.part_word() {
+        format!("model: {word}")
+    } else {
+        word
+    }
+}
+
+/// The finding's parts at a glance, one row each: the part, its outcome, the ratio with
+/// its interval, the pairs behind it and whether the verdict rests on it.
 pub fn parts_table(f: &Finding) -> Option<Table> {
     if f.parts.is_empty() {
         return None;
@@ -155,19 +179,40 @@ pub fn parts_table(f: &Finding) -> Option<Table> {
         .map(|p| {
             vec![
                 format!("`{}`", p.name),
-                p.claim.clone(),
-                match (p.outcome, p.reason.as_str()) {
-                    _ if !p.decides() => format!("size only ({})", p.outcome.word()),
-                    (harness::decide::Outcome::Inconclusive, r) if !r.is_empty() => {
-                        format!("inconclusive ({})", r.replace('_', " "))
-                    }
-                    (o, _) => o.word().to_owned(),
-                },
+                outcome_word(p),
                 match (p.ratio, p.low, p.high) {
                     (Some(r), Some(l), Some(h)) => format!("{r:.3} [{l:.3}-{h:.3}]"),
                     _ => "-".to_owned(),
                 },
                 p.pairs.to_string(),
+                if p.decides() { "decides" } else { "size only" }.to_owned(),
+            ]
+        })
+        .collect();
+    Some(Table {
+        title: "Parts".to_owned(),
+        columns: ["part", "outcome", "ratio [interval]", "pairs", "weight"]
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect(),
+        rows,
+    })
+}
+
+/// The finding's parts in full, folded: each part's claim, basis, thresholds, time, and
+/// its sides and why it stopped.
+fn parts_in_full(f: &Finding) -> Option<Table> {
+    if f.parts.is_empty() {
+        return None;
+    }
+    let rows = f
+        .parts
+        .iter()
+        .map(|p| {
+            vec![
+                format!("`{}`", p.name),
+                p.claim.clone(),
+                p.basis.clone(),
                 p.thresholds
                     .iter()
                     .map(|t| format!("{t:.2}"))
@@ -183,15 +228,13 @@ pub fn parts_table(f: &Finding) -> Option<Table> {
         })
         .collect();
     Some(Table {
-        title: "Parts: each decided by pairs run back to back until its 95% interval (valid over every look) \
-                clears its thresholds"
+        title: "Parts in full: each decided by pairs run back to back until its 95% interval \
+                (valid over every look) clears its thresholds"
             .to_owned(),
         columns: [
             "part",
             "claim",
-            "outcome",
-            "ratio [interval]",
-            "pairs",
+            "basis",
             "thresholds",
             "time",
             "sides, and why",

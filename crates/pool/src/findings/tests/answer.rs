@@ -120,7 +120,9 @@ fn with_a_queueing_batch_1_cell_every_part_can_be_shown() {
     let run = cells((48e3, 49e3), 94e3, (0.0, 2.09));
     let a = judge(&run, &measure(&queueing_claims(), [1.01, 1.93, 3.09, 1.0]));
     assert_eq!(a.verdict, Verdict::Reproduced);
-    assert_eq!(finding(&a), Verdict::Reproduced);
+    // As a finding: every part rests on the simulated server, fitted to the seed's own
+    // gains, so the model agrees with the seed; it never reads `reproduced`.
+    assert_eq!(finding(&a), Verdict::ModelAgrees);
 }
 
 #[test]
