@@ -171,6 +171,7 @@ impl Measured {
             return reason::DECIDED;
         }
         match self.stopped.as_str() {
+            reason::NO_PAIRS_STOP => reason::NO_PAIRS,
             "most pairs" => reason::FUTILE,
             s if s.starts_with("would not decide") => reason::FUTILE,
             s if s.starts_with("failed") || s.starts_with("not measured") => reason::NO_CELLS,
@@ -244,6 +245,12 @@ pub mod reason {
     pub const NEEDS_CPUS: &str = "needs_cpus";
     /// The plan lacks its cells, or a side failed.
     pub const NO_CELLS: &str = "no_cells";
+    /// The run measured no pairs at all (quick, smoke, `pairs=false`).
+    pub const NO_PAIRS: &str = "no_pairs";
+
+    /// How `lab` marks a part it declared in a run that measures no pairs.
+    pub const NO_PAIRS_STOP: &str =
+        "no pairs in this run (quick and smoke runs measure none; the default `just matrix` does)";
 
     /// The reason a part without a comparison gives, from why it has none: the hot paths
     /// word a lack of CPUs as "needs ... CPUs or more" or "this machine has N CPU(s)".

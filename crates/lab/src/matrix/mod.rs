@@ -169,7 +169,19 @@ impl<'p> Matrix<'p> {
 
     /// The findings' parts as pairs, within what the budget leaves the report.
     fn pairs(&mut self) -> anyhow::Result<()> {
-        if !self.plan.pairs || self.stopping() {
+        if self.stopping() {
+            return Ok(());
+        }
+        if !self.plan.pairs {
+            // Declared all the same, so the findings know each part's weight and basis and
+            // say why it is undecided (`no_pairs`), rather than "no cells".
+            let mut parts = crate::pairs::declare(self.plan, &self.cells);
+            for m in &mut parts {
+                if m.claim.comparison.is_some() {
+                    m.stopped = harness::decide::reason::NO_PAIRS_STOP.to_owned();
+                }
+            }
+            self.run.comparisons = parts;
             return Ok(());
         }
         // Only the report is still to come.
