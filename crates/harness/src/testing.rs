@@ -341,6 +341,77 @@ pub fn synthetic_pairs(
     }
 }
 
+/// `claim` measured for real: `n` pairs, each running every cell of its comparison once
+/// through `hot_path` in this process (in order, reversed on odd pairs, as `lab` does),
+/// each cell with the hot path's defaults overridden by the cell's parameters, its own
+/// threads, `warmup_ms` of warm-up and a `window_ms` window. What a hot path's test uses
+/// to run its real workload, small, to a part's outcome (a contradicted one, say) through
+/// the same comparison and interval the matrix uses. Panics on a cell that fails or
+/// lacks the figure, a mistake in the test.
+pub fn measured_pairs(
+    hot_path: &dyn HotPath,
+    claim: &crate::decide::Claim,
+    n: usize,
+    warmup_ms: u64,
+    window_ms: u64,
+) -> crate::decide::Measured {
+    let comparison = claim
+        .comparison
+        .as_ref()
+        .expect("a claim with a comparison");
+    let cells = comparison.cells();
+    let mut pairs = Vec::with_capacity(n);
+    for i in 0..n {
+        let mut figures = vec![0.0; cells.len()];
+        let mut order: Vec<usize> = (0..cells.len()).collect();
+        if i % 2 == 1 {
+            order.reverse();
+        }
+        for slot in order {
+            let cell = cells[slot];
+            let set: Vec<(String, String)> = cell
+                .params
+                .iter()
+                .map(|(k, v)| {
+                    let text = match v {
+                        serde_json::Value::String(s) => s.clone(),
+                        v => v.to_string(),
+                    };
+                    (k.clone(), text)
+                })
+                .collect();
+            let set: Vec<(&str, &str)> =
+                set.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+            let params = params(hot_path, &set);
+            let m = hot_path
+                .measure(
+                    &cell.variant,
+                    &params,
+                    settings(cell.threads, warmup_ms, window_ms),
+                )
+                .unwrap_or_else(|f| panic!("{}: {}", cell.text(), f.reason));
+            let key = crate::schema::CellKey {
+                hot_path: hot_path.name().to_owned(),
+                variant: cell.variant.clone(),
+                params: params.to_map(),
+                threads: cell.threads,
+                cores: cell.cores,
+            };
+            let record = crate::Repetition::from_measurement(&key, "", &m).0;
+            figures[slot] = comparison
+                .figure_of(&record)
+                .unwrap_or_else(|| panic!("{}: no {}", cell.text(), comparison.figure));
+        }
+        pairs.push(figures);
+    }
+    crate::decide::Measured {
+        claim: claim.clone(),
+        pairs,
+        seconds: 0.0,
+        stopped: String::new(),
+    }
+}
+
 #[cfg(test)]
 mod pair_tests {
     use crate::decide::{CellRef, Claim, Comparison, Rule, Side};
