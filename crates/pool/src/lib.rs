@@ -12,6 +12,10 @@
 //! goes out as several statements at once, each on its own lease, as the seed's server
 //! wrote each metric of a request as a statement of its own.
 //!
+//! With `server=postgres` the variants `deadpool`, `bb8` and `r2d2-postgres` ([`real`])
+//! lend real connections to a real PostgreSQL instead, each request a real statement,
+//! and report what acquiring a connection costs beside it (`acquire_share`).
+//!
 //! Why statements and a heap: the seed's fix gained nothing at one datapoint per request,
 //! most at 100, less at 5000. With one lease per request and costs linear in the batch,
 //! the gain is a ratio of two functions of the form (a + b x batch) / (c + d x batch),
