@@ -30,8 +30,8 @@ pub struct Database {
 struct OwnServer;
 
 impl Database {
-    /// The server at `url`, or, when `url` is empty, one the lab starts.
-    pub fn open(url: &str) -> Result<Database, String> {
+    /// The server at `url`, or, when `url` is empty, one the lab starts on `cpus`.
+    pub fn open(url: &str, _cpus: &[usize]) -> Result<Database, String> {
         if url.is_empty() {
             return Err(
                 "postgres_url is empty and this build starts no PostgreSQL of its own: accepted a libpq key=value string or a postgresql:// URL"

@@ -11,10 +11,12 @@
 //! a model; these cells measure acquisition beside a real request on loopback.
 //!
 //! `pools` the three adapters, `statement` the SQL, `timing` and `figures` the times and
-//! what a cell reports, `workload` the clients and invariants, `database` the server.
+//! what a cell reports, `workload` the clients and invariants, `database` the server,
+//! `placement` the CPUs of the server and of the clients.
 
 pub mod database;
 pub mod figures;
+pub mod placement;
 pub mod pools;
 pub mod statement;
 pub mod timing;
@@ -26,6 +28,7 @@ use std::time::Duration;
 use harness::{CellFailure, Measurement, Params, RunSettings, Variant};
 
 use database::Database;
+use placement::Placement;
 use pools::{Bb8, Deadpool, PoolConfig, R2d2Postgres, RealPool};
 use workload::RealWorkload;
 
@@ -69,30 +72,56 @@ fn measure<P: RealPool + 'static>(
             "variant {variant} lends real connections: accepted only with server={SERVER}"
         )));
     }
-    let database = Arc::new(Database::open(params.text("postgres_url")).map_err(CellFailure::new)?);
+    let url = params.text("postgres_url");
+    // The lab's own server on the cell's cores, the clients on the others; a server the
+    // user named runs where it runs, and the clients on the cell's cores.
+    let placement = if url.is_empty() {
+        Placement::of_cell()
+    } else {
+        let cell = harness::affinity::allowed_cpus();
+        Placement {
+            server: Vec::new(),
+            clients: cell,
+        }
+    };
+    let database = Arc::new(Database::open(url, &placement.server).map_err(CellFailure::new)?);
     let rows = params.int("table_rows") as u64;
     database.prepare(rows).map_err(CellFailure::new)?;
     let connections = params.count("connections");
     let timeout = Duration::from_millis(params.int("pool_timeout_ms") as u64);
-    let pool = build(&PoolConfig {
+    let config = PoolConfig {
         url: database.url().to_owned(),
         connections: connections as u32,
         timeout,
+    };
+    // The pool's threads (the async runtime's workers, r2d2's helpers) and the clients
+    // start inside, and keep the clients' CPUs.
+    let mut m = placement::on_cpus(&placement.clients, || {
+        let pool = build(&config)?;
+        let idle = pool.idle();
+        if idle != connections {
+            return Err(format!(
+                "{variant}: {idle} of {connections} connections open before the window"
+            ));
+        }
+        let workload = RealWorkload::new(
+            pool,
+            Arc::clone(&database),
+            connections,
+            params.int("read_pct") as u64,
+            rows,
+            timeout,
+        );
+        harness::runner::run(&workload, settings).map_err(|e| e.reason)
     })
+    .and_then(|r| r)
     .map_err(CellFailure::new)?;
-    let idle = pool.idle();
-    if idle != connections {
-        return Err(CellFailure::new(format!(
-            "{variant}: {idle} of {connections} connections open before the window"
-        )));
+    let cpus = |c: &[usize]| serde_json::json!(harness::affinity::format_cpu_list(c));
+    if !placement.server.is_empty() {
+        m.extra
+            .insert("server_cpus".into(), cpus(&placement.server));
     }
-    let workload = RealWorkload::new(
-        pool,
-        database,
-        connections,
-        params.int("read_pct") as u64,
-        rows,
-        timeout,
-    );
-    harness::runner::run(&workload, settings)
+    m.extra
+        .insert("client_cpus".into(), cpus(&placement.clients));
+    Ok(m)
 }
