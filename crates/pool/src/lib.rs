@@ -297,6 +297,10 @@ const DESCRIPTION: Description = Description {
         ("ceiling_ratio", "share of the Little's law ceiling"),
         ("server_util", "server CPU utilisation"),
         ("ns_per_cycle", "ns per acquire + release, per thread"),
+        (
+            "acquire_share",
+            "share of request time acquiring a connection",
+        ),
     ],
 };
 

@@ -73,9 +73,10 @@ fn every_design_conforms_and_answers_every_request_within_the_limits() {
         Err(e) => {
             // Without PostgreSQL only the real pools may go unrun, and the test says so.
             let unrun = |line: &str| {
-                pool::real::NAMES
-                    .iter()
-                    .any(|v| line == format!("pool/{v}: no case runs it"))
+                line == "pool: charted extra \"acquire_share\" is a number in no run's extra"
+                    || pool::real::NAMES
+                        .iter()
+                        .any(|v| line == format!("pool/{v}: no case runs it"))
             };
             match &lacking {
                 Some(m) if e.lines().all(unrun) => {

@@ -16,8 +16,10 @@
 //! thread-per-request code (the lab's clients) does with an async pool, and it keeps
 //! `threads` the number of requests in flight for all three pools alike, where tasks
 //! would add the runtime's scheduling as a second pool in front of the first; the
-//! runtime's workers (as many as the cell's CPUs, tokio's default) carry the
-//! connections' I/O tasks, as they would in a server built on it.
+//! runtime's workers (as many as the clients' CPUs, tokio's default) carry the
+//! connections' I/O tasks, as they would in a server built on it. r2d2's connections
+//! are the `postgres` crate's sync clients, each driving its own current-thread runtime
+//! on the client thread that holds it: no thread beside the clients.
 
 use std::future::Future;
 use std::task::Poll;
