@@ -237,3 +237,70 @@ impl<P: RealPool> Workload for RealWorkload<P> {
         super::figures::extra(&cell, self.connections, window)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Instant;
+
+    use super::super::statement::Rows;
+    use super::super::timing::Timing;
+    use super::*;
+
+    /// A pool that answers at once and says it wrote `written` rows per write.
+    struct Fake {
+        written: u64,
+    }
+
+    impl RealPool for Fake {
+        fn request(&self, statement: Statement) -> Result<(Timing, Rows), Failed> {
+            let now = Instant::now();
+            let timing = Timing {
+                start: now,
+                waited_from: None,
+                got: now,
+                end: now,
+            };
+            match statement {
+                Statement::Read(_) => Ok((
+                    timing,
+                    Rows {
+                        read: 1,
+                        written: 0,
+                    },
+                )),
+                Statement::Write(_) => Ok((
+                    timing,
+                    Rows {
+                        read: 0,
+                        written: self.written,
+                    },
+                )),
+            }
+        }
+        fn idle(&self) -> usize {
+            1
+        }
+    }
+
+    fn run(pool: Fake, read_pct: u64) -> Result<(), String> {
+        // No server is reached before the checks that fail here.
+        let database = Arc::new(Database::open("host=/nonexistent port=1", &[]).unwrap());
+        let w = RealWorkload::new(pool, database, 1, read_pct, 10, Duration::from_secs(1));
+        let m = harness::runner::run(&w, harness::testing::settings(2, 5, 20)).unwrap();
+        m.verified
+    }
+
+    #[test]
+    fn a_write_the_server_did_not_count_fails_the_run() {
+        let e = run(Fake { written: 0 }, 0).unwrap_err();
+        assert!(e.contains("0 written"), "{e}");
+    }
+
+    #[test]
+    fn with_the_rows_right_the_server_is_asked_for_its_count() {
+        // Every write counted one row: the next check is the server's sum, which this
+        // unreachable server cannot give, and the run says so in one line.
+        let e = run(Fake { written: 1 }, 50).unwrap_err();
+        assert!(e.contains("/nonexistent") && !e.contains('\n'), "{e}");
+    }
+}
