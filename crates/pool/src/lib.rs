@@ -324,7 +324,7 @@ impl HotPath for PoolHotPath {
             .and_then(Result::err)
             .map(|reason| harness::hotpath::Missing {
                 what: "PostgreSQL's server".to_owned(),
-                packages: vec!["postgresql".to_owned()],
+                packages: vec!["postgresql".to_owned(), "postgresql-contrib".to_owned()],
                 reason,
             })
     }

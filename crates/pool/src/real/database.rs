@@ -1,46 +1,45 @@
 //! The PostgreSQL a cell's real pools lend connections to: the one `postgres_url` names,
-//! or one the lab starts for the cell, resident across its window; the table the
+//! or one the lab starts for the cell (`servers::postgres`: durable commits, pinned to
+//! the cell's cores, gone with the cell), resident across its window; the table the
 //! requests use, made afresh; and the sum of its counters that the writes must account
 //! for after the run.
 //!
-//! Not here: pools, requests, timing.
+//! Not here: pools, requests, timing, how a server is started.
 
+use servers::postgres::{Postgres, PostgresOptions};
 use tokio_postgres::NoTls;
 
 use super::statement::{create_table, TABLE};
 
 /// Whether the lab can start a PostgreSQL here; `Err` says why not.
 pub fn installed() -> Result<(), String> {
-    let bin = std::path::Path::new("/usr/lib/postgresql/15/bin/postgres");
-    if bin.is_file() {
-        Ok(())
-    } else {
-        Err(format!("{} not found", bin.display()))
-    }
+    servers::postgres::bin_dir().map(|_| ())
 }
 
 /// The server a cell uses, and its own when the lab started it (stopped and its folder
 /// removed when this is dropped).
 pub struct Database {
     url: String,
-    _own: Option<OwnServer>,
+    _own: Option<Postgres>,
 }
 
-/// A server the lab started for the cell.
-struct OwnServer;
-
 impl Database {
-    /// The server at `url`, or, when `url` is empty, one the lab starts on `cpus`.
-    pub fn open(url: &str, _cpus: &[usize]) -> Result<Database, String> {
-        if url.is_empty() {
-            return Err(
-                "postgres_url is empty and this build starts no PostgreSQL of its own: accepted a libpq key=value string or a postgresql:// URL"
-                    .into(),
-            );
+    /// The server at `url`, or, when `url` is empty, one the lab starts on `cpus` (on
+    /// every CPU this process may use when empty).
+    pub fn open(url: &str, cpus: &[usize]) -> Result<Database, String> {
+        if !url.is_empty() {
+            return Ok(Database {
+                url: url.to_owned(),
+                _own: None,
+            });
         }
+        let server = Postgres::start(&PostgresOptions {
+            cpus: (!cpus.is_empty()).then(|| cpus.to_vec()),
+            ..PostgresOptions::default()
+        })?;
         Ok(Database {
-            url: url.to_owned(),
-            _own: None,
+            url: server.url(),
+            _own: Some(server),
         })
     }
 
