@@ -17,7 +17,12 @@ LDAP_PACKAGES=(389-ds-base python3-lib389 ldap-utils slapd)
 # server-389ds-ldclt.toml uses 389-ds-base's ldclt)
 SERVER_PACKAGES=(memcached nginx-light wrk)
 
-PACKAGES=("${DQLITE_PACKAGES[@]}" "${LDAP_PACKAGES[@]}" "${SERVER_PACKAGES[@]}")
+# lease and pool on a real database server (benches/lease-postgres.toml,
+# pool-postgres.toml): PostgreSQL 15 and pg_stat_statements (in -contrib on older
+# releases, in the server package since 15; named for both)
+POSTGRES_PACKAGES=(postgresql postgresql-contrib)
+
+PACKAGES=("${DQLITE_PACKAGES[@]}" "${LDAP_PACKAGES[@]}" "${SERVER_PACKAGES[@]}" "${POSTGRES_PACKAGES[@]}")
 
 # `--if-missing` (what `just matrix` runs first): nothing when the real systems are there
 # already; otherwise install them, and where that cannot be done (not root, no apt, no
@@ -25,9 +30,10 @@ PACKAGES=("${DQLITE_PACKAGES[@]}" "${LDAP_PACKAGES[@]}" "${SERVER_PACKAGES[@]}")
 if [ "${1:-}" = "--if-missing" ]; then
   have_dqlite() { ldconfig -p 2>/dev/null | grep -q 'libdqlite\.so\.0'; }
   have_ldap() { command -v ns-slapd >/dev/null 2>&1 || [ -x /usr/sbin/ns-slapd ]; }
-  # The default matrix needs only these two; the server examples (`just full`) are
-  # skipped in one line where their programs are missing.
-  if have_dqlite && have_ldap && [ -x /usr/sbin/slapd ]; then
+  have_postgres() { compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null; }
+  # The default matrix needs only these; the server examples (`just full`) are skipped
+  # in one line where their programs are missing.
+  if have_dqlite && have_ldap && [ -x /usr/sbin/slapd ] && have_postgres; then
     exit 0
   fi
   echo "setup: installing the real systems the default matrix measures (${PACKAGES[*]}); this counts against the budget" >&2

@@ -90,26 +90,19 @@ pub fn run(launch: &Launch<'_>, stop: &AtomicBool) -> Ended {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
-    let parent = std::process::id() as libc::pid_t;
     let cgroup = contained();
     let procs = cgroup.as_ref().map(contain::Cell::procs);
-    // SAFETY: only async-signal-safe calls (prctl, getppid, raise, and open/write/close
-    // in `enter`) between fork and exec.
+    // SAFETY: only async-signal-safe calls (open/write/close in `enter`) between fork and
+    // exec. Entered before the death signal is asked for, as the cell's first step.
     unsafe {
         command.pre_exec(move || {
             if let Some(procs) = &procs {
                 contain::Cell::enter(procs)?;
             }
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            // Lab died between fork and prctl: nobody would send the signal.
-            if libc::getppid() != parent {
-                libc::raise(libc::SIGKILL);
-            }
             Ok(())
         });
     }
+    servers::death::die_with_parent(&mut command);
     let mut child = match command.spawn() {
         Ok(child) => child,
         Err(e) => return Ended::NotStarted(format!("could not start the cell: {e}")),

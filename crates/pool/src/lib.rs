@@ -12,6 +12,10 @@
 //! goes out as several statements at once, each on its own lease, as the seed's server
 //! wrote each metric of a request as a statement of its own.
 //!
+//! With `server=postgres` the variants `deadpool`, `bb8` and `r2d2-postgres` ([`real`])
+//! lend real connections to a real PostgreSQL instead, each request a real statement,
+//! and report what acquiring a connection costs beside it (`acquire_share`).
+//!
 //! Why statements and a heap: the seed's fix gained nothing at one datapoint per request,
 //! most at 100, less at 5000. With one lease per request and costs linear in the batch,
 //! the gain is a ratio of two functions of the form (a + b x batch) / (c + d x batch),
@@ -34,6 +38,7 @@ mod client;
 mod figures;
 pub mod findings;
 pub mod pools;
+pub mod real;
 pub mod request;
 pub mod server;
 pub mod workload;
@@ -89,10 +94,28 @@ pub const R2D2: Variant = Variant {
     measure: |p, s| measure(p, s, |s| R2d2Pool::new(s.connections, s.max_requests)),
 };
 
-/// Every variant, in the order reports list them.
-const VARIANTS: &[Variant] = &[DRIVER_V3, SEMAPHORE, LOCK_FREE, R2D2];
+/// Every variant, in the order reports list them: the designs on the simulated server,
+/// then the real pools ([`real`]).
+const VARIANTS: &[Variant] = &[
+    DRIVER_V3,
+    SEMAPHORE,
+    LOCK_FREE,
+    R2D2,
+    real::DEADPOOL,
+    real::BB8,
+    real::R2D2_POSTGRES,
+];
+
+/// The `server` values: the simulated host, or a real PostgreSQL for the real pools.
+const SERVERS: &[&str] = &["simulated", real::SERVER];
 
 const PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "server",
+        kind: ParamKind::Choice(SERVERS),
+        default: "simulated",
+        help: "simulated: the designs against the simulated host (the service-time parameters); postgres: the real pools (deadpool, bb8, r2d2-postgres) against a real PostgreSQL",
+    },
     ParamSpec {
         name: "connections",
         kind: ParamKind::Int { min: 1, max: 1000 },
@@ -186,6 +209,27 @@ const PARAMS: &[ParamSpec] = &[
         default: "5000",
         help: "how long a client waits for a lease before the request fails",
     },
+    ParamSpec {
+        name: "read_pct",
+        kind: ParamKind::Int { min: 0, max: 100 },
+        default: "90",
+        help: "server=postgres: requests that are a primary-key read, percent; the rest are a small durable write (one row's counter, one commit)",
+    },
+    ParamSpec {
+        name: "table_rows",
+        kind: ParamKind::Int {
+            min: 1,
+            max: 10_000_000,
+        },
+        default: "10000",
+        help: "server=postgres: rows in the table the requests read and write (keys drawn uniformly)",
+    },
+    ParamSpec {
+        name: "postgres_url",
+        kind: ParamKind::Text,
+        default: "",
+        help: "server=postgres: a running PostgreSQL to use (libpq key=value or postgresql:// URL); empty: the lab starts its own for the cell",
+    },
 ];
 
 /// Most leases a pool may hold (connections x max_requests); r2d2 makes them all up front.
@@ -225,6 +269,12 @@ fn measure<P: Pool>(
     settings: RunSettings,
     build: impl FnOnce(&Setup) -> Result<P, String>,
 ) -> Result<Measurement, CellFailure> {
+    if params.word("server") != "simulated" {
+        return Err(CellFailure::new(format!(
+            "server={}: the pool designs run against the simulated server; accepted server=simulated (server=postgres runs deadpool, bb8, r2d2-postgres)",
+            params.word("server")
+        )));
+    }
     PoolHotPath.check(params).map_err(CellFailure::new)?;
     PoolHotPath
         .check_threads(params, settings.threads)
@@ -247,6 +297,10 @@ const DESCRIPTION: Description = Description {
         ("ceiling_ratio", "share of the Little's law ceiling"),
         ("server_util", "server CPU utilisation"),
         ("ns_per_cycle", "ns per acquire + release, per thread"),
+        (
+            "acquire_share",
+            "share of request time acquiring a connection",
+        ),
     ],
 };
 
@@ -262,6 +316,17 @@ impl HotPath for PoolHotPath {
     }
     fn answer(&self, run: &harness::findings::Run<'_>) -> Option<harness::findings::Answer> {
         findings::answer(run)
+    }
+    fn missing(&self, params: &Params) -> Option<harness::hotpath::Missing> {
+        // Only the lab's own PostgreSQL needs anything this machine may lack.
+        (params.word("server") == real::SERVER && params.text("postgres_url").is_empty())
+            .then(real::database::installed)
+            .and_then(Result::err)
+            .map(|reason| harness::hotpath::Missing {
+                what: "PostgreSQL's server".to_owned(),
+                packages: vec!["postgresql".to_owned(), "postgresql-contrib".to_owned()],
+                reason,
+            })
     }
     fn check(&self, params: &Params) -> Result<(), String> {
         let capacity = params.count("connections") * params.count("max_requests");

@@ -15,7 +15,9 @@
 //! [`window`] (one repetition). The ldap hot path runs 389 DS and OpenLDAP on the same
 //! [`process`], [`procstat`], [`cache`] and [`findings`] machinery.
 
-pub mod cache;
+/// The template cache, kept in [`servers::cache`] (the ldap hot path and PostgreSQL use
+/// it too); named here too for the callers that knew it as `server::cache`.
+pub use servers::cache;
 pub mod findings;
 pub mod load;
 pub mod prepare;

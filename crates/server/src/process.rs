@@ -15,7 +15,6 @@
 //! ready: the caller passes that in.
 
 use std::net::{TcpListener, TcpStream};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -80,33 +79,13 @@ impl Running {
         let log = folder.join("server.log");
         let out = std::fs::File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
         let err = out.try_clone().map_err(|e| e.to_string())?;
-        let cpus = start.cpus.to_vec();
-        let parent = std::process::id() as libc::pid_t;
         command
             .stdin(Stdio::null())
             .stdout(out)
             .stderr(err)
             .current_dir(folder);
-        // SAFETY: only async-signal-safe calls (prctl, getppid, raise, sched_setaffinity)
-        // between fork and exec.
-        unsafe {
-            command.pre_exec(move || {
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                if libc::getppid() != parent {
-                    libc::raise(libc::SIGKILL);
-                }
-                let mut set: libc::cpu_set_t = std::mem::zeroed();
-                for &cpu in &cpus {
-                    libc::CPU_SET(cpu, &mut set);
-                }
-                if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
+        servers::death::die_with_parent(&mut command);
+        servers::death::pin(&mut command, start.cpus);
         let spawned = Instant::now();
         let program = command.get_program().to_string_lossy().into_owned();
         let child = command

@@ -12,11 +12,13 @@
 //!
 //! Which limit bound a cell is the pool crate's one rule ([`crate::workload::bound_by`],
 //! read from `extra.bound_by`). The perturbation file `pool-seed-batch-sensitivity.toml`
-//! says how much the gains rest on the fitted costs. Not here: running cells or pairs,
-//! rendering.
+//! says how much the gains rest on the fitted costs; [`real`] adds the real pools on
+//! PostgreSQL as context and the line that labels the seed's cells a model. Not here:
+//! running cells or pairs, rendering.
 
 pub mod batch;
 pub mod claims;
+pub mod real;
 pub mod seed;
 
 use harness::decide::{Outcome, Part};
@@ -61,11 +63,17 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
     let clients = run.of_file(CLIENTS_FILE);
     let batches = run.of_file(BATCH_FILE);
     let designs = run.of_file("pool");
+    let real_pools = run.of_file(real::FILE);
     let measured = run
         .comparisons
         .iter()
         .any(|m| PARTS.contains(&m.claim.part.as_str()));
-    if clients.is_empty() && batches.is_empty() && designs.is_empty() && !measured {
+    if clients.is_empty()
+        && batches.is_empty()
+        && designs.is_empty()
+        && real_pools.is_empty()
+        && !measured
+    {
         return None;
     }
     let seed = SeedFigures::of(run.seeds());
@@ -195,6 +203,10 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
         None => {}
     }
     details.extend(design_details(&designs));
+    if !clients.is_empty() || !batches.is_empty() {
+        details.push(real::MODEL.to_owned());
+    }
+    details.extend(real::details(&real_pools));
     for (file, rows) in [(CLIENTS_FILE, &clients), (BATCH_FILE, &batches)] {
         if let Some(why) = too_few(rows) {
             details.push(format!("{file}.toml: {why}."));

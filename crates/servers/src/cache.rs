@@ -164,7 +164,9 @@ pub fn naming_files(template: &Path) -> Vec<String> {
     found
 }
 
-fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+/// Copies the files and folders under `from` into `to` (which exists), keeping their
+/// modes; links and other special files are left out.
+pub fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
     for entry in std::fs::read_dir(from)? {
         let entry = entry?;
         let dest = to.join(entry.file_name());
