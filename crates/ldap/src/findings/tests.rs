@@ -407,3 +407,31 @@ fn no_389_cells_no_answer_and_the_model_and_openldap_sit_beside_it() {
     );
     assert_eq!(a.tables.len(), 2);
 }
+
+#[test]
+fn a_389_ds_that_never_started_leaves_four_inconclusive_parts_with_the_failure() {
+    let seeds = BTreeMap::new();
+    let cells: Vec<RunRecord> = matrix(None, 0.0)
+        .into_iter()
+        .map(|mut c| {
+            c.status = harness::schema::CellStatus::Failed;
+            c.failure = Some("ns-slapd exited before listening: status 1\nlog tail".to_owned());
+            c
+        })
+        .collect();
+    let a = answer(&Run {
+        cells: &cells,
+        seeds: &seeds,
+        comparisons: &[],
+    })
+    .expect("the failed server stays in the findings");
+    assert_eq!(names_of(&a), ALL);
+    assert!(a.parts.iter().all(|p| p.outcome == Outcome::Inconclusive
+        && p.why.contains("ns-slapd exited before listening")
+        && !p.why.contains("log tail")));
+    assert_eq!(a.verdict, Verdict::CannotTell);
+}
+
+fn names_of(a: &Answer) -> Vec<&str> {
+    a.parts.iter().map(|p| p.name.as_str()).collect()
+}

@@ -12,7 +12,11 @@
 //! This module measures nothing and renders nothing: `lab` lays the [`Answer`] out.
 
 pub mod claims;
+mod failed;
 pub mod profile;
+
+pub use failed::all_failed;
+use failed::failed_parts;
 
 use std::collections::BTreeMap;
 
@@ -331,11 +335,11 @@ fn parts_of(run: &Run<'_>, file: &str, f: &FileFacts) -> Vec<Part> {
     ]
 }
 
-/// The answer for `run`: every server file's parts; `None` without a usable cell.
+/// The answer for `run`: every server file's parts, those of a file whose cells all
+/// failed inconclusive with the failure; `None` where the run has no server cell.
 pub fn answer(run: &Run<'_>) -> Option<Answer> {
-    let usable: Vec<&RunRecord> = run.cells.iter().filter(|c| c.usable()).collect();
     let found = files(
-        usable
+        run.cells
             .iter()
             .map(|c| (harness::findings::file_of(c), &c.params)),
     );
@@ -343,6 +347,12 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
     let (mut sentences, mut details, mut tables) = (Vec::new(), Vec::new(), Vec::new());
     for (file, params) in &found {
         let f = facts(file, params);
+        if let Some(why) = all_failed(run.cells, file) {
+            // First, so that keeping three sentences never hides a server that never ran.
+            sentences.insert(0, format!("{} ({file}): {why}.", f.server));
+            parts.extend(failed_parts(file, &why));
+            continue;
+        }
         let cells = run.of_file(file);
         let curves = curves(&cells, VARIANT);
         if curves.is_empty() {
@@ -390,7 +400,8 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
         details,
         tables,
         chart: found
-            .first()
+            .iter()
+            .find(|(file, _)| all_failed(run.cells, file).is_none())
             .map(|(file, _)| Chart::Throughput { file: file.clone() }),
     })
 }

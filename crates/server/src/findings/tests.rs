@@ -138,3 +138,52 @@ fn each_comparison_part_can_be_shown_contradicted_or_inconclusive() {
     assert!(a.parts.iter().all(|p| p.outcome == Inconclusive));
     assert_eq!(a.verdict, harness::findings::Verdict::CannotTell);
 }
+
+#[test]
+fn a_file_whose_cells_all_failed_keeps_its_four_parts_inconclusive_with_the_failure() {
+    let (mut cells, planned) = cells_of("server-memcached");
+    let (failed, _) = cells_of("server-nginx");
+    cells.extend(failed.into_iter().map(|mut c| {
+        c.status = harness::schema::CellStatus::Failed;
+        c.failure = Some("nginx: command not found\n(the second line)".to_owned());
+        c
+    }));
+    let seeds = BTreeMap::new();
+    let claims = claims_on(
+        &Planned {
+            cells: &planned,
+            seeds: &seeds,
+        },
+        9,
+    );
+    // memcached's three comparison parts shown.
+    let m: Vec<_> = [(0, 0.85), (1, 1.20), (2, 0.70)]
+        .into_iter()
+        .map(|(i, r)| harness::testing::synthetic_pairs(&claims[i], r, 0.04, 24))
+        .collect();
+    let run = Run {
+        cells: &cells,
+        seeds: &seeds,
+        comparisons: &m,
+    };
+    let a = answer(&run).expect("an answer");
+    let nginx: Vec<&Part> = a
+        .parts
+        .iter()
+        .filter(|p| p.name.starts_with("server-nginx/"))
+        .collect();
+    assert_eq!(nginx.len(), 4, "{:?}", a.parts);
+    for p in &nginx {
+        assert_eq!(p.outcome, Outcome::Inconclusive);
+        assert!(p.why.contains("nginx: command not found"), "{}", p.why);
+        assert!(!p.why.contains("second line"), "{}", p.why);
+    }
+    assert!(a.sentences[0].contains("server-nginx"), "{:?}", a.sentences);
+    assert_eq!(
+        a.chart,
+        Some(harness::findings::Chart::Throughput {
+            file: "server-memcached".to_owned()
+        })
+    );
+    assert_eq!(all_failed(&cells, "server-memcached"), None);
+}
