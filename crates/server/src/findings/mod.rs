@@ -38,7 +38,7 @@ pub const VARIANT: &str = crate::VARIANT;
 pub const CLAIMS: [&str; 4] = [
     "more worker threads than CPUs cost total throughput: X at the most threads is below X at threads = CPUs",
     "threads = CPUs does more than the server's own default thread count",
-    "per-thread throughput falls as threads rise while CPUs are free (threads below the server's CPUs, the clients on other CPUs)",
+    "per-thread throughput falls as threads rise past the knee while CPUs are free (threads below the server's CPUs, the clients on other CPUs)",
     "some server functions take a growing share of the server's on-CPU time from 1 thread to the most threads (its own differential profile)",
 ];
 
