@@ -45,6 +45,11 @@ pub struct ProfileRef {
     /// The off-CPU (wait) profile of the same window, when one was taken.
     #[serde(default)]
     pub off_cpu: Option<OffCpuRef>,
+    /// Folded on-CPU stacks of further profiling repetitions of the same cell, where the
+    /// plan took more than one: two profiles at one thread count show how much a frame's
+    /// share moves by noise alone (a finding's noise floor). Empty in older files.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repeats: Vec<String>,
 }
 
 fn pprof_sampler() -> String {

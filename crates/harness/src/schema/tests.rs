@@ -52,6 +52,7 @@ fn results_round_trip_through_json() {
             measured_seconds: Some(0.55),
             samples: 500,
         }),
+        repeats: vec!["profiles/x.r1.folded".into()],
     });
     let file = ResultsFile {
         schema: SCHEMA_VERSION,

@@ -283,6 +283,7 @@ pub fn write_profile(
             measured_seconds: measured,
             samples: w.stacks,
         }),
+        repeats: Vec::new(),
     })
 }
 

@@ -8,7 +8,7 @@ use harness::account::TimeShare;
 use harness::decide::{CellRef, Claim, Measured, Outcome, Planned};
 use harness::schema::ProfileRef;
 
-use super::profile::{judge, shares};
+use super::profile::{judge, shares, Shares};
 use super::*;
 
 /// A usable 389 DS cell with `reps` repetitions spread ±2% around `ops`.
@@ -243,10 +243,16 @@ fn shares_keep_only_the_servers_stacks() {
     assert_eq!(s.share("[unknown]"), 0.0);
 }
 
+/// Two profiles of one cell: the server's stacks with `a` and `b` of 1000 samples in
+/// `op_shared_search`.
+fn two(a: f64, b: f64) -> Vec<Shares> {
+    vec![shares(&folded(1000, a)), shares(&folded(1000, b))]
+}
+
 #[test]
 fn where_time_goes_can_be_shown_contradicted_or_inconclusive() {
-    let one = shares(&folded(1000, 0.2));
-    let p = judge(&one, &shares(&folded(1500, 0.4)), 12, 2);
+    let one = two(0.2, 0.2);
+    let p = judge(&one, &two(0.4, 0.4), 12, 2);
     assert_eq!(p.outcome, Outcome::Shown, "{}", p.why);
     assert!(
         p.why.starts_with("`op_shared_search` 20.0% -> 40.0%"),
@@ -254,17 +260,37 @@ fn where_time_goes_can_be_shown_contradicted_or_inconclusive() {
         p.why
     );
     assert!(p.why.contains("unresolved"), "{}", p.why);
-    let p = judge(&one, &shares(&folded(1500, 0.21)), 12, 2);
+    let p = judge(&one, &two(0.21, 0.21), 12, 2);
     assert_eq!(p.outcome, Outcome::Contradicted, "{}", p.why);
-    let p = judge(&one, &shares(&folded(1500, 0.235)), 12, 2);
+    // Clears a floor of nothing, but 3.5 points is no shift to act on.
+    let p = judge(&one, &two(0.235, 0.235), 12, 2);
     assert_eq!(p.outcome, Outcome::Inconclusive, "{}", p.why);
+    // 8 points of growth against two 1-thread profiles 10 points apart: within noise,
+    // and a floor that wide could not have shown a 5-point shift either.
+    let p = judge(&two(0.15, 0.25), &two(0.28, 0.28), 12, 2);
+    assert_eq!(p.outcome, Outcome::Inconclusive, "{}", p.why);
+    assert!(p.why.contains("noise floor 10.0 points"), "{}", p.why);
+    // The same growth over a 3-point floor is shown; within a 3-point floor, contradicted.
+    let p = judge(&two(0.185, 0.215), &two(0.28, 0.28), 12, 2);
+    assert_eq!(p.outcome, Outcome::Shown, "{}", p.why);
+    let p = judge(&two(0.185, 0.215), &two(0.22, 0.22), 12, 2);
+    assert_eq!(p.outcome, Outcome::Contradicted, "{}", p.why);
+    // One profile a side gives no floor: never shown, however large the growth.
+    let p = judge(&one[..1], &two(0.4, 0.4)[..1], 12, 2);
+    assert_eq!(p.outcome, Outcome::Inconclusive);
+    assert!(p.why.starts_with("no noise floor"), "{}", p.why);
     // A profile with no server stacks says what lab must keep.
-    let p = judge(&one, &shares("ldap/389-ds;x 500\n"), 12, 2);
+    let p = judge(
+        &one,
+        &[shares("ldap/389-ds;x 500\n"), shares(&folded(1000, 0.4))],
+        12,
+        2,
+    );
     assert_eq!(p.outcome, Outcome::Inconclusive);
     assert!(p.why.contains("process name"), "{}", p.why);
 }
 
-fn with_profile(mut r: RunRecord, path: &std::path::Path) -> RunRecord {
+fn with_profile(mut r: RunRecord, path: &std::path::Path, repeat: &std::path::Path) -> RunRecord {
     r.profile = Some(ProfileRef {
         svg: String::new(),
         folded: path.to_string_lossy().into_owned(),
@@ -272,20 +298,26 @@ fn with_profile(mut r: RunRecord, path: &std::path::Path) -> RunRecord {
         sampler: "perf".to_owned(),
         rate_hz: 997,
         off_cpu: None,
+        repeats: vec![repeat.to_string_lossy().into_owned()],
     });
     r
 }
 
-/// Cells on 1 and 2 CPUs; the 1- and 12-thread cells on 2 CPUs profiled from `dir`.
+/// Cells on 1 and 2 CPUs; the 1- and 16-thread cells on 2 CPUs profiled twice from `dir`.
 fn matrix(dir: Option<&std::path::Path>, grow: f64) -> Vec<RunRecord> {
     let mut out = Vec::new();
     for cores in [1, 2] {
         for t in [1, 2, 4, 6, 12, 16] {
             let mut r = cell(FILE, VARIANT, t, cores, 10_000.0 * cores as f64, 5);
             if let (Some(d), 2, 1 | 16) = (dir, cores, t) {
-                let path = d.join(format!("t{t}.folded"));
-                std::fs::write(&path, folded(1000, if t == 1 { 0.2 } else { grow })).unwrap();
-                r = with_profile(r, &path);
+                let (path, repeat) = (
+                    d.join(format!("t{t}.folded")),
+                    d.join(format!("t{t}.r1.folded")),
+                );
+                for p in [&path, &repeat] {
+                    std::fs::write(p, folded(1000, if t == 1 { 0.2 } else { grow })).unwrap();
+                }
+                r = with_profile(r, &path, &repeat);
             }
             if t == 16 {
                 r.extra.insert("nsslapd_threadnumber".into(), "-1".into());

@@ -407,4 +407,6 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
 }
 
 #[cfg(test)]
+mod profile_tests;
+#[cfg(test)]
 mod tests;
