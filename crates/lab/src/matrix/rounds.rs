@@ -168,7 +168,9 @@ impl Matrix<'_> {
     }
 
     /// One extra, uncounted run per chosen cell for its flamegraph, in the selection's
-    /// order, leaving out those that would end past the budget.
+    /// order, then the second profiles of the cells profiled twice (`profiled::repeated`)
+    /// in the same order, leaving out those that would end past the budget: a budget that
+    /// runs short keeps every file's first flamegraphs before any noise floor.
     pub(super) fn profiles(&mut self) {
         if !self.plan.profile {
             return;
@@ -179,13 +181,25 @@ impl Matrix<'_> {
                 "profiling: one extra, uncounted run per cell for its flamegraph",
             );
         }
-        let order = crate::plan::profiled::order(&self.cells, &self.chosen);
-        for (at, &i) in order.iter().enumerate() {
+        let firsts = crate::plan::profiled::order(&self.cells, &self.chosen);
+        let repeats = crate::plan::profiled::order(&self.cells, &self.repeat);
+        let order: Vec<(usize, bool)> = firsts
+            .into_iter()
+            .map(|i| (i, false))
+            .chain(repeats.into_iter().map(|i| (i, true)))
+            .collect();
+        for (at, &(i, again)) in order.iter().enumerate() {
             let cell = &self.cells[i];
             if self.stopping() {
                 break;
             }
-            if self.run.reps[i].is_empty() || self.run.profiles[i].is_some() {
+            let done = match (&self.run.profiles[i], again) {
+                (p, false) => p.is_some(),
+                // A repeat needs the first profile to hang on, and only one.
+                (None, true) => true,
+                (Some(p), true) => !p.repeats.is_empty(),
+            };
+            if self.run.reps[i].is_empty() || done {
                 continue;
             }
             // The budget is the user's: profiles that would end past it are left out, and
@@ -196,14 +210,20 @@ impl Matrix<'_> {
                 + self.pairs_least;
             if let Some(budget) = self.plan.budget {
                 if self.began.elapsed() + cost > budget {
-                    let left = order[at..]
+                    let left: usize = order[at..]
                         .iter()
-                        .filter(|&&j| self.run.profiles[j].is_none())
+                        .filter(|&&(j, again)| {
+                            if again {
+                                self.wanted_again(j)
+                            } else {
+                                self.wanted(j)
+                            }
+                        })
                         .count();
                     progress::phase(
                         &self.bar,
                         &format!(
-                            "profiles left out: {left} cell(s) would end past budget={}",
+                            "profiles left out: {left} profile(s) would end past budget={}",
                             humantime::format_duration(Duration::from_secs(budget.as_secs()))
                         ),
                     );
@@ -211,10 +231,17 @@ impl Matrix<'_> {
                 }
             }
             self.bar.set_message(format!(
-                "{}/{} t={} c={} profiling",
-                cell.file.file, cell.variant, cell.threads, cell.cores
+                "{}/{} t={} c={} profiling{}",
+                cell.file.file,
+                cell.variant,
+                cell.threads,
+                cell.cores,
+                if again { " again" } else { "" }
             ));
-            let prefix = profile_prefix(&self.run.run_id, cell);
+            let mut prefix = profile_prefix(&self.run.run_id, cell);
+            if again {
+                prefix.push_str(".r1");
+            }
             let profile = Some((prefix.as_str(), self.plan.quick));
             let record = run_child(
                 &self.exe,
@@ -224,8 +251,14 @@ impl Matrix<'_> {
                 0,
                 self.interrupted,
             );
-            if let Some(record) = record {
-                self.run.profiles[i] = record.0.profile;
+            match (record.and_then(|r| r.0.profile), again) {
+                (Some(p), false) => self.run.profiles[i] = Some(p),
+                (Some(p), true) => {
+                    if let Some(first) = self.run.profiles[i].as_mut() {
+                        first.repeats.push(p.folded);
+                    }
+                }
+                (None, _) => {}
             }
             self.bar.inc(1);
         }
