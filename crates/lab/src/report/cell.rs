@@ -110,7 +110,8 @@ fn extras(r: &RunRecord) -> Vec<String> {
         .collect()
 }
 
-/// Links to the cell's flamegraph and off-CPU graph, with their sample counts.
+/// Links to the cell's flamegraph and off-CPU graphs (its own waits, and its server's
+/// scheduler switches where it ran one), with their sample counts.
 fn profile_links(r: &RunRecord, prefix: &str) -> Text {
     let Some(p) = &r.profile else {
         return Vec::new();
@@ -154,6 +155,24 @@ fn profile_links(r: &RunRecord, prefix: &str) -> Text {
             Inline::Text(" ".into()),
             small(format!("{:.3} s blocked vs {measured}", off.seconds)),
         ]);
+    }
+    // The server's own off-CPU time, from the scheduler, or the line saying why not.
+    if let Some(off) = &p.server_off_cpu {
+        t.extend([
+            Inline::Break,
+            Inline::Link {
+                href: format!("{prefix}{}", off.svg),
+                class: "offcpu",
+                text: text("server off-CPU"),
+            },
+            Inline::Text(" ".into()),
+            small(format!(
+                "{:.3} s off the CPU, {} switches",
+                off.seconds, off.samples
+            )),
+        ]);
+    } else if let Some(why) = &p.server_off_cpu_absent {
+        t.extend([Inline::Break, small(why.clone())]);
     }
     t
 }

@@ -223,7 +223,7 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
         }
     }
     details.push(
-        "Server time is each ns-slapd thread's schedstat over the window, over the threads that ran at least 1% of it; asleep covers waiting for work, for a lock or for I/O alike (no off-CPU profile of the server is taken yet)."
+        "Server time is each ns-slapd thread's schedstat over the window, over the threads that ran at least 1% of it; asleep covers waiting for work, for a lock or for I/O alike; where it slept is the profiled cells' server off-CPU flamegraph (scheduler switches, taken as root)."
             .to_owned(),
     );
     Some(Answer {

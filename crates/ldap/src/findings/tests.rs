@@ -299,6 +299,8 @@ fn with_profile(mut r: RunRecord, path: &std::path::Path, repeat: &std::path::Pa
         rate_hz: 997,
         off_cpu: None,
         repeats: vec![repeat.to_string_lossy().into_owned()],
+        server_off_cpu: None,
+        server_off_cpu_absent: None,
     });
     r
 }

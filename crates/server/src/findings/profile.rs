@@ -9,7 +9,8 @@
 //! `nginx`, `memcached`) are the server's. A function's share is inclusive: the share of
 //! the server's samples whose stack holds it, so exported library functions count even
 //! where the leaf above them is `[unknown]` (a server without debug symbols). Not here:
-//! off-CPU time, pairs, wording of the other parts.
+//! off-CPU time (drawn by `lab` from the scheduler, not judged here), pairs, wording of
+//! the other parts.
 
 use std::collections::{BTreeMap, BTreeSet};
 
