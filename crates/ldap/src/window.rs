@@ -186,12 +186,11 @@ impl Resident {
         );
         extra.insert("entries_warmed".into(), json!(self.warmed));
         extra.insert("server_warm_s".into(), json!(self.warm_s));
-        // Said in every record so a reader of a profiled cell knows what its off-CPU graph
-        // is not: the clients measure no waits, and the server's sched_switch stacks are
-        // not recorded by this build.
+        // Said in every record so a reader of a profiled cell knows which off-CPU graph is
+        // the server's: the clients measure no waits of their own.
         extra.insert(
             "server_off_cpu".into(),
-            json!("not recorded: the on-CPU profile includes the server's threads; an off-CPU profile of them (sched:sched_switch with stacks) is not taken by this build"),
+            json!("in a profiled cell's profile: server_off_cpu (the scheduler's switch-outs of the server's threads with their stacks, weighted by the time until each ran again; perf as root), or server_off_cpu_absent saying why not"),
         );
         let (open, close) = workload.edges();
         procstat::record_window(

@@ -192,7 +192,7 @@ fn window(
     extra.insert("load_s".into(), json!(began.elapsed().as_secs_f64()));
     extra.insert(
         "server_off_cpu".into(),
-        json!("not recorded: the on-CPU profile includes the server's threads; an off-CPU profile of them (sched:sched_switch with stacks) is not taken by this build"),
+        json!("in a profiled cell's profile: server_off_cpu (the scheduler's switch-outs of the server's threads with their stacks, weighted by the time until each ran again; perf as root), or server_off_cpu_absent saying why not"),
     );
     let edges = edges.filter(|_| alive);
     procstat::record_window(

@@ -45,6 +45,20 @@ pub struct ProfileRef {
     /// The off-CPU (wait) profile of the same window, when one was taken.
     #[serde(default)]
     pub off_cpu: Option<OffCpuRef>,
+    /// Folded on-CPU stacks of further profiling repetitions of the same cell, where the
+    /// plan took more than one: two profiles at one thread count show how much a frame's
+    /// share moves by noise alone (a finding's noise floor). Empty in older files.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repeats: Vec<String>,
+    /// Off-CPU time of the server the hot path ran (a companion process), from the
+    /// scheduler's switches: where its threads slept or waited for a CPU, in microseconds.
+    /// `seconds` is the time covered; there is no measured blocked time to check it by.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_off_cpu: Option<OffCpuRef>,
+    /// Why a cell that ran a server has no `server_off_cpu`, in one line (no root, perf
+    /// refused); absent where the cell ran no server or the profile was taken.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_off_cpu_absent: Option<String>,
 }
 
 fn pprof_sampler() -> String {

@@ -52,6 +52,9 @@ fn results_round_trip_through_json() {
             measured_seconds: Some(0.55),
             samples: 500,
         }),
+        repeats: vec!["profiles/x.r1.folded".into()],
+        server_off_cpu: None,
+        server_off_cpu_absent: None,
     });
     let file = ResultsFile {
         schema: SCHEMA_VERSION,

@@ -57,6 +57,8 @@ struct Matrix<'p> {
     run: RunState,
     /// The cells chosen for a profile.
     chosen: Vec<bool>,
+    /// The chosen cells that get a second profile (`profiled::repeated`).
+    repeat: Vec<bool>,
     exe: PathBuf,
     retaker: Retaker,
     /// Repetitions each cell's file asks for.
@@ -82,12 +84,14 @@ impl<'p> Matrix<'p> {
         sweep_scratch(plan);
         let run = RunState::new(&cells, &data_dir, start);
         let chosen = profiled::profiled(&cells, profiled::which(plan));
+        let repeat = profiled::repeated(&cells, profiled::which(plan));
         let mut matrix = Matrix {
             plan,
             planned: cells.iter().map(|c| c.file.repeats).collect(),
             cells,
             run,
             chosen,
+            repeat,
             exe: PathBuf::new(),
             retaker: Retaker::new(
                 plan.interference,
@@ -116,6 +120,19 @@ impl<'p> Matrix<'p> {
         self.chosen[i] && self.run.profiles[i].is_none()
     }
 
+    /// Whether cell `i` still wants its second profile.
+    fn wanted_again(&self, i: usize) -> bool {
+        self.repeat[i]
+            && self.run.profiles[i]
+                .as_ref()
+                .is_none_or(|p| p.repeats.is_empty())
+    }
+
+    /// Profiling runs cell `i` still wants.
+    fn profiles_wanted(&self, i: usize) -> usize {
+        usize::from(self.wanted(i)) + usize::from(self.wanted_again(i))
+    }
+
     /// Repetitions of cell `i` still to run of those planned.
     fn missing(&self, i: usize) -> usize {
         self.cells[i]
@@ -132,10 +149,9 @@ impl<'p> Matrix<'p> {
     /// The profiles still to take, by the plan's cost model.
     fn profiling_cost(&self) -> Duration {
         (0..self.cells.len())
-            .filter(|&i| self.wanted(i))
             .map(|i| {
                 let c = &self.cells[i];
-                c.file.profile_cost(c.threads, self.plan.quick)
+                c.file.profile_cost(c.threads, self.plan.quick) * self.profiles_wanted(i) as u32
             })
             .sum()
     }
@@ -144,7 +160,7 @@ impl<'p> Matrix<'p> {
     /// `plan::budget`), and returns the progress bar over it.
     fn announce(&self) -> ProgressBar {
         let n = self.cells.len();
-        let profiled = (0..n).filter(|&i| self.wanted(i)).count();
+        let profiled: usize = (0..n).map(|i| self.profiles_wanted(i)).sum();
         let total = (0..n).map(|i| self.missing(i)).sum::<usize>() + profiled;
         let runs: Duration = (0..n)
             .map(|i| {

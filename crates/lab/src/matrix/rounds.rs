@@ -173,17 +173,29 @@ impl Matrix<'_> {
     }
 
     /// One extra, uncounted run per chosen cell for its flamegraph, in the selection's
-    /// order. Never cut for the budget: the plan counted them before it ran, a profile
-    /// costs a few seconds, and the rounds and pairs after them are what absorbs an
-    /// estimate gone wrong. Runs once; later calls find nothing left to take.
+    /// order, then the second profiles of the cells profiled twice (`profiled::repeated`,
+    /// the noise floor of `where_time_goes`) in the same order. Never cut for the budget:
+    /// the plan counted them before it ran, a profile costs seconds, and the rounds and
+    /// pairs after them are what absorbs an estimate gone wrong. Runs once; later calls
+    /// find nothing left to take.
     pub(super) fn profiles(&mut self) {
         if !self.plan.profile || self.stopping() {
             return;
         }
-        let order = crate::plan::profiled::order(&self.cells, &self.chosen);
-        let todo: Vec<usize> = order
+        let firsts = crate::plan::profiled::order(&self.cells, &self.chosen);
+        let repeats = crate::plan::profiled::order(&self.cells, &self.repeat);
+        let todo: Vec<(usize, bool)> = firsts
             .into_iter()
-            .filter(|&i| !self.run.reps[i].is_empty() && self.run.profiles[i].is_none())
+            .map(|i| (i, false))
+            .chain(repeats.into_iter().map(|i| (i, true)))
+            .filter(|&(i, again)| {
+                !self.run.reps[i].is_empty()
+                    && if again {
+                        self.wanted_again(i)
+                    } else {
+                        self.wanted(i)
+                    }
+            })
             .collect();
         if todo.is_empty() {
             return;
@@ -191,20 +203,31 @@ impl Matrix<'_> {
         progress::phase(
             &self.bar,
             &format!(
-                "profiling: one extra, uncounted run for each of {} cell(s), for its flamegraph",
+                "profiling: {} extra, uncounted run(s) for the flamegraphs",
                 todo.len()
             ),
         );
-        for i in todo {
+        for (i, again) in todo {
             let cell = &self.cells[i];
             if self.stopping() {
                 break;
             }
+            // A repeat needs the first profile to hang on (it may have failed).
+            if again && self.run.profiles[i].is_none() {
+                continue;
+            }
             self.bar.set_message(format!(
-                "{}/{} t={} c={} profiling",
-                cell.file.file, cell.variant, cell.threads, cell.cores
+                "{}/{} t={} c={} profiling{}",
+                cell.file.file,
+                cell.variant,
+                cell.threads,
+                cell.cores,
+                if again { " again" } else { "" }
             ));
-            let prefix = profile_prefix(&self.run.run_id, cell);
+            let mut prefix = profile_prefix(&self.run.run_id, cell);
+            if again {
+                prefix.push_str(".r1");
+            }
             let profile = Some((prefix.as_str(), self.plan.quick));
             let record = run_child(
                 &self.exe,
@@ -214,8 +237,14 @@ impl Matrix<'_> {
                 0,
                 self.interrupted,
             );
-            if let Some(record) = record {
-                self.run.profiles[i] = record.0.profile;
+            match (record.and_then(|r| r.0.profile), again) {
+                (Some(p), false) => self.run.profiles[i] = Some(p),
+                (Some(p), true) => {
+                    if let Some(first) = self.run.profiles[i].as_mut() {
+                        first.repeats.push(p.folded);
+                    }
+                }
+                (None, _) => {}
             }
             self.bar.inc(1);
         }

@@ -3,7 +3,8 @@
 //! A counted run costs `overhead + PER_THREAD x threads + warm-up + window`, where
 //! `overhead` is what a child of that scenario file took beyond its warm-up and window
 //! (measured by the newest results file, else the file's estimate: `costs`); a profiled
-//! run costs its profiling window instead of the window plus [`PROFILE_EXTRA`] for perf;
+//! run costs its profiling window instead of the window plus [`PROFILE_EXTRA`] for perf
+//! (twice for a cell profiled twice, `profiled::repeated`);
 //! the report adds [`REPORT`] once. When the plan's estimate is over [`PLAN_SHARE`] of the
 //! budget, `fit`
 //! trims, in this order, stopping as soon as it fits: (1) windows and warm-ups, down to
@@ -86,17 +87,18 @@ impl ScenarioPlan {
     pub fn estimate(&self, which: Which, quick: bool) -> Estimate {
         let cells = self.cells();
         let profiled = select::profiled(&cells, which);
+        let repeated = select::repeated(&cells, which);
         let mut e = Estimate {
             cells: cells.len(),
             ..Estimate::default()
         };
-        for (cell, profiled) in cells.iter().zip(profiled) {
+        for ((cell, profiled), repeated) in cells.iter().zip(profiled).zip(repeated) {
             e.runs += self.repeats;
             e.time += self.run_cost(cell.threads) * self.repeats as u32;
-            if profiled {
-                e.runs += 1;
-                e.time += self.profile_cost(cell.threads, quick);
-            }
+            // A repeated profile is a second profiling run of its own.
+            let n = usize::from(profiled) + usize::from(repeated);
+            e.runs += n;
+            e.time += self.profile_cost(cell.threads, quick) * n as u32;
         }
         e
     }

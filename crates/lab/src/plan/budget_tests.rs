@@ -188,3 +188,27 @@ fn the_estimate_counts_every_run_and_profile() {
         "{lines:?}"
     );
 }
+
+#[test]
+fn a_file_profiled_twice_counts_its_repeat_profiles() {
+    let plan = plan(&[
+        "plan=true",
+        "cpus=2",
+        "scenarios=server-tiny",
+        "threads=1,2,4",
+        "repeats=3",
+    ])
+    .unwrap();
+    let s = &plan.scenarios[0];
+    assert!(s.profile_repeat, "benches/server-tiny.toml asks for it");
+    let e = s.estimate(crate::plan::profiled::which(&plan), plan.quick);
+    let cells = s.cores.len() * 3;
+    // At the most cores (2): threads 1 and 4 profiled twice, 2 (= cores) once.
+    assert_eq!(s.cores.iter().max(), Some(&2));
+    assert_eq!((e.cells, e.runs), (cells, cells * 3 + 5));
+    let expected = (s.run_cost(1) + s.run_cost(2) + s.run_cost(4)) * 3 * s.cores.len() as u32
+        + s.profile_cost(1, false) * 2
+        + s.profile_cost(2, false)
+        + s.profile_cost(4, false) * 2;
+    assert_eq!(e.time, expected);
+}

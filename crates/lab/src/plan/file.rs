@@ -91,6 +91,7 @@ pub(super) fn plan_file(
         repeats,
         timeout,
         profile_at: file.profile_at,
+        profile_repeat: file.profile_repeat,
         settings_line: how.line(file),
         seed: file.seed.clone(),
         overhead,

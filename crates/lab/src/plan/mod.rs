@@ -82,6 +82,9 @@ pub struct ScenarioPlan {
     pub timeout: Duration,
     /// Which thread counts the default profiling covers.
     pub profile_at: crate::scenario_file::ProfileAt,
+    /// Whether the cells a finding compares profiles of are profiled twice
+    /// (`plan::profiled::repeated`).
+    pub profile_repeat: bool,
     /// One line: which settings applied to this file and which it kept.
     pub settings_line: String,
     /// What one child costs beyond warm-up and window, before its per-thread part.

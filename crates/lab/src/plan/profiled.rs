@@ -8,6 +8,9 @@
 //! sqlmix-slots) has no differential to draw and is profiled only with `profile=all`: a
 //! profile costs about a second beyond its window, which over every sweep point would not
 //! fit the 15-minute matrix. `profile=all` profiles every cell and `profile=false` none.
+//! A file that says `profile_repeat = true` (the servers, whose finding compares the
+//! profiles at 1 thread and at the most threads) gets a second profile of those two cells
+//! on the most cores: two profiles of one cell are the noise floor of that comparison.
 //! Part of the plan: it runs nothing, and the profiler (`profile`) takes what it says.
 
 use std::time::Duration;
@@ -69,6 +72,25 @@ pub fn profiled(cells: &[CellSpec<'_>], which: Which) -> Vec<bool> {
                 };
                 c.cores == cores && (ends || c.threads == most)
             }
+        })
+        .collect()
+}
+
+/// Which of `cells` get a second profiling repetition: those of a `profile_repeat` file
+/// at 1 thread and at its most threads on its most cores, where `which` profiles them and
+/// is not quick mode (which draws no comparison).
+pub fn repeated(cells: &[CellSpec<'_>], which: Which) -> Vec<bool> {
+    profiled(cells, which)
+        .into_iter()
+        .zip(cells)
+        .map(|(chosen, c)| {
+            let cores = c.file.cores.iter().copied().max().unwrap_or(0);
+            let most = c.file.threads.iter().copied().max().unwrap_or(0);
+            chosen
+                && c.file.profile_repeat
+                && matches!(which, Which::Default | Which::All)
+                && c.cores == cores
+                && (c.threads == 1 || c.threads == most)
         })
         .collect()
 }
@@ -217,6 +239,29 @@ mod tests {
         let cells = plan.cells();
         assert!(profiled(&cells, Which::Default).iter().all(|p| !p));
         assert!(profiled(&cells, Which::All).iter().all(|p| *p));
+    }
+
+    #[test]
+    fn a_server_file_profiles_its_two_compared_cells_twice() {
+        let server = plan_of(&[
+            "plan=true",
+            "cpus=2",
+            "scenarios=server-tiny",
+            "threads=1,2,4",
+        ]);
+        let cells = server.cells();
+        let twice: Vec<(usize, usize)> = cells
+            .iter()
+            .zip(repeated(&cells, which(&server)))
+            .filter(|(_, r)| *r)
+            .map(|(c, _)| (c.threads, c.cores))
+            .collect();
+        assert_eq!(twice, vec![(1, 2), (4, 2)]);
+        // A file that does not ask, and quick mode, profile each cell once at most.
+        let once = plan(&[]);
+        assert!(repeated(&once.cells(), which(&once)).iter().all(|r| !r));
+        let quick = plan_of(&["plan=true", "cpus=2", "scenarios=server-tiny", "quick=true"]);
+        assert!(repeated(&quick.cells(), which(&quick)).iter().all(|r| !r));
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Profiles of a cell: on-CPU flamegraphs (perf, or pprof-rs where perf events are not
-//! allowed), off-CPU (wait) flamegraphs from the hot path's measured waits, and
+//! allowed), off-CPU (wait) flamegraphs from the hot path's measured waits, the off-CPU
+//! time of a server the hot path runs from the scheduler's switches ([`sched`]), and
 //! differential flamegraphs, rendered with inferno.
 //!
 //! A profile covers only the measured window of the profiling repetition: a [`Session`]
@@ -14,6 +15,7 @@
 pub mod fallback;
 pub mod offcpu;
 pub mod perf;
+pub mod sched;
 pub mod stacks;
 
 use std::path::Path;
@@ -26,6 +28,7 @@ use harness::schema::{OffCpuRef, ProfileRef};
 use fallback::PprofSampler;
 use offcpu::{WaitProfile, WaitStacks};
 use perf::PerfRecorder;
+use sched::SwitchProfile;
 
 pub use crate::flame::{cpu_subtitle, render_flamegraph, wait_subtitle};
 
@@ -55,6 +58,9 @@ pub struct CellProfile {
     pub how: String,
     /// Off-CPU stacks.
     pub waits: WaitProfile,
+    /// The server's off-CPU stacks from the scheduler, or why there are none; `None`
+    /// where the cell ran no server.
+    pub server_waits: Option<Result<SwitchProfile, String>>,
 }
 
 enum OnCpu {
@@ -67,8 +73,15 @@ enum OnCpu {
     Folded(Vec<String>, u64),
 }
 
+/// The server's switches, followed while the window is open.
+enum ServerOffCpu {
+    Recording(PerfRecorder),
+    Absent(String),
+}
+
 struct State {
     on_cpu: Option<OnCpu>,
+    server: Option<ServerOffCpu>,
     error: Option<String>,
     fallback_reason: Option<String>,
 }
@@ -79,6 +92,7 @@ pub struct Session {
     state: Mutex<State>,
     waits: WaitStacks,
     perf_required: bool,
+    perf_bin: String,
     cell: String,
 }
 
@@ -97,7 +111,7 @@ impl Session {
         let perf_bin = perf_bin.to_owned();
         let (on_cpu, fallback_reason) = match choice {
             "pprof" => (OnCpu::PprofReady, Some(format!("{PROFILER_ENV}=pprof"))),
-            "perf" | "" | "auto" => (OnCpu::PerfReady(perf_bin), None),
+            "perf" | "" | "auto" => (OnCpu::PerfReady(perf_bin.clone()), None),
             other => {
                 return Err(format!(
                     "{PROFILER_ENV}={other:?}: accepted perf, pprof or auto"
@@ -107,11 +121,13 @@ impl Session {
         let session = Arc::new(Session {
             state: Mutex::new(State {
                 on_cpu: Some(on_cpu),
+                server: None,
                 error: None,
                 fallback_reason,
             }),
             waits: WaitStacks::default(),
             perf_required: choice == "perf",
+            perf_bin: perf_bin.clone(),
             cell: cell.to_owned(),
         });
         probe::install(Some(Arc::clone(&session) as Arc<dyn Probe>));
@@ -129,6 +145,15 @@ impl Session {
         let (sampler, rate_hz) = match &state.on_cpu {
             Some(OnCpu::Perf(_)) => ("perf", perf::RATE_HZ),
             _ => ("pprof", fallback::RATE_HZ),
+        };
+        let server_waits = match state.server.take() {
+            None => None,
+            Some(ServerOffCpu::Absent(why)) => Some(Err(why)),
+            Some(ServerOffCpu::Recording(r)) => Some(
+                r.script(&sched::SCRIPT_ARGS)
+                    .map(|out| sched::fold(&String::from_utf8_lossy(&out)))
+                    .map_err(|e| format!("no off-CPU profile of the server: {e}")),
+            ),
         };
         let (lines, samples, how) = match state.on_cpu.take() {
             Some(OnCpu::Perf(recorder)) => {
@@ -158,6 +183,7 @@ impl Session {
             rate_hz,
             how,
             waits,
+            server_waits,
         })
     }
 
@@ -171,6 +197,24 @@ impl Session {
 
 impl Probe for Session {
     fn window_opened(&self) {
+        let servers = probe::companions();
+        if !servers.is_empty() {
+            let server = match sched::refused() {
+                Some(why) => ServerOffCpu::Absent(why),
+                None => match sched::start(&self.perf_bin, &servers)
+                    .and_then(|mut p| p.enable().map(|()| p))
+                {
+                    Ok(p) => ServerOffCpu::Recording(p),
+                    Err(e) => {
+                        ServerOffCpu::Absent(format!("no off-CPU profile of the server: {e}"))
+                    }
+                },
+            };
+            self.with_state(|s| {
+                s.server = Some(server);
+                Ok(())
+            });
+        }
         self.with_state(|s| match s.on_cpu.take() {
             Some(OnCpu::PerfReady(bin)) => {
                 match PerfRecorder::start(&bin).and_then(|mut p| p.enable().map(|()| p)) {
@@ -196,6 +240,16 @@ impl Probe for Session {
     }
 
     fn window_closed(&self) {
+        self.with_state(|s| {
+            if let Some(ServerOffCpu::Recording(p)) = s.server.as_mut() {
+                if let Err(e) = p.disable() {
+                    s.server = Some(ServerOffCpu::Absent(format!(
+                        "no off-CPU profile of the server: {e}"
+                    )));
+                }
+            }
+            Ok(())
+        });
         let cell = self.cell.clone();
         self.with_state(|s| match s.on_cpu.take() {
             Some(OnCpu::Perf(mut p)) => {
@@ -270,6 +324,33 @@ pub fn write_profile(
             "µs blocked",
         )?,
     )?;
+    let (server_off_cpu, server_off_cpu_absent) = match &profile.server_waits {
+        None => (None, None),
+        Some(Err(why)) => (None, Some(why.clone())),
+        Some(Ok(s)) => {
+            write_folded(Path::new(&path("server-offcpu.folded")), &s.lines)?;
+            write_svg(
+                &path("server-offcpu.svg"),
+                render_flamegraph(
+                    &s.lines,
+                    &format!("{title}: the server off-CPU (scheduler switches)"),
+                    &format!(
+                        "{:.3} s off the CPU over the server's threads, {} switch-outs weighted by the time until the thread ran again",
+                        s.seconds, s.switches
+                    ),
+                    "µs off-CPU",
+                )?,
+            )?;
+            let off = OffCpuRef {
+                svg: path("server-offcpu.svg"),
+                folded: path("server-offcpu.folded"),
+                seconds: s.seconds,
+                measured_seconds: None,
+                samples: s.switches,
+            };
+            (Some(off), None)
+        }
+    };
     Ok(ProfileRef {
         svg: path("svg"),
         folded: path("folded"),
@@ -283,6 +364,9 @@ pub fn write_profile(
             measured_seconds: measured,
             samples: w.stacks,
         }),
+        repeats: Vec::new(),
+        server_off_cpu,
+        server_off_cpu_absent,
     })
 }
 

@@ -49,28 +49,46 @@ impl PerfRecorder {
     /// Starts `perf record` (the binary `perf`) on this process, events disabled; returns
     /// once perf says its events are open.
     pub fn start(perf: &str) -> Result<PerfRecorder, String> {
-        // perf can lose a race with a thread that exits while it attaches: try twice.
-        Self::start_once(perf).or_else(|_| Self::start_once(perf))
+        let events: Vec<String> = ["-e", "cpu-clock", "-F", &RATE_HZ.to_string()]
+            .map(str::to_owned)
+            .to_vec();
+        Self::start_recording(perf, &events, &profiled_pids())
     }
 
-    fn start_once(perf: &str) -> Result<PerfRecorder, String> {
+    /// Starts `perf record` with `events` (its event and call-graph arguments) on the
+    /// processes `pids` (perf's `-p` list), events disabled.
+    pub fn start_recording(
+        perf: &str,
+        events: &[String],
+        pids: &str,
+    ) -> Result<PerfRecorder, String> {
+        // perf can lose a race with a thread that exits while it attaches: try twice.
+        Self::start_once(perf, events, pids).or_else(|_| Self::start_once(perf, events, pids))
+    }
+
+    fn start_once(perf: &str, events: &[String], pids: &str) -> Result<PerfRecorder, String> {
         // A scratch folder of the harness's: inside the one `lab matrix` removes after the
         // child ends (a child killed for hanging never reaches `Drop`), and named with this
         // process's id so that a later run sweeps it if it was not.
         let dir = harness::scratch::private_folder(None, "contention-lab-perf-")?.keep();
-        let recorder = Self::start_in(perf, &dir);
+        let recorder = Self::start_in(perf, &dir, events, pids);
         if recorder.is_err() {
             let _ = std::fs::remove_dir_all(&dir);
         }
         recorder
     }
 
-    fn start_in(perf: &str, dir: &Path) -> Result<PerfRecorder, String> {
+    fn start_in(
+        perf: &str,
+        dir: &Path,
+        events: &[String],
+        pids: &str,
+    ) -> Result<PerfRecorder, String> {
         let (ctl_path, ack_path) = (dir.join("ctl"), dir.join("ack"));
         for fifo in [&ctl_path, &ack_path] {
             make_fifo(fifo)?;
         }
-        let mut child = spawn_record(perf, dir, &ctl_path, &ack_path)?;
+        let mut child = spawn_record(perf, dir, &ctl_path, &ack_path, events, pids)?;
         let deadline = Instant::now() + Duration::from_secs(10);
         // Opening a FIFO for writing fails (ENXIO) until perf opens it for reading.
         let ctl = loop {
@@ -150,18 +168,27 @@ impl PerfRecorder {
     }
 
     /// Ends perf, reads its samples and folds them; worker stacks get `cell` as their root.
-    pub fn finish(mut self, cell: &str) -> Result<PerfProfile, String> {
+    pub fn finish(self, cell: &str) -> Result<PerfProfile, String> {
+        let inline = std::env::var(super::PERF_INLINE_ENV).is_ok_and(|v| v == "1");
+        // Without the period field inferno counts one per sample, not nanoseconds.
+        let out = self.script(&[
+            if inline { "--inline" } else { "--no-inline" },
+            "-F",
+            "comm,tid,time,event,ip,sym,dso",
+        ])?;
+        fold_script(&out, cell)
+    }
+
+    /// Ends perf and returns what `perf script` with `args` prints of its samples.
+    pub fn script(mut self, args: &[&str]) -> Result<Vec<u8>, String> {
         let mut child = self.child.take().expect("started");
         // SAFETY: signalling our own child by its pid.
         unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
         let _ = child.wait();
         let data = self.dir.join("perf.data");
-        let inline = std::env::var(super::PERF_INLINE_ENV).is_ok_and(|v| v == "1");
         let out = Command::new(&self.perf)
             .arg("script")
-            .arg(if inline { "--inline" } else { "--no-inline" })
-            // Without the period field inferno counts one per sample, not nanoseconds.
-            .args(["-F", "comm,tid,time,event,ip,sym,dso"])
+            .args(args)
             .arg("-i")
             .arg(&data)
             .stdin(Stdio::null())
@@ -171,7 +198,7 @@ impl PerfRecorder {
         if !out.status.success() {
             return Err(format!("{} script failed: {}", self.perf, out.status));
         }
-        fold_script(&out.stdout, cell)
+        Ok(out.stdout)
     }
 }
 
@@ -185,7 +212,9 @@ impl Drop for PerfRecorder {
     }
 }
 
-/// `<this pid>[,<companion pid>...]`, perf's `-p` list.
+/// `<this pid>[,<companion pid>...]`, perf's `-p` list for on-CPU samples: this process
+/// and any server the hot path runs (`harness::probe::companions`), since a server started
+/// before perf is not this process's to inherit.
 fn profiled_pids() -> String {
     std::iter::once(std::process::id())
         .chain(harness::probe::companions())
@@ -280,13 +309,20 @@ fn make_fifo(path: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// Starts `perf record` on this process (and its companions), its events disabled until
-/// the control FIFO enables them, its stderr into `dir/stderr`.
-fn spawn_record(perf: &str, dir: &Path, ctl: &Path, ack: &Path) -> Result<Child, String> {
+/// Starts `perf record` of `events` on `pids`, its events disabled until the control
+/// FIFO enables them, its stderr into `dir/stderr`.
+fn spawn_record(
+    perf: &str,
+    dir: &Path,
+    ctl: &Path,
+    ack: &Path,
+    events: &[String],
+    pids: &str,
+) -> Result<Child, String> {
     let stderr = File::create(dir.join("stderr")).map_err(|e| e.to_string())?;
     Command::new(perf)
-        .args(["record", "-e", "cpu-clock", "-F"])
-        .arg(RATE_HZ.to_string())
+        .arg("record")
+        .args(events)
         // No build-id collection at exit: it reads every mapped binary (lab's own, with
         // its debug info) and cost about a second per profile here; the samples are
         // read back at once from the same binaries, so the ids are not needed.
@@ -298,10 +334,8 @@ fn spawn_record(perf: &str, dir: &Path, ctl: &Path, ack: &Path) -> Result<Child,
             "--control",
         ])
         .arg(format!("fifo:{},{}", ctl.display(), ack.display()))
-        // This process and any server the hot path runs (`harness::probe::companions`):
-        // a server started before perf is not this process's to inherit.
         .arg("-p")
-        .arg(profiled_pids())
+        .arg(pids)
         .arg("-o")
         .arg(dir.join("perf.data"))
         .stdin(Stdio::null())

@@ -110,7 +110,8 @@ fn extras(r: &RunRecord) -> Vec<String> {
         .collect()
 }
 
-/// Links to the cell's flamegraph and off-CPU graph, with their sample counts.
+/// Links to the cell's flamegraph and off-CPU graphs (its own waits, and its server's
+/// scheduler switches where it ran one), with their sample counts.
 fn profile_links(r: &RunRecord, prefix: &str) -> Text {
     let Some(p) = &r.profile else {
         return Vec::new();
@@ -155,6 +156,24 @@ fn profile_links(r: &RunRecord, prefix: &str) -> Text {
             small(format!("{:.3} s blocked vs {measured}", off.seconds)),
         ]);
     }
+    // The server's own off-CPU time, from the scheduler, or the line saying why not.
+    if let Some(off) = &p.server_off_cpu {
+        t.extend([
+            Inline::Break,
+            Inline::Link {
+                href: format!("{prefix}{}", off.svg),
+                class: "offcpu",
+                text: text("server off-CPU"),
+            },
+            Inline::Text(" ".into()),
+            small(format!(
+                "{:.3} s off the CPU, {} switches",
+                off.seconds, off.samples
+            )),
+        ]);
+    } else if let Some(why) = &p.server_off_cpu_absent {
+        t.extend([Inline::Break, small(why.clone())]);
+    }
     t
 }
 
@@ -164,5 +183,59 @@ pub fn too_few(counts: (u64, u64)) -> &'static str {
         ": too few samples to compare"
     } else {
         ""
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use harness::schema::{OffCpuRef, ProfileRef};
+
+    use super::*;
+
+    fn profiled(server_off_cpu: Option<OffCpuRef>, absent: Option<&str>) -> RunRecord {
+        let mut r = harness::testing::synthetic_cell(
+            "server",
+            "server-tiny",
+            "configured",
+            &[],
+            2,
+            2,
+            1e4,
+            100.0,
+            3,
+        );
+        r.profile = Some(ProfileRef {
+            svg: "p/t2.svg".into(),
+            folded: "p/t2.folded".into(),
+            samples: 1000,
+            sampler: "perf".into(),
+            rate_hz: 2000,
+            off_cpu: None,
+            repeats: Vec::new(),
+            server_off_cpu,
+            server_off_cpu_absent: absent.map(str::to_owned),
+        });
+        r
+    }
+
+    #[test]
+    fn a_server_cell_links_its_servers_off_cpu_graph_or_says_why_not() {
+        let off = OffCpuRef {
+            svg: "p/t2.server-offcpu.svg".into(),
+            folded: "p/t2.server-offcpu.folded".into(),
+            seconds: 1.25,
+            measured_seconds: None,
+            samples: 900,
+        };
+        let links = profile_links(&profiled(Some(off), None), "../");
+        assert!(
+            links.iter().any(
+                |i| matches!(i, Inline::Link { href, .. } if href == "../p/t2.server-offcpu.svg")
+            ),
+            "{links:?}"
+        );
+        let why = "no off-CPU profile of the server: perf's sched:sched_switch tracepoint needs root (perf_event_paranoid 2)";
+        let links = profile_links(&profiled(None, Some(why)), "../");
+        assert!(links.contains(&small(why.to_owned())), "{links:?}");
     }
 }

@@ -27,6 +27,7 @@ pub(super) const FIELDS: &[&str] = &[
     "params",
     "paired",
     "profile_at",
+    "profile_repeat",
     "seed",
     "quick",
     "smoke",

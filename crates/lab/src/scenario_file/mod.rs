@@ -136,6 +136,10 @@ pub struct ScenarioFile {
     pub paired: Vec<String>,
     /// Which thread counts the default profiling covers (`profile_at`, default `sweep`).
     pub profile_at: ProfileAt,
+    /// Whether the profiled cells at 1 thread and at the most threads on the most cores
+    /// are profiled twice (`profile_repeat = true`): two profiles of one cell give the
+    /// noise floor of a finding that compares profiles (the server's `where_time_goes`).
+    pub profile_repeat: bool,
     /// The file's `[seed]` table as JSON (the seed's baseline, figures, settings and what a
     /// model was calibrated on), `Null` when it has none: copied into the results so the
     /// hot path's question reads it without the file.
@@ -268,6 +272,7 @@ pub fn load(path: &Path) -> Result<ScenarioFile, String> {
         timeout,
         paired: raw.paired,
         profile_at,
+        profile_repeat: raw.profile_repeat,
         seed: match raw.seed {
             Some(t) => serde_json::to_value(t).map_err(|e| at("seed", e.to_string()))?,
             None => Value::Null,

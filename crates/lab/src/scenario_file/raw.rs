@@ -34,6 +34,8 @@ pub(super) struct RawScenario {
     #[serde(default)]
     pub(super) paired: Vec<String>,
     pub(super) profile_at: Option<String>,
+    #[serde(default)]
+    pub(super) profile_repeat: bool,
     /// The seed's figures and settings as data, for the hot path's question.
     pub(super) seed: Option<toml::Table>,
     pub(super) quick: Option<RawMode>,

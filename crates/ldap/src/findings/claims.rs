@@ -24,7 +24,7 @@ pub const THREADS_PAST_CPUS_CLAIM: &str = "more 389 DS worker threads than CPUs 
 /// Part (b) in words.
 pub const RECOMMENDATION_CLAIM: &str = "the seed's recommendation, threads = CPUs, does more than 389 DS's own autotuned default (nsslapd-threadnumber: -1) and the seed's 16";
 /// Part (c) in words.
-pub const PER_THREAD_WITH_CPUS_FREE_CLAIM: &str = "per-thread throughput falls as threads rise while CPUs are free (threads below the server's CPUs, the clients on other CPUs)";
+pub const PER_THREAD_WITH_CPUS_FREE_CLAIM: &str = "per-thread throughput falls as threads rise past the seed's knee (knee_threads) while CPUs are free (threads below the server's CPUs, the clients on other CPUs)";
 /// Part (d) in words.
 pub const WHERE_TIME_GOES_CLAIM: &str = "some server functions take a growing share of the server's on-CPU time from 1 thread to the most threads (its own differential profile)";
 

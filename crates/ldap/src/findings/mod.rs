@@ -104,8 +104,36 @@ fn read_back(cells: &[&RunRecord]) -> Option<String> {
     })
 }
 
-/// The answer for `run`; `None` when it has no usable 389 DS cell.
+/// The four parts, each inconclusive with `why` (every 389 DS cell failed).
+fn failed(why: &str) -> Answer {
+    let parts: Vec<Part> = [
+        (THREADS_PAST_CPUS, THREADS_PAST_CPUS_CLAIM),
+        (RECOMMENDATION, RECOMMENDATION_CLAIM),
+        (PER_THREAD_WITH_CPUS_FREE, PER_THREAD_WITH_CPUS_FREE_CLAIM),
+        (WHERE_TIME_GOES, WHERE_TIME_GOES_CLAIM),
+    ]
+    .iter()
+    .map(|(name, claim)| Part::other(name, claim, Outcome::Inconclusive, why))
+    .collect();
+    Answer {
+        verdict: Verdict::of_outcomes(&parts.iter().map(|p| p.outcome).collect::<Vec<_>>()),
+        parts,
+        basis: Basis::Real,
+        calibrated_on: Vec::new(),
+        figure: String::new(),
+        sentences: vec![format!("389 DS: {why}.")],
+        details: Vec::new(),
+        tables: Vec::new(),
+        chart: None,
+    }
+}
+
+/// The answer for `run`; `None` when it has no 389 DS cell, its parts inconclusive with
+/// the failure when every one failed (a server that never started stays in the findings).
 pub fn answer(run: &Run<'_>) -> Option<Answer> {
+    if let Some(why) = server::findings::all_failed(run.cells, FILE) {
+        return Some(failed(&why));
+    }
     let cells = run.of_file(FILE);
     let ds = curves(&cells, VARIANT);
     if ds.is_empty() {
@@ -195,7 +223,7 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
         }
     }
     details.push(
-        "Server time is each ns-slapd thread's schedstat over the window, over the threads that ran at least 1% of it; asleep covers waiting for work, for a lock or for I/O alike (no off-CPU profile of the server is taken yet)."
+        "Server time is each ns-slapd thread's schedstat over the window, over the threads that ran at least 1% of it; asleep covers waiting for work, for a lock or for I/O alike; where it slept is the profiled cells' server off-CPU flamegraph (scheduler switches, taken as root)."
             .to_owned(),
     );
     Some(Answer {

@@ -7,7 +7,8 @@ use harness::decide::Part;
 use harness::findings::Run;
 use server::findings::profile::{self as generic, Profiled};
 pub use server::findings::profile::{
-    growth, Shares, CONTRADICTED_GROWTH, MIN_SAMPLES, SHOWN_GROWTH, UNKNOWN,
+    growth, noise_floor, Shares, CONTRADICTED_GROWTH, MIN_SAMPLES, PROFILES_PER_SIDE, SHOWN_GROWTH,
+    UNKNOWN,
 };
 
 use super::claims::{VARIANT, WHERE_TIME_GOES_CLAIM};
@@ -21,8 +22,8 @@ pub fn shares(folded: &str) -> Shares {
     Shares::of_folded(folded, &[SERVER_ROOT])
 }
 
-/// The part from two profiles' shares, at 1 and at `most_threads` on `cores` CPUs.
-pub fn judge(one: &Shares, most: &Shares, most_threads: usize, cores: usize) -> Part {
+/// The part from the profiles' shares at 1 and at `most_threads` on `cores` CPUs.
+pub fn judge(one: &[Shares], most: &[Shares], most_threads: usize, cores: usize) -> Part {
     generic::judge(
         one,
         most,

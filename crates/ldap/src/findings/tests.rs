@@ -8,7 +8,7 @@ use harness::account::TimeShare;
 use harness::decide::{CellRef, Claim, Measured, Outcome, Planned};
 use harness::schema::ProfileRef;
 
-use super::profile::{judge, shares};
+use super::profile::{judge, shares, Shares};
 use super::*;
 
 /// A usable 389 DS cell with `reps` repetitions spread ±2% around `ops`.
@@ -68,8 +68,20 @@ fn plan(nproc: usize) -> Vec<CellRef> {
     out
 }
 
+/// The `[seed]` table of benches/389ds.toml as far as the parts read it.
+fn seeds() -> BTreeMap<String, serde_json::Value> {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../benches/389ds.toml"
+    ))
+    .unwrap();
+    let file: toml::Table = toml::from_str(&text).unwrap();
+    let seed = serde_json::to_value(&file["seed"]).unwrap();
+    BTreeMap::from([(FILE.to_owned(), seed)])
+}
+
 fn claims_of(cells: &[CellRef], nproc: usize) -> Vec<Claim> {
-    let seeds = BTreeMap::new();
+    let seeds = seeds();
     claims_on(
         &Planned {
             cells,
@@ -114,7 +126,7 @@ fn on_two_cpus_two_comparisons_and_two_parts_that_cannot() {
         c[1].claim
     );
     assert!(
-        c[2].comparison.is_none() && c[2].missing.contains("needs at least 5"),
+        c[2].comparison.is_none() && c[2].missing.contains("needs at least 7"),
         "{:?}",
         c[2]
     );
@@ -131,9 +143,14 @@ fn larger_machines_derive_their_sides_from_the_plan() {
     let c = claims_of(&plan(8), 8);
     assert_eq!(sides(&c[0]), (48, 8, 8, 8));
     assert_eq!(sides(&c[1]), (8, 8, 16, 8));
-    // 2 threads on 4 of the 8 CPUs against 1, per thread; clients on the other 4.
-    assert_eq!(sides(&c[2]), (2, 4, 1, 4));
-    assert_eq!(c[2].comparison.as_ref().unwrap().scale, 0.5);
+    // On 8 CPUs no count lies past the seed's knee of 4 and below the 4 CPUs the server
+    // gets with CPUs left for the clients.
+    assert!(c[2].comparison.is_none(), "{:?}", c[2]);
+    // On 16: 6 threads on 8 of the CPUs against the knee's 4, per thread.
+    let c16 = claims_of(&plan(16), 16);
+    assert_eq!(sides(&c16[2]), (6, 8, 4, 8));
+    assert_eq!(c16[2].comparison.as_ref().unwrap().scale, 4.0 / 6.0);
+    assert!(c16[2].claim.contains("knee of 4"), "{}", c16[2].claim);
     // 64 CPUs: the autotuned default is the CPUs, so the seed's 16 is the other side.
     let c = claims_of(&plan(64), 64);
     assert_eq!(sides(&c[1]), (64, 64, 16, 64));
@@ -180,9 +197,11 @@ fn outcome_of(claim: &Claim, ratio: f64, n: usize) -> Outcome {
 
 #[test]
 fn each_comparison_part_can_be_shown_contradicted_or_inconclusive() {
-    let c = claims_of(&plan(8), 8);
+    let mut c = claims_of(&plan(8), 8);
+    // Part (c) needs a count past the knee below the CPUs the server gets: 16 CPUs.
+    c[2] = claims_of(&plan(16), 16).swap_remove(2);
     use Outcome::*;
-    // (a) 16 threads past the CPUs: 0.85x is a cost, 1.05x a gain, 0.96x undecided.
+    // (a) 48 threads past the 8 CPUs: 0.85x is a cost, 1.05x a gain, 0.96x undecided.
     assert_eq!(outcome_of(&c[0], 0.85, 24), Shown);
     assert_eq!(outcome_of(&c[0], 1.05, 24), Contradicted);
     assert_eq!(outcome_of(&c[0], 0.96, 24), Inconclusive);
@@ -191,7 +210,7 @@ fn each_comparison_part_can_be_shown_contradicted_or_inconclusive() {
     assert_eq!(outcome_of(&c[1], 1.20, 24), Shown);
     assert_eq!(outcome_of(&c[1], 0.90, 24), Contradicted);
     assert_eq!(outcome_of(&c[1], 1.035, 24), Inconclusive);
-    // (c) per thread at 2 threads over 1: 0.70 shown, 1.0 contradicted, 0.925 undecided.
+    // (c) per thread at 6 threads over the knee's 4: 0.70 shown, 1.0 contradicted, 0.925 undecided.
     assert_eq!(outcome_of(&c[2], 0.70, 24), Shown);
     assert_eq!(outcome_of(&c[2], 1.00, 24), Contradicted);
     assert_eq!(outcome_of(&c[2], 0.925, 24), Inconclusive);
@@ -224,10 +243,16 @@ fn shares_keep_only_the_servers_stacks() {
     assert_eq!(s.share("[unknown]"), 0.0);
 }
 
+/// Two profiles of one cell: the server's stacks with `a` and `b` of 1000 samples in
+/// `op_shared_search`.
+fn two(a: f64, b: f64) -> Vec<Shares> {
+    vec![shares(&folded(1000, a)), shares(&folded(1000, b))]
+}
+
 #[test]
 fn where_time_goes_can_be_shown_contradicted_or_inconclusive() {
-    let one = shares(&folded(1000, 0.2));
-    let p = judge(&one, &shares(&folded(1500, 0.4)), 12, 2);
+    let one = two(0.2, 0.2);
+    let p = judge(&one, &two(0.4, 0.4), 12, 2);
     assert_eq!(p.outcome, Outcome::Shown, "{}", p.why);
     assert!(
         p.why.starts_with("`op_shared_search` 20.0% -> 40.0%"),
@@ -235,175 +260,34 @@ fn where_time_goes_can_be_shown_contradicted_or_inconclusive() {
         p.why
     );
     assert!(p.why.contains("unresolved"), "{}", p.why);
-    let p = judge(&one, &shares(&folded(1500, 0.21)), 12, 2);
+    let p = judge(&one, &two(0.21, 0.21), 12, 2);
     assert_eq!(p.outcome, Outcome::Contradicted, "{}", p.why);
-    let p = judge(&one, &shares(&folded(1500, 0.235)), 12, 2);
+    // Clears a floor of nothing, but 3.5 points is no shift to act on.
+    let p = judge(&one, &two(0.235, 0.235), 12, 2);
     assert_eq!(p.outcome, Outcome::Inconclusive, "{}", p.why);
+    // 8 points of growth against two 1-thread profiles 10 points apart: within noise,
+    // and a floor that wide could not have shown a 5-point shift either.
+    let p = judge(&two(0.15, 0.25), &two(0.28, 0.28), 12, 2);
+    assert_eq!(p.outcome, Outcome::Inconclusive, "{}", p.why);
+    assert!(p.why.contains("noise floor 10.0 points"), "{}", p.why);
+    // The same growth over a 3-point floor is shown; within a 3-point floor, contradicted.
+    let p = judge(&two(0.185, 0.215), &two(0.28, 0.28), 12, 2);
+    assert_eq!(p.outcome, Outcome::Shown, "{}", p.why);
+    let p = judge(&two(0.185, 0.215), &two(0.22, 0.22), 12, 2);
+    assert_eq!(p.outcome, Outcome::Contradicted, "{}", p.why);
+    // One profile a side gives no floor: never shown, however large the growth.
+    let p = judge(&one[..1], &two(0.4, 0.4)[..1], 12, 2);
+    assert_eq!(p.outcome, Outcome::Inconclusive);
+    assert!(p.why.starts_with("no noise floor"), "{}", p.why);
     // A profile with no server stacks says what lab must keep.
-    let p = judge(&one, &shares("ldap/389-ds;x 500\n"), 12, 2);
+    let p = judge(
+        &one,
+        &[shares("ldap/389-ds;x 500\n"), shares(&folded(1000, 0.4))],
+        12,
+        2,
+    );
     assert_eq!(p.outcome, Outcome::Inconclusive);
     assert!(p.why.contains("process name"), "{}", p.why);
 }
 
-fn with_profile(mut r: RunRecord, path: &std::path::Path) -> RunRecord {
-    r.profile = Some(ProfileRef {
-        svg: String::new(),
-        folded: path.to_string_lossy().into_owned(),
-        samples: 1000,
-        sampler: "perf".to_owned(),
-        rate_hz: 997,
-        off_cpu: None,
-    });
-    r
-}
-
-/// Cells on 1 and 2 CPUs; the 1- and 12-thread cells on 2 CPUs profiled from `dir`.
-fn matrix(dir: Option<&std::path::Path>, grow: f64) -> Vec<RunRecord> {
-    let mut out = Vec::new();
-    for cores in [1, 2] {
-        for t in [1, 2, 4, 6, 12, 16] {
-            let mut r = cell(FILE, VARIANT, t, cores, 10_000.0 * cores as f64, 5);
-            if let (Some(d), 2, 1 | 16) = (dir, cores, t) {
-                let path = d.join(format!("t{t}.folded"));
-                std::fs::write(&path, folded(1000, if t == 1 { 0.2 } else { grow })).unwrap();
-                r = with_profile(r, &path);
-            }
-            if t == 16 {
-                r.extra.insert("nsslapd_threadnumber".into(), "-1".into());
-                r.extra.insert("threadnumber_read_back".into(), 16.into());
-            }
-            out.push(r);
-        }
-    }
-    out
-}
-
-fn answer_with(cells: &[RunRecord], ratios: [f64; 2]) -> Answer {
-    let c = claims_of(&plan(2), 2);
-    // As lab keeps them: every claim, those that cannot be compared with no pairs.
-    let comparisons = vec![
-        measured(&c[0], ratios[0], 24),
-        measured(&c[1], ratios[1], 24),
-        Measured::new(c[2].clone()),
-        Measured::new(c[3].clone()),
-    ];
-    let seeds = BTreeMap::new();
-    answer(&Run {
-        cells,
-        seeds: &seeds,
-        comparisons: &comparisons,
-    })
-    .unwrap()
-}
-
-#[test]
-fn the_verdict_follows_the_parts() {
-    let dir = tempfile::tempdir().unwrap();
-    let cells = matrix(Some(dir.path()), 0.4);
-    // Cost past the CPUs, recommendation beats the default, time goes to a function;
-    // per-thread cannot be told on 2 CPUs: partly.
-    let a = answer_with(&cells, [0.85, 1.2]);
-    let words: Vec<&str> = a.parts.iter().map(|p| p.outcome.word()).collect();
-    assert_eq!(
-        words,
-        ["shown", "shown", "inconclusive", "shown"],
-        "{:?}",
-        a.parts
-    );
-    assert_eq!(a.verdict, Verdict::Partly);
-    assert_eq!(a.basis, Basis::Real);
-    assert!(a.sentences.len() <= 3);
-    assert!(
-        a.sentences[0].contains("0.8")
-            && a.sentences[0].contains("12 against 2 threads on 2 CPU(s)"),
-        "{}",
-        a.sentences[0]
-    );
-    assert!(
-        a.sentences[1].contains("needs at least 5"),
-        "{}",
-        a.sentences[1]
-    );
-    assert!(
-        a.figure.starts_with("threads_past_cpus: 0.8"),
-        "{}",
-        a.figure
-    );
-    assert!(
-        a.details
-            .iter()
-            .any(|d| d.contains("resolved nsslapd-threadnumber: -1 to 16")),
-        "{:?}",
-        a.details
-    );
-    assert_eq!(a.tables[0].rows.len(), 12);
-    // The figures: no cost past the CPUs, the default as good: not reproduced.
-    let cells = matrix(Some(dir.path()), 0.205);
-    let a = answer_with(&cells, [1.02, 0.95]);
-    assert_eq!(a.verdict, Verdict::NotReproduced, "{:?}", a.parts);
-    // Nothing measured and no profiles: cannot tell, every part still listed.
-    let cells = matrix(None, 0.0);
-    let seeds = BTreeMap::new();
-    let a = answer(&Run {
-        cells: &cells,
-        seeds: &seeds,
-        comparisons: &[],
-    })
-    .unwrap();
-    assert_eq!(a.verdict, Verdict::CannotTell);
-    assert_eq!(a.parts.len(), 4);
-    assert!(a.parts[3].why.contains("no profile"), "{}", a.parts[3].why);
-}
-
-#[test]
-fn a_missing_profile_file_is_inconclusive_with_its_reason() {
-    let dir = tempfile::tempdir().unwrap();
-    let cells = matrix(Some(dir.path()), 0.4);
-    std::fs::remove_file(dir.path().join("t16.folded")).unwrap();
-    let a = answer_with(&cells, [0.85, 1.2]);
-    assert_eq!(a.parts[3].outcome, Outcome::Inconclusive);
-    assert!(
-        a.parts[3].why.contains("cannot read the profile"),
-        "{}",
-        a.parts[3].why
-    );
-}
-
-#[test]
-fn no_389_cells_no_answer_and_the_model_and_openldap_sit_beside_it() {
-    let seeds = BTreeMap::new();
-    assert!(answer(&Run {
-        cells: &[],
-        seeds: &seeds,
-        comparisons: &[]
-    })
-    .is_none());
-    let mut cells = matrix(None, 0.0);
-    for t in [2, 4, 6, 12] {
-        cells.push(cell("openldap", "openldap", t, 2, 5000.0, 5));
-    }
-    for (v, most) in [("global-mutex", 0.5), ("dashmap", 3.0)] {
-        cells.push(cell("lookup", v, 1, 2, 1e6, 5));
-        cells.push(cell("lookup", v, 16, 2, 1e6 * most, 5));
-    }
-    let a = answer(&Run {
-        cells: &cells,
-        seeds: &seeds,
-        comparisons: &[],
-    })
-    .unwrap();
-    assert!(
-        a.details.iter().any(|d| d.starts_with("OpenLDAP:")),
-        "{:?}",
-        a.details
-    );
-    // 389 DS on 2 cores is flat (1.0x): nearer the mutex's 0.5x than dashmap's 3x.
-    assert!(
-        a.details
-            .iter()
-            .any(|d| d.contains("nearest model design is global-mutex")),
-        "{:?}",
-        a.details
-    );
-    assert_eq!(a.tables.len(), 2);
-}
+mod answer;

@@ -33,8 +33,8 @@ pub const GAIN: Rule = Rule::Above {
     contradicted: 1.02,
 };
 
-/// Per-thread at t threads at most 0.90 of 1 thread's is a decline like the seed's (it
-/// saw 0.66 at 4 threads); at least 0.95 is near-linear scaling, no decline to speak of.
+/// Per-thread at t threads at most 0.90 of the knee's is a decline like the seed's (it
+/// saw 0.66 at 4 threads against 1); at least 0.95 is near-linear scaling, no decline to speak of.
 /// Wider than the other rules because even a server with no contention loses some per
 /// thread to the shared clients and kernel.
 pub const DECLINE: Rule = Rule::Below {
@@ -177,6 +177,25 @@ impl Question<'_> {
     }
 
     fn per_thread_with_cpus_free(&self, planned: &Planned<'_>, nproc: usize) -> Claim {
+        // The seed's claim is a decline past its knee ("after t4 we immediately see a per
+        // thread decline"), so the part compares per-thread throughput past the knee with
+        // the knee's own; a file whose [seed] names no knee is asked from 1 thread.
+        let seed_knee = planned
+            .seeds()
+            .f64(self.file, "knee_threads")
+            .filter(|k| *k >= 1.0)
+            .map(|k| k as usize);
+        let knee = seed_knee.unwrap_or(1);
+        let from = match seed_knee {
+            Some(k) => format!(
+                "the seed's knee of {k} threads (knee_threads in benches/{}.toml)",
+                self.file
+            ),
+            None => format!(
+                "1 thread (benches/{}.toml's [seed] names no knee_threads)",
+                self.file
+            ),
+        };
         // CPUs free: the server's threads fewer than its CPUs, and CPUs left over for the
         // clients (they run on the machine's other CPUs only where there are some).
         let mut cores = planned.cores(self.file);
@@ -185,20 +204,20 @@ impl Question<'_> {
             let t = self
                 .threads_at(planned, c)
                 .into_iter()
-                .filter(|&t| t >= 2 && t < c)
+                .filter(|&t| t > knee && t < c)
                 .max()?;
-            Some((self.cell(planned, t, c)?, self.cell(planned, 1, c)?, t))
+            Some((self.cell(planned, t, c)?, self.cell(planned, knee, c)?, t))
         });
         match found {
             Some((a, b, t)) => Claim::decided_by(
                 PER_THREAD_WITH_CPUS_FREE,
-                self.claims[2],
+                format!("{}: per thread at {t} threads against at {from}", self.claims[2]),
                 Comparison {
                     a: Side::cell(a),
                     b: Side::cell(b),
                     figure: "ops_per_sec".to_owned(),
-                    // Per thread: X(t) / (t X(1)).
-                    scale: 1.0 / t as f64,
+                    // Per thread: X(t) / t over X(knee) / knee.
+                    scale: knee as f64 / t as f64,
                     rule: DECLINE,
                 },
             ),
@@ -206,7 +225,8 @@ impl Question<'_> {
                 PER_THREAD_WITH_CPUS_FREE,
                 self.claims[2],
                 format!(
-                    "this machine has {nproc} CPU(s); the part needs at least 5: the server on 4 at 1 and 2 threads (fewer threads than its CPUs, with the default powers-of-two cores) and the clients on the rest"
+                    "this machine has {nproc} CPU(s); the part needs at least {}: the server on more CPUs than a planned thread count past {from}, that count and the knee's both planned on them, and CPUs left for the clients",
+                    knee + 3
                 ),
             ),
         }

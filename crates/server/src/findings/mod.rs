@@ -12,7 +12,11 @@
 //! This module measures nothing and renders nothing: `lab` lays the [`Answer`] out.
 
 pub mod claims;
+mod failed;
 pub mod profile;
+
+pub use failed::all_failed;
+use failed::failed_parts;
 
 use std::collections::BTreeMap;
 
@@ -34,7 +38,7 @@ pub const VARIANT: &str = crate::VARIANT;
 pub const CLAIMS: [&str; 4] = [
     "more worker threads than CPUs cost total throughput: X at the most threads is below X at threads = CPUs",
     "threads = CPUs does more than the server's own default thread count",
-    "per-thread throughput falls as threads rise while CPUs are free (threads below the server's CPUs, the clients on other CPUs)",
+    "per-thread throughput falls as threads rise past the knee while CPUs are free (threads below the server's CPUs, the clients on other CPUs)",
     "some server functions take a growing share of the server's on-CPU time from 1 thread to the most threads (its own differential profile)",
 ];
 
@@ -331,11 +335,11 @@ fn parts_of(run: &Run<'_>, file: &str, f: &FileFacts) -> Vec<Part> {
     ]
 }
 
-/// The answer for `run`: every server file's parts; `None` without a usable cell.
+/// The answer for `run`: every server file's parts, those of a file whose cells all
+/// failed inconclusive with the failure; `None` where the run has no server cell.
 pub fn answer(run: &Run<'_>) -> Option<Answer> {
-    let usable: Vec<&RunRecord> = run.cells.iter().filter(|c| c.usable()).collect();
     let found = files(
-        usable
+        run.cells
             .iter()
             .map(|c| (harness::findings::file_of(c), &c.params)),
     );
@@ -343,6 +347,12 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
     let (mut sentences, mut details, mut tables) = (Vec::new(), Vec::new(), Vec::new());
     for (file, params) in &found {
         let f = facts(file, params);
+        if let Some(why) = all_failed(run.cells, file) {
+            // First, so that keeping three sentences never hides a server that never ran.
+            sentences.insert(0, format!("{} ({file}): {why}.", f.server));
+            parts.extend(failed_parts(file, &why));
+            continue;
+        }
         let cells = run.of_file(file);
         let curves = curves(&cells, VARIANT);
         if curves.is_empty() {
@@ -390,10 +400,13 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
         details,
         tables,
         chart: found
-            .first()
+            .iter()
+            .find(|(file, _)| all_failed(run.cells, file).is_none())
             .map(|(file, _)| Chart::Throughput { file: file.clone() }),
     })
 }
 
+#[cfg(test)]
+mod profile_tests;
 #[cfg(test)]
 mod tests;

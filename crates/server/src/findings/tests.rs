@@ -138,3 +138,99 @@ fn each_comparison_part_can_be_shown_contradicted_or_inconclusive() {
     assert!(a.parts.iter().all(|p| p.outcome == Inconclusive));
     assert_eq!(a.verdict, harness::findings::Verdict::CannotTell);
 }
+
+#[test]
+fn a_file_whose_cells_all_failed_keeps_its_four_parts_inconclusive_with_the_failure() {
+    let (mut cells, planned) = cells_of("server-memcached");
+    let (failed, _) = cells_of("server-nginx");
+    cells.extend(failed.into_iter().map(|mut c| {
+        c.status = harness::schema::CellStatus::Failed;
+        c.failure = Some("nginx: command not found\n(the second line)".to_owned());
+        c
+    }));
+    let seeds = BTreeMap::new();
+    let claims = claims_on(
+        &Planned {
+            cells: &planned,
+            seeds: &seeds,
+        },
+        9,
+    );
+    // memcached's three comparison parts shown.
+    let m: Vec<_> = [(0, 0.85), (1, 1.20), (2, 0.70)]
+        .into_iter()
+        .map(|(i, r)| harness::testing::synthetic_pairs(&claims[i], r, 0.04, 24))
+        .collect();
+    let run = Run {
+        cells: &cells,
+        seeds: &seeds,
+        comparisons: &m,
+    };
+    let a = answer(&run).expect("an answer");
+    let nginx: Vec<&Part> = a
+        .parts
+        .iter()
+        .filter(|p| p.name.starts_with("server-nginx/"))
+        .collect();
+    assert_eq!(nginx.len(), 4, "{:?}", a.parts);
+    for p in &nginx {
+        assert_eq!(p.outcome, Outcome::Inconclusive);
+        assert!(p.why.contains("nginx: command not found"), "{}", p.why);
+        assert!(!p.why.contains("second line"), "{}", p.why);
+    }
+    assert!(a.sentences[0].contains("server-nginx"), "{:?}", a.sentences);
+    assert_eq!(
+        a.chart,
+        Some(harness::findings::Chart::Throughput {
+            file: "server-memcached".to_owned()
+        })
+    );
+    assert_eq!(all_failed(&cells, "server-memcached"), None);
+}
+
+#[test]
+fn per_thread_is_asked_past_the_knee_the_files_seed_table_names() {
+    let cells = plan(
+        "server-memcached",
+        4.into(),
+        &[1, 2, 4, 6, 8, 16],
+        &[2, 4, 8],
+    );
+    let seeds = BTreeMap::from([(
+        "server-memcached".to_owned(),
+        serde_json::json!({"knee_threads": 4}),
+    )]);
+    let planned = Planned {
+        cells: &cells,
+        seeds: &seeds,
+    };
+    // 9 CPUs: the server on 8, 6 threads past the knee of 4 against 4, per thread.
+    let c = &claims_on(&planned, 9)[2];
+    let cmp = c.comparison.as_ref().expect("decided by pairs");
+    assert_eq!(
+        (cmp.a.cell.threads, cmp.b.cell.threads, cmp.a.cell.cores),
+        (6, 4, 8)
+    );
+    assert_eq!(cmp.scale, 4.0 / 6.0);
+    assert!(c.claim.contains("knee of 4"), "{}", c.claim);
+    // 2 CPUs (this machine): too few, and the reason says how many it needs.
+    let c = &claims_on(&planned, 2)[2];
+    assert!(c.comparison.is_none());
+    assert!(
+        c.missing.contains("has 2 CPU(s)") && c.missing.contains("needs at least 7"),
+        "{}",
+        c.missing
+    );
+    // Without a knee in the file the part is asked from 1 thread, and says so.
+    let none = BTreeMap::new();
+    let c = &claims_on(
+        &Planned {
+            cells: &cells,
+            seeds: &none,
+        },
+        9,
+    )[2];
+    let cmp = c.comparison.as_ref().expect("decided by pairs");
+    assert_eq!((cmp.a.cell.threads, cmp.b.cell.threads), (6, 1));
+    assert!(c.claim.contains("names no knee_threads"), "{}", c.claim);
+}

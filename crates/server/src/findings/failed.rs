@@ -1,0 +1,48 @@
+//! A server file whose cells all failed (a server that never started): its parts stay in
+//! the finding, each inconclusive with the failure's first line, so the verdict cannot be
+//! read from the other files alone. Not here: the parts of a file that ran.
+
+use harness::decide::{Outcome, Part};
+use harness::RunRecord;
+
+use super::claims::{
+    PER_THREAD_WITH_CPUS_FREE, RECOMMENDATION, THREADS_PAST_CPUS, WHERE_TIME_GOES,
+};
+use super::CLAIMS;
+
+/// Why every cell of `file` in `cells` failed, in the first failure's first line;
+/// `None` where the file has a usable cell or no cell at all.
+pub fn all_failed(cells: &[RunRecord], file: &str) -> Option<String> {
+    let of: Vec<&RunRecord> = cells
+        .iter()
+        .filter(|c| harness::findings::file_of(c) == file)
+        .collect();
+    if of.is_empty() || of.iter().any(|c| c.usable()) {
+        return None;
+    }
+    let first = of
+        .iter()
+        .find_map(|c| c.failure.as_deref())
+        .map(|f| f.lines().next().unwrap_or("").trim().to_owned())
+        .filter(|f| !f.is_empty())
+        .unwrap_or_else(|| "its figures did not verify".to_owned());
+    Some(format!(
+        "every {file} cell of the run failed ({} cell(s)): {first}",
+        of.len()
+    ))
+}
+
+/// A file's four parts where none of its cells ran: each inconclusive with `why`, so the
+/// server stays in the finding and the verdict cannot read past it.
+pub(super) fn failed_parts(file: &str, why: &str) -> Vec<Part> {
+    [
+        THREADS_PAST_CPUS,
+        RECOMMENDATION,
+        PER_THREAD_WITH_CPUS_FREE,
+        WHERE_TIME_GOES,
+    ]
+    .iter()
+    .zip(CLAIMS)
+    .map(|(part, claim)| Part::other(&format!("{file}/{part}"), claim, Outcome::Inconclusive, why))
+    .collect()
+}
