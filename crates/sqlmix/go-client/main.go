@@ -351,7 +351,11 @@ func main() {
 	if err := store.Set(context.Background(), []client.NodeInfo{{ID: 1, Address: *address}}); err != nil {
 		fail("node store: %v", err)
 	}
-	drv, err := driver.New(store, driver.WithLogFunc(func(client.LogLevel, string, ...interface{}) {}))
+	// A node that cannot be reached fails the run in seconds instead of being retried
+	// for ever (go-dqlite's default).
+	drv, err := driver.New(store,
+		driver.WithLogFunc(func(client.LogLevel, string, ...interface{}) {}),
+		driver.WithConnectionTimeout(10*time.Second))
 	if err != nil {
 		fail("go-dqlite driver: %v", err)
 	}

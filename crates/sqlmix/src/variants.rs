@@ -147,6 +147,7 @@ pub fn config(variant: &str, params: &Params) -> Result<RunnerConfig, String> {
 
 /// The runner configuration for `design` and `params`.
 fn config_of(design: Design, params: &Params) -> Result<RunnerConfig, String> {
+    libdqlite::go::check(params)?;
     let config = RunnerConfig {
         design,
         models: params.count("models"),
