@@ -23,6 +23,20 @@ fn every_part_comes_out_shown_contradicted_and_inconclusive() {
 fn the_verdict_follows_the_parts() {
     let a = answer_with(true, SHOWN);
     assert_eq!(a.verdict, Verdict::Reproduced);
+    let basis = |name: &str| {
+        a.parts
+            .iter()
+            .find(|p| p.name == name)
+            .unwrap()
+            .basis
+            .clone()
+    };
+    assert_eq!(basis(JUJU_CLIENT), "model");
+    assert_eq!(
+        basis(GO_K2),
+        "",
+        "the Go client's parts take the finding's basis, real"
+    );
     assert_eq!(a.basis, Basis::Real);
     assert!(a.figure.contains("pairs"), "{}", a.figure);
     let against = answer_with(true, AGAINST);
