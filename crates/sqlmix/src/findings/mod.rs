@@ -83,7 +83,17 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
         .iter()
         .any(|m| PARTS.iter().any(|(n, _)| *n == m.claim.part));
     let main = run.of_file("sqlmix");
-    if real.cells.is_empty() && model.cells.is_empty() && main.is_empty() && !declared {
+    let go_rows: Vec<&RunRecord> = [REAL_GO, REAL_GO_POOL]
+        .iter()
+        .flat_map(|f| run.of_file(f))
+        .collect();
+    let writes_rows = run.of_file(REAL_WRITES);
+    let none_ran = real.cells.is_empty()
+        && model.cells.is_empty()
+        && main.is_empty()
+        && go_rows.is_empty()
+        && writes_rows.is_empty();
+    if none_ran && !declared {
         return None;
     }
     let mut parts: Vec<Part> = PARTS.iter().map(|(n, c)| run.part(n, c)).collect();
@@ -122,6 +132,12 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
             said(pool2),
             said(apps)
         )),
+        // Another file of the real node ran: the node is here, the lab client's sweep is not.
+        None if !go_rows.is_empty() || !writes_rows.is_empty() => sentences.push(format!(
+            "The real node's K sweep with the lab's own client ({REAL}.toml) did not run \
+                 here: K = 2 against no semaphore: {}.",
+            said(k2)
+        )),
         None => sentences.push(
             "The real dqlite node did not run here, so the seed's question cannot be told on \
              its own system and every part is inconclusive: install the node with `just \
@@ -129,10 +145,6 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
                 .to_owned(),
         ),
     }
-    let go_rows: Vec<&RunRecord> = [REAL_GO, REAL_GO_POOL]
-        .iter()
-        .flat_map(|f| run.of_file(f))
-        .collect();
     let clients = context::Clients::new(&go_rows);
     let ours = real.semaphore("2").and_then(hold_ms);
     let slowed = real.slowed("2").and_then(hold_ms);
@@ -168,7 +180,7 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
         ));
     }
     // Without the real node the parts' reasons say it all; the model's sentence follows.
-    let ran = !real.cells.is_empty() || !go_rows.is_empty();
+    let ran = !real.cells.is_empty() || !go_rows.is_empty() || !writes_rows.is_empty();
     if ran {
         sentences.push(format!("{two}."));
     }
@@ -200,7 +212,7 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
                 .map(|c| format!("{JUJU_CLIENT} (a stand-in, model): {c}")),
         );
     }
-    if let Some(text) = context::writes_figures(&run.of_file(REAL_WRITES)) {
+    if let Some(text) = context::writes_figures(&writes_rows) {
         details.push(text);
     }
     if let Some(text) = context::side_figures(&model) {
@@ -210,7 +222,7 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
                 .into_iter()
                 .map(|c| format!("dqlite model (details only): {c}")),
         );
-        if real.semaphore("2").is_none() {
+        if real.semaphore("2").is_none() && go_rows.is_empty() && writes_rows.is_empty() {
             sentences.push(
                 "The dqlite model's figures are in the details, labelled, and decide nothing: \
                  it is not the seed's system."

@@ -97,3 +97,28 @@ fn local_sqlite_and_cell_intervals_never_decide() {
     assert_eq!(a.verdict, Verdict::CannotTell);
     assert!(a.parts.iter().all(|p| p.outcome == Outcome::Inconclusive));
 }
+
+#[test]
+fn a_run_of_the_clients_file_alone_answers_with_both_clients_side_by_side() {
+    // A quick run of sqlmix-libdqlite-go.toml: its cells, no pairs declared.
+    let cells: Vec<RunRecord> = records(true)
+        .into_iter()
+        .filter(|c| c.file() == REAL_GO)
+        .collect();
+    let seeds = BTreeMap::new();
+    let a = answer(&Run {
+        cells: &cells,
+        seeds: &seeds,
+        comparisons: &[],
+    })
+    .expect("the Go client's cells bear on the question");
+    assert_eq!(a.verdict, Verdict::CannotTell);
+    let s = a.sentences.join(" ");
+    assert!(!s.contains("did not run here, so"), "the node ran: {s}");
+    assert!(
+        s.contains("2.36 ms against the lab client's 0.42 ms"),
+        "{s}"
+    );
+    assert!(a.tables.iter().any(|t| t.title.contains("two clients")));
+    assert!(a.sentences.len() <= 3, "{s}");
+}
