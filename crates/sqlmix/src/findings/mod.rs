@@ -120,7 +120,12 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
 
     let mut sentences = Vec::new();
     let mut details = Vec::new();
-    let mut tables = vec![context::sweep_table(&real, &model, &client_us)];
+    // The sweep's table only where the lab client's or the model's cells ran (a run of the
+    // clients' file alone has none of its rows).
+    let mut tables: Vec<_> = Some(context::sweep_table(&real, &model, &client_us))
+        .filter(|t| !t.rows.is_empty())
+        .into_iter()
+        .collect();
     let mut calibrated_on = Vec::new();
     match real.semaphore("2").or(real.cells.first().copied()) {
         Some(cell) => sentences.push(format!(
