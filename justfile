@@ -61,7 +61,9 @@ bench crate *args:
     CRITERION_HOME="$PWD/reports/criterion" cargo bench -p "$1" -- "${@:2}"
 
 # Installs the packages some hot paths need (Debian/Ubuntu, as root): libdqlite0, the real
-# dqlite node of benches/sqlmix-libdqlite*.toml, the real directory servers of
+# dqlite node of benches/sqlmix-libdqlite*.toml, golang-go and go-dqlite for Juju's Go
+# client of benches/sqlmix-libdqlite-go*.toml (built into target/go by
+# scripts/build-go-client.sh), the real directory servers of
 # benches/389ds.toml and benches/openldap.toml, and memcached, nginx and wrk for the server
 # hot path's examples (benches/server-*.toml). Without them `just matrix` skips those
 # files and says so.

@@ -10,6 +10,9 @@ set -euo pipefail
 
 # sqlmix backend=libdqlite (benches/sqlmix-libdqlite*.toml)
 DQLITE_PACKAGES=(libdqlite0)
+# sqlmix client=go (benches/sqlmix-libdqlite-go.toml): Juju's client stack, go-dqlite under
+# Go's database/sql, built by scripts/build-go-client.sh in GOPATH mode from these alone
+GO_PACKAGES=(golang-go golang-github-canonical-go-dqlite-dev)
 # ldap hot path (benches/389ds.toml, benches/openldap.toml)
 LDAP_PACKAGES=(389-ds-base python3-lib389 ldap-utils slapd)
 
@@ -22,7 +25,8 @@ SERVER_PACKAGES=(memcached nginx-light wrk)
 # releases, in the server package since 15; named for both)
 POSTGRES_PACKAGES=(postgresql postgresql-contrib)
 
-PACKAGES=("${DQLITE_PACKAGES[@]}" "${LDAP_PACKAGES[@]}" "${SERVER_PACKAGES[@]}" "${POSTGRES_PACKAGES[@]}")
+PACKAGES=("${DQLITE_PACKAGES[@]}" "${GO_PACKAGES[@]}" "${LDAP_PACKAGES[@]}" "${SERVER_PACKAGES[@]}" "${POSTGRES_PACKAGES[@]}")
+here="$(cd "$(dirname "$0")" && pwd)"
 
 # `--if-missing` (what `just matrix` runs first): nothing when the real systems are there
 # already; otherwise install them, and where that cannot be done (not root, no apt, no
@@ -31,9 +35,13 @@ if [ "${1:-}" = "--if-missing" ]; then
   have_dqlite() { ldconfig -p 2>/dev/null | grep -q 'libdqlite\.so\.0'; }
   have_ldap() { command -v ns-slapd >/dev/null 2>&1 || [ -x /usr/sbin/ns-slapd ]; }
   have_postgres() { compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null; }
-  # The default matrix needs only these; the server examples (`just full`) are skipped
-  # in one line where their programs are missing.
-  if have_dqlite && have_ldap && [ -x /usr/sbin/slapd ] && have_postgres; then
+  have_go() { command -v go >/dev/null 2>&1 && [ -d /usr/share/gocode/src/github.com/canonical/go-dqlite/driver ]; }
+  # The default matrix needs only these; the server examples (`just full`) are
+  # skipped in one line where their programs are missing.
+  if have_dqlite && have_go && have_ldap && [ -x /usr/sbin/slapd ] && have_postgres; then
+    # The Go client is built (or rebuilt when its source changed) by the lab on demand;
+    # building it here keeps that out of the measured time.
+    bash "$here/build-go-client.sh" 2>/dev/null || true
     exit 0
   fi
   echo "setup: installing the real systems the default matrix measures (${PACKAGES[*]}); this counts against the budget" >&2
@@ -65,3 +73,4 @@ export DEBIAN_FRONTEND=noninteractive
 "${SUDO[@]}" apt-get update
 "${SUDO[@]}" apt-get install -y --no-install-recommends "${PACKAGES[@]}"
 echo "setup.sh: installed ${PACKAGES[*]}"
+bash "$here/build-go-client.sh"

@@ -127,6 +127,12 @@ const PARAMS: &[ParamSpec] = &[
         help: "backend=libdqlite: the client's own time after each request's answer, microseconds (a sleep: a slower client, such as Go's go-dqlite over TCP, holds each transaction and its permit longer)",
     },
     ParamSpec {
+        name: "client",
+        kind: ParamKind::Choice(libdqlite::go::CLIENTS),
+        default: "lab",
+        help: "backend=libdqlite: lab = the lab's own Rust wire client; go = a Go program on go-dqlite and database/sql (Juju's stack) with Juju's gate around each transaction (variants semaphore and pool), built from Debian's packages by scripts/build-go-client.sh (on demand)",
+    },
+    ParamSpec {
         name: "rtt_us",
         kind: ParamKind::Int {
             min: 0,
@@ -198,16 +204,33 @@ impl HotPath for SqlmixHotPath {
         findings::answer(run)
     }
     fn check(&self, params: &Params) -> Result<(), String> {
-        harness::scratch::check_data_dir(params.text("data_dir"))
+        harness::scratch::check_data_dir(params.text("data_dir"))?;
+        libdqlite::go::check(params)
     }
     fn missing(&self, params: &Params) -> Option<harness::hotpath::Missing> {
-        // Only the real node needs anything this machine may lack.
-        (params.word("backend") == "libdqlite")
-            .then(libdqlite::node::available)
-            .and_then(Result::err)
-            .map(|reason| harness::hotpath::Missing {
+        // Only the real node, and the Go client driving it, need anything this machine may
+        // lack.
+        if params.word("backend") != "libdqlite" {
+            return None;
+        }
+        if let Err(reason) = libdqlite::node::available() {
+            return Some(harness::hotpath::Missing {
                 what: libdqlite::node::LIBRARY.to_owned(),
                 packages: vec![libdqlite::node::PACKAGE.to_owned()],
+                reason,
+            });
+        }
+        if params.word("client") != libdqlite::go::GO {
+            return None;
+        }
+        libdqlite::go::binary()
+            .err()
+            .map(|reason| harness::hotpath::Missing {
+                what: libdqlite::go::BINARY.to_owned(),
+                packages: libdqlite::go::PACKAGES
+                    .iter()
+                    .map(|p| p.to_string())
+                    .collect(),
                 reason,
             })
     }

@@ -99,12 +99,11 @@ fn measure(
 ) -> Result<Measurement, CellFailure> {
     let config = config_of(design, params).map_err(CellFailure::new)?;
     let runner = Arc::new(TxnRunner::new(&config).map_err(CellFailure::new)?);
-    let workload = SqlmixWorkload::new(
-        runner,
-        config.models,
-        config.units,
-        params.count("read_pct") as u32,
-    );
+    let read_pct = params.count("read_pct") as u32;
+    if params.word("client") == libdqlite::go::GO {
+        return libdqlite::go::measure(&runner, &config, read_pct, settings);
+    }
+    let workload = SqlmixWorkload::new(runner, config.models, config.units, read_pct);
     harness::runner::run(&workload, settings)
 }
 
@@ -148,6 +147,7 @@ pub fn config(variant: &str, params: &Params) -> Result<RunnerConfig, String> {
 
 /// The runner configuration for `design` and `params`.
 fn config_of(design: Design, params: &Params) -> Result<RunnerConfig, String> {
+    libdqlite::go::check(params)?;
     let config = RunnerConfig {
         design,
         models: params.count("models"),
@@ -191,6 +191,14 @@ fn config_of(design: Design, params: &Params) -> Result<RunnerConfig, String> {
         breaker_mode: BreakerMode::parse(params.word("breaker_mode"))?,
         dqlite_bind: libdqlite::node::Bind::parse(params.word("dqlite_bind"))?,
     };
+    let juju = [Design::Semaphore, Design::Pool];
+    if params.word("client") == libdqlite::go::GO && !juju.contains(&design) {
+        return Err(format!(
+            "variant {} with client=go: the Go client runs Juju's runner, a K-slot semaphore or none; accepted with client=go: {}",
+            design.name(),
+            juju.map(Design::name).join(", ")
+        ));
+    }
     if design == Design::RwSplit && config.backend != Backend::Local {
         let word = config.backend.word();
         let accepted: Vec<_> = Design::EVERY

@@ -48,11 +48,61 @@ impl SqlmixWorkload {
     }
 }
 
+/// What a client reported for one unit: writes committed, and the newest one's version
+/// and status.
 #[derive(Debug, Default, Clone)]
-struct Committed {
-    count: u64,
-    newest_version: i64,
-    newest_status: String,
+pub struct Committed {
+    /// Writes reported committed.
+    pub count: u64,
+    /// The highest version a committed write returned.
+    pub newest_version: i64,
+    /// The status that write set.
+    pub newest_status: String,
+}
+
+/// Checks what the databases hold (`stored`) against what a client reported: every unit
+/// row there (`rows` of them), each at the version its committed writes add up to with
+/// the newest committed status, and nothing of a write reported failed. Shared by the
+/// lab's own workers and the Go client's report, so both are held to the same invariants.
+pub fn check_stored(
+    mut expected: HashMap<(String, String), Committed>,
+    failed: &[&String],
+    stored: Stored,
+    rows: usize,
+) -> Result<(), String> {
+    let stored_rows = stored.units.len();
+    for (model, unit, version, status) in stored.units {
+        let e = expected
+            .remove(&(model.clone(), unit.clone()))
+            .unwrap_or_default();
+        if version != e.count as i64 {
+            return Err(format!(
+                "{model} {unit}: {} writes reported committed but the stored version is {version}",
+                e.count
+            ));
+        }
+        if e.count > 0 && status != e.newest_status {
+            return Err(format!(
+                "{model} {unit}: newest committed status {:?} but {status:?} is stored",
+                e.newest_status
+            ));
+        }
+        if failed.iter().any(|f| **f == status) {
+            return Err(format!(
+                "{model} {unit}: holds {status:?}, from a write reported as failed"
+            ));
+        }
+    }
+    if let Some(f) = failed.iter().find(|f| stored.payloads.contains(**f)) {
+        return Err(format!("an event of the failed write {f:?} is stored"));
+    }
+    if stored_rows != rows {
+        return Err(format!("{stored_rows} unit rows stored, {rows} expected"));
+    }
+    if let Some(((model, unit), _)) = expected.into_iter().next() {
+        return Err(format!("{model} {unit} was written but is not stored"));
+    }
+    Ok(())
 }
 
 /// Figures of the measured window.
@@ -66,6 +116,8 @@ struct WindowFigures {
     backoff: Duration,
     rejected: u64,
     connects: u64,
+    gate_wait: Duration,
+    gate_held: Duration,
 }
 
 /// One thread's handle.
@@ -109,6 +161,8 @@ impl Worker for SqlmixWorker {
         self.window.busy_errors += u64::from(cost.busy_errors);
         self.window.backoff += cost.backoff;
         self.window.connects += u64::from(cost.connects);
+        self.window.gate_wait += cost.gate_wait;
+        self.window.gate_held += cost.gate_held;
         if cost.rejected {
             // Turned away by the breaker: neither served nor a database failure. The
             // caller that got the error waits one first backoff step before its next
@@ -209,45 +263,12 @@ impl Workload for SqlmixWorkload {
             }
         }
         let failed: Vec<&String> = workers.iter().flat_map(|w| &w.failed_writes).collect();
-        let stored = self.runner.stored()?;
-        let rows = stored.units.len();
-        {
-            for (model, unit, version, status) in stored.units {
-                let e = expected
-                    .remove(&(model.clone(), unit.clone()))
-                    .unwrap_or_default();
-                if version != e.count as i64 {
-                    return Err(format!(
-                        "{model} {unit}: {} writes reported committed but the stored version is {version}",
-                        e.count
-                    ));
-                }
-                if e.count > 0 && status != e.newest_status {
-                    return Err(format!(
-                        "{model} {unit}: newest committed status {:?} but {status:?} is stored",
-                        e.newest_status
-                    ));
-                }
-                if failed.iter().any(|f| **f == status) {
-                    return Err(format!(
-                        "{model} {unit}: holds {status:?}, from a write reported as failed"
-                    ));
-                }
-            }
-            if let Some(f) = failed.iter().find(|f| stored.payloads.contains(**f)) {
-                return Err(format!("an event of the failed write {f:?} is stored"));
-            }
-        }
-        if rows != self.models * self.units {
-            return Err(format!(
-                "{rows} unit rows stored, {} expected",
-                self.models * self.units
-            ));
-        }
-        if let Some(((model, unit), _)) = expected.into_iter().next() {
-            return Err(format!("{model} {unit} was written but is not stored"));
-        }
-        Ok(())
+        check_stored(
+            expected,
+            &failed,
+            self.runner.stored()?,
+            self.models * self.units,
+        )
     }
 
     fn extra(
@@ -290,8 +311,26 @@ impl Workload for SqlmixWorkload {
                 serde_json::json!(rate(sum(|w| w.rejected), window)),
             );
         }
+        let gate = |f: fn(&WindowFigures) -> Duration| {
+            let total: Duration = workers.iter().map(|w| f(&w.window)).sum();
+            total.as_secs_f64() * 1e3 / txns as f64
+        };
+        extra.insert(
+            "gate_ms_per_txn".into(),
+            serde_json::json!(gate(|w| w.gate_held)),
+        );
+        extra.insert(
+            "gate_wait_ms_per_txn".into(),
+            serde_json::json!(gate(|w| w.gate_wait)),
+        );
         let backend = self.runner.backend().word();
         extra.insert("backend".into(), serde_json::json!(backend));
+        if backend == "libdqlite" {
+            extra.insert(
+                "client".into(),
+                serde_json::json!(crate::libdqlite::go::LAB),
+            );
+        }
         if backend != "local" {
             extra.insert(
                 "connects_per_sec".into(),

@@ -8,9 +8,10 @@
 //! ([`Est`]); only [`super::claims`]'s paired comparisons decide.
 
 use harness::findings::Table;
-use harness::judge::{param_text, times, values_of, widest, Est};
+use harness::judge::{param_text, si, times, values_of, widest, Est};
 use harness::RunRecord;
 
+use crate::libdqlite::go::{GO, LAB};
 use crate::runner::Design;
 
 /// One backend's cells of the question at one point (threads, cores).
@@ -270,4 +271,125 @@ pub fn sweep_table(real: &Backend<'_>, model: &Backend<'_>, client_us: &str) -> 
         ],
         rows,
     }
+}
+
+/// A figure of a record's `extra`, if it is a number.
+fn extra_f64(cell: &RunRecord, key: &str) -> Option<f64> {
+    cell.extra.get(key).and_then(serde_json::Value::as_f64)
+}
+
+/// The two clients' cells on the real node (`sqlmix-libdqlite-go*`): the lab's Rust
+/// client and the Go one (Juju's stack), at one threads and cores.
+pub struct Clients<'a> {
+    cells: Vec<&'a RunRecord>,
+}
+
+impl<'a> Clients<'a> {
+    /// The cells of `rows` at their widest point (the most cores, then the most threads).
+    pub fn new(rows: &[&'a RunRecord]) -> Self {
+        let at = widest(rows).map(|(cores, threads)| (*threads.last().unwrap_or(&1), cores));
+        Clients {
+            cells: rows
+                .iter()
+                .copied()
+                .filter(|c| at == Some((c.threads, c.cores)))
+                .collect(),
+        }
+    }
+
+    fn find(&self, client: &str, variant: &str, key: &str, value: &str) -> Option<&'a RunRecord> {
+        self.cells.iter().copied().find(|c| {
+            c.variant == variant && param_text(c, key) == value && param_text(c, "client") == client
+        })
+    }
+
+    fn k2(&self, client: &str) -> Option<&'a RunRecord> {
+        self.find(client, Design::Semaphore.name(), "slots", "2")
+    }
+
+    /// Each client's time in the gate per transaction at K = 2 (`gate_ms_per_txn`), lab's
+    /// then Go's; `None` when neither ran.
+    pub fn gate_at_k2(&self) -> Option<(Option<f64>, Option<f64>)> {
+        let gate = |client| {
+            self.k2(client)
+                .and_then(|c| extra_f64(c, "gate_ms_per_txn"))
+        };
+        let (lab, go) = (gate(LAB), gate(GO));
+        (lab.is_some() || go.is_some()).then_some((lab, go))
+    }
+
+    /// Both clients side by side: txn/s and time in the gate per transaction for K = 2, no
+    /// semaphore and a pool of 2 (cell medians).
+    pub fn table(&self) -> Option<Table> {
+        let sem = Design::Semaphore.name();
+        let rows_of = [
+            ("semaphore K = 2", sem, "slots", "2"),
+            ("no semaphore", sem, "slots", "unlimited"),
+            (
+                "no semaphore, pool of 2",
+                Design::Pool.name(),
+                "pool_size",
+                "2",
+            ),
+        ];
+        let figures = |c: Option<&RunRecord>| match c {
+            Some(c) => [
+                Est::of(c).text(),
+                extra_f64(c, "gate_ms_per_txn").map_or("-".to_owned(), |v| format!("{v:.2}")),
+            ],
+            None => ["-".to_owned(), "-".to_owned()],
+        };
+        let rows: Vec<Vec<String>> = rows_of
+            .iter()
+            .filter_map(|(name, variant, key, value)| {
+                let lab = self.find(LAB, variant, key, value);
+                let go = self.find(GO, variant, key, value);
+                (lab.is_some() || go.is_some()).then(|| {
+                    let mut row = vec![(*name).to_owned()];
+                    row.extend(figures(lab));
+                    row.extend(figures(go));
+                    row
+                })
+            })
+            .collect();
+        let first = self.cells.first()?;
+        (!rows.is_empty()).then(|| Table {
+            title: format!(
+                "The two clients on one real node (loopback TCP, {} threads on {} CPUs, 80% \
+                 reads): txn/s and time in the gate per transaction (ms), medians per cell; \
+                 Juju's is the Go client",
+                first.threads, first.cores
+            ),
+            columns: vec![
+                "runner".into(),
+                "lab's client (Rust) txn/s".into(),
+                "lab's client gate ms/txn".into(),
+                "Juju's client (Go, go-dqlite) txn/s".into(),
+                "Juju's client gate ms/txn".into(),
+            ],
+            rows,
+        })
+    }
+}
+
+/// Reads/s at 50% writes against all reads (cell medians), deciding nothing.
+pub fn writes_figures(rows: &[&RunRecord]) -> Option<String> {
+    let at = |pct: &str| {
+        rows.iter()
+            .copied()
+            .find(|c| param_text(c, "read_pct") == pct)
+            .and_then(|c| extra_f64(c, "reads_per_sec").map(|r| (c, r)))
+    };
+    let ((half, r50), (_, r100)) = (at("50")?, at("100")?);
+    Some(format!(
+        "Reads on the real node ({} threads on {} CPUs, K = {}): {} reads/s with half the \
+         transactions writing against {} with none, {:.2}x (cell medians; the mix alone \
+         leaves 0.5x).",
+        half.threads,
+        half.cores,
+        param_text(half, "slots"),
+        si(r50),
+        si(r100),
+        r50 / r100
+    ))
 }

@@ -4,9 +4,13 @@
 //! The question is the seed's system's, so its parts are the real dqlite node's
 //! (`backend=libdqlite`), each decided by a paired comparison at the same threads and
 //! cores ([`claims`]): K = 2 against no semaphore, a pool of 2 without a semaphore
-//! against K = 2, three apps against one, and K = 2 against none with the client as slow
-//! per statement as Juju's Go client (the node's gain from K = 2 depends on how long the
-//! client holds a transaction inside the gate, which the answer states). Without the real
+//! against K = 2, three apps against one, the first two again with Juju's own client
+//! stack (`go-client/*`: a Go program on go-dqlite under `database/sql`, on the same
+//! node), K = 2 against none with the lab's stand-in for that client (its own client
+//! slowed by a constant calibrated on another machine: a model), and reads/s at 50%
+//! writes against all reads. The node's gain from K = 2 depends on how long the client
+//! holds a transaction inside the gate, so the answer puts both clients' answers side by
+//! side with each one's time in the gate per transaction (`gate_ms_per_txn`). Without the real
 //! node every part is inconclusive and says to install it with `just setup`: the dqlite
 //! model (`backend=dqlite-model`) and local SQLite appear in the details, labelled, with
 //! what the model was calibrated on, and decide nothing.
@@ -24,7 +28,10 @@ use harness::judge::{param_text, si, times, widest, Est};
 use harness::RunRecord;
 
 pub use claims::claims;
-use claims::{PARTS, REAL, REAL_APPS, REAL_CLIENT, REAL_POOL};
+use claims::{
+    GO_K2, GO_POOL2, JUJU_CLIENT, K2, PARTS, POOL2, REAL, REAL_APPS, REAL_CLIENT, REAL_GO,
+    REAL_GO_POOL, REAL_POOL, REAL_WRITES, WRITES,
+};
 use context::{hold_ms, Backend};
 
 use crate::runner::Design;
@@ -76,12 +83,34 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
         .iter()
         .any(|m| PARTS.iter().any(|(n, _)| *n == m.claim.part));
     let main = run.of_file("sqlmix");
-    if real.cells.is_empty() && model.cells.is_empty() && main.is_empty() && !declared {
+    let go_rows: Vec<&RunRecord> = [REAL_GO, REAL_GO_POOL]
+        .iter()
+        .flat_map(|f| run.of_file(f))
+        .collect();
+    let writes_rows = run.of_file(REAL_WRITES);
+    let none_ran = real.cells.is_empty()
+        && model.cells.is_empty()
+        && main.is_empty()
+        && go_rows.is_empty()
+        && writes_rows.is_empty();
+    if none_ran && !declared {
         return None;
     }
-    let parts: Vec<Part> = PARTS.iter().map(|(n, c)| run.part(n, c)).collect();
+    let mut parts: Vec<Part> = PARTS.iter().map(|(n, c)| run.part(n, c)).collect();
+    // The stand-in is a model whether or not this run measured it (a part the run did not
+    // declare comes back without the claim's basis).
+    for p in parts.iter_mut().filter(|p| p.name == JUJU_CLIENT) {
+        p.basis = "model".to_owned();
+    }
     let outcomes: Vec<Outcome> = parts.iter().map(|p| p.outcome).collect();
-    let (k2, pool2, apps, juju) = (&parts[0], &parts[1], &parts[2], &parts[3]);
+    let part = |name: &str| {
+        parts
+            .iter()
+            .find(|p| p.name == name)
+            .expect("every part of PARTS is in parts")
+    };
+    let (k2, pool2, apps, juju) = (part(K2), part(POOL2), part(claims::APPS), part(JUJU_CLIENT));
+    let (go_k2, go_pool2, writes) = (part(GO_K2), part(GO_POOL2), part(WRITES));
     let client_us = run
         .of_file(REAL_CLIENT)
         .iter()
@@ -91,15 +120,28 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
 
     let mut sentences = Vec::new();
     let mut details = Vec::new();
+    // The sweep's table only where the lab client's or the model's cells ran (a run of the
+    // clients' file alone has none of its rows).
+    let mut tables: Vec<_> = Some(context::sweep_table(&real, &model, &client_us))
+        .filter(|t| !t.rows.is_empty())
+        .into_iter()
+        .collect();
     let mut calibrated_on = Vec::new();
     match real.semaphore("2").or(real.cells.first().copied()) {
         Some(cell) => sentences.push(format!(
-            "On the real dqlite node ({}), K = 2 against no semaphore: {}; no semaphore with a \
-             pool of 2 against K = 2: {}; 3 apps against 1: {}.",
+            "On the real dqlite node with the lab's own Rust client ({}), K = 2 against no \
+             semaphore: {}; no semaphore with a pool of 2 against K = 2: {}; 3 apps against 1: \
+             {}.",
             context::setup(cell),
             said(k2),
             said(pool2),
             said(apps)
+        )),
+        // Another file of the real node ran: the node is here, the lab client's sweep is not.
+        None if !go_rows.is_empty() || !writes_rows.is_empty() => sentences.push(format!(
+            "The real node's K sweep with the lab's own client ({REAL}.toml) did not run \
+                 here: K = 2 against no semaphore: {}.",
+            said(k2)
         )),
         None => sentences.push(
             "The real dqlite node did not run here, so the seed's question cannot be told on \
@@ -108,36 +150,77 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
                 .to_owned(),
         ),
     }
+    let clients = context::Clients::new(&go_rows);
     let ours = real.semaphore("2").and_then(hold_ms);
     let slowed = real.slowed("2").and_then(hold_ms);
-    let go_ms = run.seed_f64(REAL_CLIENT, "go_client_ms_per_txn");
-    let go_gain = run.seed_f64(REAL_CLIENT, "go_client_k2_gain");
-    let go = match (go_ms, go_gain) {
-        (Some(ms), Some(g)) => format!(
-            " (a Go client on go-dqlite over TCP, Juju's stack, measured {ms:.2} ms and \
-             {g:.2}x)"
-        ),
-        _ => String::new(),
-    };
     let ms = |v: Option<f64>| v.map_or("-".to_owned(), |v| format!("{v:.2} ms"));
-    if ours.is_some() || slowed.is_some() || juju.ratio.is_some() {
-        sentences.push(format!(
-            "The node's gain from K = 2 depends on how long the client holds a transaction \
-             inside the gate (K / txn/s at K = 2): {} for this lab's client, {} with {client_us} \
-             us more per statement{go}; there K = 2 against no semaphore: {}.",
+    let mut two = format!(
+        "Juju's own client (Go, go-dqlite under database/sql) on the same kind of node, over \
+         loopback TCP, K = 2 against no semaphore: {}; a pool of 2 against K = 2: {}",
+        said(go_k2),
+        said(go_pool2)
+    );
+    if let Some((lab, go)) = clients.gate_at_k2() {
+        two.push_str(&format!(
+            "; in the gate per transaction at K = 2 it spends {} against the lab client's {} \
+             on that node (gate_ms_per_txn)",
+            ms(go),
+            ms(lab)
+        ));
+    }
+    // The stand-in only where its file ran (or its part was measured): without it there is
+    // no slowed time to state.
+    if slowed.is_some() || juju.ratio.is_some() {
+        two.push_str(&format!(
+            ". The lab's stand-in for it (its own client, {} in the gate, slowed by \
+             {client_us} us per statement to {}: a constant calibrated on a Go client on \
+             another machine, a model, not Juju's client) gives {}",
             ms(ours),
             ms(slowed),
             said(juju)
         ));
     } else {
-        details.push(format!("K = 2 at a Juju-like client time: {}.", said(juju)));
+        details.push(format!(
+            "K = 2 with the lab's stand-in for Juju's client (a model calibrated on another \
+             machine): {}.",
+            said(juju)
+        ));
+    }
+    // Without the real node the parts' reasons say it all; the model's sentence follows.
+    let ran = !real.cells.is_empty() || !go_rows.is_empty() || !writes_rows.is_empty();
+    if ran {
+        sentences.push(format!("{two}."));
+    }
+    if ran || writes.ratio.is_some() {
+        sentences.push(format!(
+            "With half the transactions writing, reads/s against all reads (0.5 is what the mix \
+         alone leaves): {} (the seed: \"the writes just tanked all the reads\", no figure).",
+            said(writes)
+        ));
+    }
+    if let Some(t) = clients.table() {
+        tables.push(t);
+    }
+    if let (Some(ms), Some(g)) = (
+        run.seed_f64(REAL_CLIENT, "go_client_ms_per_txn"),
+        run.seed_f64(REAL_CLIENT, "go_client_k2_gain"),
+    ) {
+        details.push(format!(
+            "The stand-in's calibration: a Go client on go-dqlite over TCP measured {ms:.2} ms in \
+             the gate per transaction and K = 2 at {g:.2}x no semaphore on another machine; \
+             `client_us` was chosen to match that time here, which does not carry from one \
+             machine to the next (the go-client parts measure Juju's client itself)."
+        ));
     }
     if !run.of_file(REAL_CLIENT).is_empty() {
         calibrated_on.extend(
             run.seed_strs(REAL_CLIENT, "calibrated_on")
                 .into_iter()
-                .map(|c| format!("{JUJU}: {c}", JUJU = claims::JUJU_CLIENT)),
+                .map(|c| format!("{JUJU_CLIENT} (a stand-in, model): {c}")),
         );
+    }
+    if let Some(text) = context::writes_figures(&writes_rows) {
+        details.push(text);
     }
     if let Some(text) = context::side_figures(&model) {
         details.push(text);
@@ -146,7 +229,7 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
                 .into_iter()
                 .map(|c| format!("dqlite model (details only): {c}")),
         );
-        if real.semaphore("2").is_none() {
+        if real.semaphore("2").is_none() && go_rows.is_empty() && writes_rows.is_empty() {
             sentences.push(
                 "The dqlite model's figures are in the details, labelled, and decide nothing: \
                  it is not the seed's system."
@@ -230,7 +313,7 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
         calibrated_on,
         sentences,
         details,
-        tables: vec![context::sweep_table(&real, &model, &client_us)],
+        tables,
         chart: Some(Chart::Sweep {
             file: if real.cells.is_empty() && !model.cells.is_empty() {
                 "sqlmix-dqlite".into()

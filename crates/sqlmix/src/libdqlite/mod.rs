@@ -19,6 +19,7 @@
 //! error.
 
 pub mod client;
+pub mod go;
 pub mod node;
 pub mod wire;
 

@@ -28,6 +28,12 @@ pub struct TxnCost {
     pub connects: u32,
     /// Turned away by an open breaker without touching the database.
     pub rejected: bool,
+    /// Time spent waiting for a semaphore slot, every attempt (zero without one).
+    pub gate_wait: Duration,
+    /// Time spent inside the gate, every attempt: from the slot taken (or, without a
+    /// semaphore, from where it would be taken) to the attempt's end. What `gate_ms_per_txn`
+    /// reports for both clients, the lab's and the Go one.
+    pub gate_held: Duration,
 }
 
 /// A transaction the workload asks for.
@@ -94,8 +100,13 @@ impl TxnRunner {
                 }
             }
             let result = {
+                let asked = Instant::now();
                 let _permit = shard.semaphore.as_ref().map(|s| s.acquire(ctx));
-                self.attempt(shard, name, txn, ctx, &mut cost)
+                let entered = Instant::now();
+                cost.gate_wait += entered - asked;
+                let r = self.attempt(shard, name, txn, ctx, &mut cost);
+                cost.gate_held += entered.elapsed();
+                r
             };
             match result {
                 Ok(r) => {

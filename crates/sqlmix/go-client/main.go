@@ -1,0 +1,433 @@
+// Command sqlmix-go-client is sqlmix's transaction mix driven through Juju's client stack:
+// go-dqlite's driver under Go's database/sql, one *sql.DB per model database (Juju's
+// layout), and Juju's gate: a semaphore of K slots held around each transaction attempt,
+// busy errors retried with backoff outside it (1 ms doubling to 100 ms, jittered, at most
+// 250 attempts, as crates/sqlmix/src/gate.rs).
+//
+// It drives a node the lab started (the cell's process) and created the schema and units
+// on; it runs a warm-up, then a window, then prints one JSON object on stdout: the
+// window's figures and, for the lab's verification, every write it reported committed
+// or failed over the whole run. It is not a benchmark of its own: the lab decides what
+// the figures mean and checks them against what the node stores.
+//
+// Each transaction is BEGIN, its statements and COMMIT on one connection taken from the
+// pool (database/sql's Conn), each a request to the node, as go-dqlite's Tx sends them;
+// a COMMIT that fails is followed by a ROLLBACK so the connection goes back clean (the
+// lab's Rust client does the same).
+package main
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"math/rand"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/canonical/go-dqlite/client"
+	"github.com/canonical/go-dqlite/driver"
+)
+
+// The statements, as crates/sqlmix/src/db.rs and libdqlite/mod.rs have them.
+const (
+	selectUnit   = "SELECT agent_status, version FROM units WHERE model = ?1 AND name = ?2"
+	selectNewest = "SELECT MAX(seq) FROM events WHERE model = ?1 AND unit = ?2"
+	countUnits   = "SELECT COUNT(*) FROM units WHERE model = ?1"
+	updateUnit   = "UPDATE units SET agent_status = ?3, version = version + 1 WHERE model = ?1 AND name = ?2"
+	selectVer    = "SELECT version FROM units WHERE model = ?1 AND name = ?2"
+	insertEvent  = "INSERT INTO events (model, unit, kind, seq, payload) VALUES (?1, ?2, 'agent-status', ?3, ?4)"
+	cullEvents   = "DELETE FROM events WHERE model = ?1 AND unit = ?2 AND seq <= ?3"
+	cullEvery    = 10
+	eventsKept   = 5
+	maxAttempts  = 250
+	backoffFirst = time.Millisecond
+	backoffCap   = 100 * time.Millisecond
+	failedKept   = 1000
+)
+
+func modelName(i int) string {
+	if i == 0 {
+		return "controller"
+	}
+	return fmt.Sprintf("model-%04d", i)
+}
+
+func unitName(i int) string { return fmt.Sprintf("unit/%d", i) }
+
+// isBusy says whether an attempt met a busy or locked error (retried outside the gate).
+func isBusy(err error) bool {
+	var e driver.Error
+	if errors.As(err, &e) {
+		code := e.Code & 0xff
+		return code == 5 || code == 6
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "database is locked") || strings.Contains(msg, "database is busy")
+}
+
+func backoff(attempt int, rng *rand.Rand) time.Duration {
+	shift := attempt
+	if shift > 10 {
+		shift = 10
+	}
+	full := backoffFirst << uint(shift)
+	if full > backoffCap {
+		full = backoffCap
+	}
+	return time.Duration(float64(full) * (0.5 + 0.5*rng.Float64()))
+}
+
+type key struct{ model, unit int }
+
+type committed struct {
+	Model         int    `json:"model"`
+	Unit          int    `json:"unit"`
+	Count         int64  `json:"count"`
+	NewestVersion int64  `json:"newest_version"`
+	NewestStatus  string `json:"newest_status"`
+}
+
+// figures are one worker's window counts (summed at the end).
+type figures struct {
+	Txns       int64 `json:"txns"`
+	Reads      int64 `json:"reads"`
+	Writes     int64 `json:"writes"`
+	Errors     int64 `json:"errors"`
+	Retries    int64 `json:"retries"`
+	BusyErrors int64 `json:"busy_errors"`
+	BackoffNs  int64 `json:"backoff_ns"`
+	GateWaitNs int64 `json:"gate_wait_ns"`
+	GateHeldNs int64 `json:"gate_held_ns"`
+	LatencySum int64 `json:"latency_ns"`
+}
+
+func (f *figures) add(o figures) {
+	f.Txns += o.Txns
+	f.Reads += o.Reads
+	f.Writes += o.Writes
+	f.Errors += o.Errors
+	f.Retries += o.Retries
+	f.BusyErrors += o.BusyErrors
+	f.BackoffNs += o.BackoffNs
+	f.GateWaitNs += o.GateWaitNs
+	f.GateHeldNs += o.GateHeldNs
+	f.LatencySum += o.LatencySum
+}
+
+type worker struct {
+	index        int
+	rng          *rand.Rand
+	serial       int64
+	fig          figures
+	committed    map[key]*committed
+	failed       []string
+	partialReads int64
+	firstError   string
+}
+
+type run struct {
+	dbs      []*sql.DB
+	gate     chan struct{}
+	units    int
+	readPct  int
+	counting atomic.Int32 // 0 warm-up, 1 window, 2 closed
+}
+
+type readResult struct {
+	status  string
+	version int64
+	newest  int64
+	count   int64
+}
+
+func (r *run) readTxn(ctx context.Context, c *sql.Conn, m, u string) (readResult, error) {
+	var res readResult
+	var newest sql.NullInt64
+	if err := c.QueryRowContext(ctx, selectUnit, m, u).Scan(&res.status, &res.version); err != nil {
+		return res, err
+	}
+	if err := c.QueryRowContext(ctx, selectNewest, m, u).Scan(&newest); err != nil {
+		return res, err
+	}
+	res.newest = newest.Int64
+	if err := c.QueryRowContext(ctx, countUnits, m).Scan(&res.count); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+func (r *run) writeTxn(ctx context.Context, c *sql.Conn, m, u, status string) (int64, error) {
+	if _, err := c.ExecContext(ctx, updateUnit, m, u, status); err != nil {
+		return 0, err
+	}
+	var version int64
+	if err := c.QueryRowContext(ctx, selectVer, m, u).Scan(&version); err != nil {
+		return 0, err
+	}
+	if _, err := c.ExecContext(ctx, insertEvent, m, u, version, status); err != nil {
+		return 0, err
+	}
+	if version%cullEvery == 0 {
+		if _, err := c.ExecContext(ctx, cullEvents, m, u, version-eventsKept); err != nil {
+			return 0, err
+		}
+	}
+	return version, nil
+}
+
+// attempt runs one try of a transaction on a pooled connection: BEGIN, body, COMMIT.
+func (r *run) attempt(ctx context.Context, model, unit int, write bool, status string) (readResult, int64, error) {
+	c, err := r.dbs[model].Conn(ctx)
+	if err != nil {
+		return readResult{}, 0, err
+	}
+	defer c.Close()
+	m, u := modelName(model), unitName(unit)
+	if _, err := c.ExecContext(ctx, "BEGIN"); err != nil {
+		return readResult{}, 0, err
+	}
+	var res readResult
+	var version int64
+	if write {
+		version, err = r.writeTxn(ctx, c, m, u, status)
+	} else {
+		res, err = r.readTxn(ctx, c, m, u)
+	}
+	if err == nil {
+		_, err = c.ExecContext(ctx, "COMMIT")
+	}
+	if err != nil {
+		// SQLite may have rolled back already; a failed ROLLBACK changes nothing.
+		_, _ = c.ExecContext(ctx, "ROLLBACK")
+	}
+	return res, version, err
+}
+
+// txn is Juju's runner: the gate around each attempt, busy errors backed off outside it.
+func (r *run) txn(ctx context.Context, w *worker, f *figures, model, unit int, write bool, status string) (readResult, int64, error) {
+	var lastErr error
+	for attempt := 0; attempt < maxAttempts; attempt++ {
+		t0 := time.Now()
+		if r.gate != nil {
+			r.gate <- struct{}{}
+		}
+		t1 := time.Now()
+		res, version, err := r.attempt(ctx, model, unit, write, status)
+		t2 := time.Now()
+		if r.gate != nil {
+			<-r.gate
+		}
+		f.GateWaitNs += int64(t1.Sub(t0))
+		f.GateHeldNs += int64(t2.Sub(t1))
+		if err == nil {
+			return res, version, nil
+		}
+		lastErr = err
+		if !isBusy(err) {
+			return res, version, err
+		}
+		f.BusyErrors++
+		if attempt+1 == maxAttempts {
+			break
+		}
+		f.Retries++
+		d := backoff(attempt, w.rng)
+		s := time.Now()
+		time.Sleep(d)
+		f.BackoffNs += int64(time.Since(s))
+	}
+	return readResult{}, 0, fmt.Errorf("gave up after %d busy attempts: %w", maxAttempts, lastErr)
+}
+
+func (r *run) loop(ctx context.Context, w *worker, models int) {
+	for {
+		phase := r.counting.Load()
+		if phase == 2 {
+			return
+		}
+		var f figures
+		model := w.rng.Intn(models)
+		unit := w.rng.Intn(r.units)
+		write := w.rng.Intn(100) >= r.readPct
+		status := ""
+		if write {
+			w.serial++
+			status = fmt.Sprintf("g%d-w%d", w.index, w.serial)
+		}
+		start := time.Now()
+		res, version, err := r.txn(ctx, w, &f, model, unit, write, status)
+		f.LatencySum += int64(time.Since(start))
+		f.Txns++
+		switch {
+		case err != nil:
+			f.Errors++
+			if w.firstError == "" {
+				w.firstError = err.Error()
+			}
+			if write && len(w.failed) < failedKept {
+				w.failed = append(w.failed, status)
+			}
+		case write:
+			f.Writes++
+			k := key{model, unit}
+			c := w.committed[k]
+			if c == nil {
+				c = &committed{Model: model, Unit: unit}
+				w.committed[k] = c
+			}
+			c.Count++
+			if version > c.NewestVersion {
+				c.NewestVersion = version
+				c.NewestStatus = status
+			}
+		default:
+			f.Reads++
+			if res.version != res.newest || res.count != int64(r.units) {
+				w.partialReads++
+			}
+		}
+		// A transaction counts when it started inside the window, whenever it ends.
+		if phase == 1 {
+			w.fig.add(f)
+		}
+	}
+}
+
+type output struct {
+	figures
+	WindowS        float64     `json:"window_s"`
+	Connects       int64       `json:"connects"`
+	PartialReads   int64       `json:"partial_reads"`
+	Committed      []committed `json:"committed"`
+	Failed         []string    `json:"failed"`
+	FirstError     string      `json:"first_error,omitempty"`
+	GoVersion      string      `json:"go_version"`
+	Threads        int         `json:"threads"`
+	Slots          int         `json:"slots"`
+	MaxOpen        int         `json:"max_open"`
+	MaxIdle        int         `json:"max_idle"`
+	ReadPct        int         `json:"read_pct"`
+	ModelDatabases int         `json:"model_databases"`
+}
+
+// opened is how many connections the pools have opened so far: the ones open now and
+// every one closed since.
+func opened(dbs []*sql.DB) int64 {
+	var n int64
+	for _, db := range dbs {
+		s := db.Stats()
+		n += int64(s.OpenConnections) + s.MaxIdleClosed + s.MaxIdleTimeClosed + s.MaxLifetimeClosed
+	}
+	return n
+}
+
+func main() {
+	address := flag.String("address", "", "the node's address (host:port, or @abstract)")
+	threads := flag.Int("threads", 1, "goroutines running transactions")
+	slots := flag.Int("slots", 0, "the gate's slots K (0: no semaphore)")
+	readPct := flag.Int("read-pct", 80, "percent of transactions that only read")
+	models := flag.Int("models", 1, "model databases (controller, model-0001, ...)")
+	units := flag.Int("units", 10, "units per model")
+	maxOpen := flag.Int("max-open", 64, "database/sql SetMaxOpenConns per database")
+	maxIdle := flag.Int("max-idle", 2, "database/sql SetMaxIdleConns per database")
+	warmup := flag.Duration("warmup", 200*time.Millisecond, "warm-up, not counted")
+	duration := flag.Duration("duration", time.Second, "the counted window")
+	flag.Parse()
+	fail := func(format string, a ...interface{}) {
+		fmt.Fprintf(os.Stderr, "sqlmix-go-client: "+format+"\n", a...)
+		os.Exit(2)
+	}
+	if *address == "" || *threads < 1 || *models < 1 || *units < 1 || *maxOpen < 1 || *slots < 0 || *readPct < 0 || *readPct > 100 {
+		fail("bad flags: -address is required; -threads, -models, -units, -max-open at least 1; -slots 0 or more; -read-pct 0-100")
+	}
+	store := client.NewInmemNodeStore()
+	if err := store.Set(context.Background(), []client.NodeInfo{{ID: 1, Address: *address}}); err != nil {
+		fail("node store: %v", err)
+	}
+	// A node that cannot be reached fails the run in seconds instead of being retried
+	// for ever (go-dqlite's default).
+	drv, err := driver.New(store,
+		driver.WithLogFunc(func(client.LogLevel, string, ...interface{}) {}),
+		driver.WithConnectionTimeout(10*time.Second))
+	if err != nil {
+		fail("go-dqlite driver: %v", err)
+	}
+	sql.Register("dqlite", drv)
+	r := &run{units: *units, readPct: *readPct}
+	if *slots > 0 {
+		r.gate = make(chan struct{}, *slots)
+	}
+	for m := 0; m < *models; m++ {
+		db, err := sql.Open("dqlite", modelName(m))
+		if err != nil {
+			fail("opening %s: %v", modelName(m), err)
+		}
+		db.SetMaxOpenConns(*maxOpen)
+		db.SetMaxIdleConns(*maxIdle)
+		if err := db.Ping(); err != nil {
+			fail("connecting to %s at %s: %v", modelName(m), *address, err)
+		}
+		r.dbs = append(r.dbs, db)
+	}
+	ctx := context.Background()
+	workers := make([]*worker, *threads)
+	var wg sync.WaitGroup
+	for i := range workers {
+		workers[i] = &worker{
+			index:     i,
+			rng:       rand.New(rand.NewSource(int64(0x5a1 + i))),
+			committed: map[key]*committed{},
+		}
+		wg.Add(1)
+		go func(w *worker) {
+			defer wg.Done()
+			r.loop(ctx, w, *models)
+		}(workers[i])
+	}
+	time.Sleep(*warmup)
+	connectsBefore := opened(r.dbs)
+	open := time.Now()
+	r.counting.Store(1)
+	time.Sleep(*duration)
+	r.counting.Store(2)
+	window := time.Since(open)
+	connects := opened(r.dbs) - connectsBefore
+	wg.Wait()
+	out := output{
+		WindowS:        window.Seconds(),
+		Connects:       connects,
+		GoVersion:      strings.TrimPrefix(runtime.Version(), "go"),
+		Threads:        *threads,
+		Slots:          *slots,
+		MaxOpen:        *maxOpen,
+		MaxIdle:        *maxIdle,
+		ReadPct:        *readPct,
+		ModelDatabases: *models,
+		Committed:      []committed{},
+		Failed:         []string{},
+	}
+	for _, w := range workers {
+		out.figures.add(w.fig)
+		out.PartialReads += w.partialReads
+		for _, c := range w.committed {
+			out.Committed = append(out.Committed, *c)
+		}
+		out.Failed = append(out.Failed, w.failed...)
+		if out.FirstError == "" {
+			out.FirstError = w.firstError
+		}
+	}
+	for _, db := range r.dbs {
+		db.Close()
+	}
+	if err := json.NewEncoder(os.Stdout).Encode(out); err != nil {
+		fail("writing the figures: %v", err)
+	}
+}

@@ -1,0 +1,124 @@
+//! What the answer makes of the parts' pairs: outcomes, the verdict, the sentences and the
+//! clients' table.
+
+use super::*;
+
+#[test]
+fn every_part_comes_out_shown_contradicted_and_inconclusive() {
+    for (i, (name, _)) in PARTS.iter().enumerate() {
+        for (at, want) in [
+            (SHOWN[i], Outcome::Shown),
+            (AGAINST[i], Outcome::Contradicted),
+            (BETWEEN[i], Outcome::Inconclusive),
+        ] {
+            let mut ratios = SHOWN;
+            ratios[i] = at;
+            let a = answer_with(true, ratios);
+            assert_eq!(outcome(&a, name), want, "{name} at {}", at.0);
+        }
+    }
+}
+
+#[test]
+fn the_verdict_follows_the_parts() {
+    let a = answer_with(true, SHOWN);
+    assert_eq!(a.verdict, Verdict::Reproduced);
+    let basis = |name: &str| {
+        a.parts
+            .iter()
+            .find(|p| p.name == name)
+            .unwrap()
+            .basis
+            .clone()
+    };
+    assert_eq!(basis(JUJU_CLIENT), "model");
+    assert_eq!(
+        basis(GO_K2),
+        "",
+        "the Go client's parts take the finding's basis, real"
+    );
+    assert_eq!(a.basis, Basis::Real);
+    assert!(a.figure.contains("pairs"), "{}", a.figure);
+    let against = answer_with(true, AGAINST);
+    assert_eq!(against.verdict, Verdict::NotReproduced);
+    let mut mixed = SHOWN;
+    mixed[1] = AGAINST[1];
+    mixed[2] = BETWEEN[2];
+    let mixed = answer_with(true, mixed);
+    assert_eq!(mixed.verdict, Verdict::Partly);
+}
+
+#[test]
+fn the_answer_names_the_setup_and_the_clients_time_per_transaction() {
+    let a = answer_with(true, SHOWN);
+    let s = a.sentences.join(" ");
+    assert!(s.contains("one node") && s.contains("tmpfs"), "{s}");
+    assert!(s.contains("48 threads on 2 CPUs"), "{s}");
+    // The stand-in: 2 / 4.9k txn/s = 0.41 ms, slowed to 2 / 1.89k = 1.06 ms, and said to be
+    // a model calibrated on another machine.
+    assert!(s.contains("0.41 ms") && s.contains("1.06 ms"), "{s}");
+    assert!(s.contains("100 us per statement"), "{s}");
+    assert!(s.contains("another machine") && s.contains("model"), "{s}");
+    // Both clients side by side, each one's time in the gate, Juju's named.
+    assert!(s.contains("Juju's own client (Go"), "{s}");
+    assert!(
+        s.contains("2.36 ms against the lab client's 0.42 ms"),
+        "{s}"
+    );
+    assert!(s.contains("reads/s"), "{s}");
+    let t = a
+        .tables
+        .iter()
+        .find(|t| t.title.contains("two clients"))
+        .expect("the clients' table");
+    assert!(t.columns.iter().any(|c| c.contains("Juju's client (Go")));
+    assert_eq!(t.rows[0][4], "2.36");
+    assert!(a
+        .details
+        .iter()
+        .any(|d| d.contains("1.06 ms") && d.contains("1.21x")));
+    assert!(a.calibrated_on.iter().any(|c| c.contains("client_us")));
+    assert!(a.sentences.len() <= 3);
+}
+
+#[test]
+fn local_sqlite_and_cell_intervals_never_decide() {
+    // Cells whose intervals are far apart, no pairs: every part inconclusive.
+    let cells = records(true);
+    let seeds = seeds();
+    let claims = claims_of(&plan(true, 2));
+    let ms: Vec<Measured> = claims.into_iter().map(Measured::new).collect();
+    let a = answer(&Run {
+        cells: &cells,
+        seeds: &seeds,
+        comparisons: &ms,
+    })
+    .unwrap();
+    assert_eq!(a.verdict, Verdict::CannotTell);
+    assert!(a.parts.iter().all(|p| p.outcome == Outcome::Inconclusive));
+}
+
+#[test]
+fn a_run_of_the_clients_file_alone_answers_with_both_clients_side_by_side() {
+    // A quick run of sqlmix-libdqlite-go.toml: its cells, no pairs declared.
+    let cells: Vec<RunRecord> = records(true)
+        .into_iter()
+        .filter(|c| c.file() == REAL_GO)
+        .collect();
+    let seeds = BTreeMap::new();
+    let a = answer(&Run {
+        cells: &cells,
+        seeds: &seeds,
+        comparisons: &[],
+    })
+    .expect("the Go client's cells bear on the question");
+    assert_eq!(a.verdict, Verdict::CannotTell);
+    let s = a.sentences.join(" ");
+    assert!(!s.contains("did not run here, so"), "the node ran: {s}");
+    assert!(
+        s.contains("2.36 ms against the lab client's 0.42 ms"),
+        "{s}"
+    );
+    assert!(a.tables.iter().any(|t| t.title.contains("two clients")));
+    assert!(a.sentences.len() <= 3, "{s}");
+}
