@@ -69,8 +69,7 @@ fn the_three_stores_on_postgres_verify_and_are_timed_per_table_by_the_server() {
     }
     let err = LeaseHotPath
         .measure("lmdb", &params, testing::settings(1, 10, 50))
-        .err()
-        .expect("lmdb has no PostgreSQL store");
+        .expect_err("lmdb has no PostgreSQL store");
     assert!(
         format!("{err:?}").contains("accepted txn-log, global-clock, sql-update"),
         "{err:?}"
