@@ -303,6 +303,17 @@ impl HotPath for LeaseHotPath {
     fn answer(&self, run: &harness::findings::Run<'_>) -> Option<harness::findings::Answer> {
         findings::answer(run)
     }
+    fn missing(&self, params: &Params) -> Option<harness::hotpath::Missing> {
+        // Only the PostgreSQL stores need anything this machine may lack.
+        (params.choice("backend", BACKEND) == "postgres")
+            .then(servers::postgres::bin_dir)
+            .and_then(Result::err)
+            .map(|reason| harness::hotpath::Missing {
+                what: "PostgreSQL (postgres, initdb, pg_stat_statements)".to_owned(),
+                packages: vec!["postgresql".to_owned(), "postgresql-contrib".to_owned()],
+                reason,
+            })
+    }
     fn check(&self, params: &Params) -> Result<(), String> {
         let (lease, extend) = (params.int("lease_s"), params.int("extend_s"));
         if lease <= extend {
