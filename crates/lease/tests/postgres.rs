@@ -62,6 +62,10 @@ fn the_three_stores_on_postgres_verify_and_are_timed_per_table_by_the_server() {
             let v = m.extra[key].as_f64().unwrap_or(0.0);
             assert!(v > 0.0, "{variant}: {key} = {v}");
         }
+        assert!(
+            m.extra["lock_wait_ms_per_s"].as_f64().is_some(),
+            "{variant}: lock waits sampled"
+        );
         assert_eq!(
             m.extra["wal_bytes_per_extend"], m.extra["bytes_per_extend"],
             "{variant}"

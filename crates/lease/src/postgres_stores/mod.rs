@@ -8,7 +8,9 @@
 //! the namespace `clock` row cannot be a hot spot of its own there; PostgreSQL locks
 //! rows, so `txn-log`'s writers queue on the clock row as mgo/txn's did on the clock
 //! document. The store's time per table is the database's own (`pg_stat_statements`,
-//! [`account`]), not the lab's timing of its calls; its bytes are the WAL it wrote.
+//! [`account`]), not the lab's timing of its calls, and a statement's time there includes
+//! its wait for a row lock; its bytes are the WAL it wrote; its workers' lock waits are
+//! sampled from `pg_stat_activity` (`lock_wait_ms_per_s`).
 //! Not here: starting the server ([`servers::postgres`]), the workload and its checks.
 
 pub mod account;
@@ -120,7 +122,41 @@ pub struct PgLeases {
     wal_at_open: Mutex<Option<String>>,
     stop: Arc<AtomicBool>,
     ticker: Mutex<Option<JoinHandle<()>>>,
+    sampler: Mutex<Option<JoinHandle<()>>>,
     background_rows: Arc<AtomicU64>,
+    /// `pg_stat_activity` samples in the window, and the workers found waiting on a lock
+    /// summed over them.
+    lock_samples: Arc<[AtomicU64; 2]>,
+}
+
+/// How often `pg_stat_activity` is sampled for lock waits: often enough for a mean over
+/// a 600 ms window, rarely enough to cost the server little (one query per period).
+const LOCK_SAMPLE: Duration = Duration::from_millis(5);
+
+/// Counts the workers waiting on a lock (`wait_event_type = 'Lock'`: a row lock, say)
+/// every [`LOCK_SAMPLE`] until `stop`.
+fn sample_lock_waits(
+    mut conn: Client,
+    stop: Arc<AtomicBool>,
+    samples: Arc<[AtomicU64; 2]>,
+) -> impl FnOnce() {
+    move || {
+        let Ok(query) = conn.prepare(
+            "SELECT count(*) FROM pg_stat_activity WHERE usename = 'lease_worker' AND wait_event_type = 'Lock'",
+        ) else {
+            return;
+        };
+        while !stop.load(Ordering::Relaxed) {
+            std::thread::sleep(LOCK_SAMPLE);
+            if let Ok(n) = conn
+                .query_one(&query, &[])
+                .and_then(|r| r.try_get::<_, i64>(0))
+            {
+                samples[0].fetch_add(1, Ordering::Relaxed);
+                samples[1].fetch_add(n.max(0) as u64, Ordering::Relaxed);
+            }
+        }
+    }
 }
 
 impl PgLeases {
@@ -173,6 +209,15 @@ impl PgLeases {
                     .map_err(|e| format!("cannot start the clock ticker: {e}"))?,
             );
         }
+        let lock_samples: Arc<[AtomicU64; 2]> = Arc::new([AtomicU64::new(0), AtomicU64::new(0)]);
+        let sampler = std::thread::Builder::new()
+            .name("lock-sampler".into())
+            .spawn(sample_lock_waits(
+                server.client()?,
+                Arc::clone(&stop),
+                Arc::clone(&lock_samples),
+            ))
+            .map_err(|e| format!("cannot start the lock sampler: {e}"))?;
         Ok(PgLeases {
             design,
             server,
@@ -181,7 +226,9 @@ impl PgLeases {
             wal_at_open: Mutex::new(None),
             stop,
             ticker: Mutex::new(ticker),
+            sampler: Mutex::new(Some(sampler)),
             background_rows,
+            lock_samples,
         })
     }
 
@@ -231,6 +278,15 @@ impl PgLeases {
             "wal_sync_ms_per_s".into(),
             serde_json::json!(sync_ms / seconds),
         );
+        let samples = self.lock_samples[0].load(Ordering::Relaxed);
+        if samples > 0 {
+            // Mean workers waiting on a lock: milliseconds of lock wait per second.
+            let waiting = self.lock_samples[1].load(Ordering::Relaxed) as f64 / samples as f64;
+            extra.insert(
+                "lock_wait_ms_per_s".into(),
+                serde_json::json!(waiting * 1000.0),
+            );
+        }
         Ok(ServerAccount {
             tables: account::tables(&statements),
             bytes: bytes.max(0) as u64,
@@ -242,8 +298,10 @@ impl PgLeases {
 impl Drop for PgLeases {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.ticker.lock().unwrap_or_else(|e| e.into_inner()).take() {
-            let _ = t.join();
+        for helper in [&self.ticker, &self.sampler] {
+            if let Some(t) = helper.lock().unwrap_or_else(|e| e.into_inner()).take() {
+                let _ = t.join();
+            }
         }
     }
 }
@@ -404,6 +462,9 @@ impl LeaseStore for PgLeases {
 
     fn window_opened(&self) {
         self.background_rows.store(0, Ordering::Relaxed);
+        for counter in self.lock_samples.iter() {
+            counter.store(0, Ordering::Relaxed);
+        }
         let mut admin = self.admin();
         let lsn = admin
             .batch_execute("SELECT pg_stat_statements_reset(); SELECT pg_stat_reset_shared('wal')")
