@@ -49,6 +49,14 @@ const MAPPING: &str = "Busy time is the store's time in its statements per table
      clock row is no hot spot of its own here as the clock document was in MongoDB: the \
      leases part weighs the rows' work, at one worker.";
 
+/// What PostgreSQL's time per table counts, beside [`MAPPING`].
+const POSTGRES_MAPPING: &str = "On PostgreSQL a table's time is pg_stat_statements' execution \
+     time of the workers' statements on it (the lab's own queries and the global clock's \
+     ticker run as another role, in nobody's time): it includes a statement's wait for a row \
+     lock (`txn-log`'s writers queue on the namespace clock row; `lock_wait_ms_per_s` samples \
+     those waits) and leaves out each commit's WAL flush, which follows COMMIT's execution \
+     (`wal_sync_ms_per_s`); bytes per extend are the WAL written in the window.";
+
 /// The answer of `run`; `None` without lease cells.
 pub fn answer(run: &Run<'_>) -> Option<Answer> {
     let rows = run.of_file("lease");
@@ -106,6 +114,7 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
         sentences.truncate(2);
         sentences.push(store_sentence(sqlite, on_postgres));
         store_details.extend(postgres_sentences);
+        store_details.push(POSTGRES_MAPPING.to_owned());
     } else {
         sentences.truncate(3);
         store_details.push(format!(
