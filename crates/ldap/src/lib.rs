@@ -23,7 +23,7 @@ pub mod ds389;
 pub mod findings;
 pub mod openldap;
 pub mod pairs;
-pub use ::server::procstat;
+pub use servers::procstat;
 pub mod server;
 pub mod template;
 pub mod window;

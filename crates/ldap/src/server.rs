@@ -1,4 +1,4 @@
-//! One directory server process for one cell, on top of [`server::process`] (which says
+//! One directory server process for one cell, on top of [`servers::process`] (which says
 //! why nothing outlives the cell): ready once it answers a search, its output and 389
 //! DS's error log quoted when it fails. This module does not know either server's
 //! configuration: [`crate::ds389`] and [`crate::openldap`] build the command.
@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-pub use server::process::{find_program, free_port, port_in_use, user_name, Running};
+pub use servers::process::{find_program, free_port, port_in_use, user_name, Running};
 
 /// How long a server may take to answer its first search.
 pub const START_TIMEOUT: Duration = Duration::from_secs(20);
@@ -22,7 +22,7 @@ pub fn start(
     cpus: &[usize],
     leftovers: &[PathBuf],
 ) -> Result<Running, String> {
-    let start = server::process::Start {
+    let start = servers::process::Start {
         folder,
         port,
         cpus,

@@ -21,7 +21,7 @@ use crate::server::Running;
 use crate::workload::{self, LdapWorkload};
 use crate::{ds389, procstat, Kind};
 
-pub use ::server::procstat::Cpus;
+pub use servers::procstat::Cpus;
 
 /// A server started from its template in a private folder, warmed up, and ready for
 /// windows; killed and its folder removed when dropped, however the caller ends.

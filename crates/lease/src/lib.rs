@@ -15,6 +15,7 @@
 pub mod busy;
 pub mod findings;
 pub mod other_stores;
+pub mod postgres_stores;
 pub mod sqlite_stores;
 pub mod store;
 pub mod workload;
@@ -139,6 +140,9 @@ impl Design {
 
 const SYNC: &[&str] = &["off", "normal", "full"];
 
+/// `backend`: where the SQL stores keep their tables.
+const BACKEND: &[&str] = &["sqlite", "postgres"];
+
 /// `load`: as fast as the store goes (or `rate`), or the seed's schedule.
 const LOAD: &[&str] = &["closed", "seed"];
 
@@ -199,6 +203,12 @@ const PARAMS: &[ParamSpec] = &[
         kind: ParamKind::Choice(LOAD),
         default: "closed",
         help: "closed: as fast as the store goes (or `rate` when set); seed: each lease extended once per extend_s of simulated time, applications x time_scale / extend_s operations per second in all (5% of them a non-holder's refused attempt)",
+    },
+    ParamSpec {
+        name: "backend",
+        kind: ParamKind::Choice(BACKEND),
+        default: "sqlite",
+        help: "where txn-log, global-clock and sql-update keep their tables: sqlite (a file in the cell's folder) or postgres (the lab's own PostgreSQL, started once per cell, durable commits, time per table from pg_stat_statements)",
     },
     ParamSpec {
         name: "synchronous",
@@ -293,6 +303,17 @@ impl HotPath for LeaseHotPath {
     fn answer(&self, run: &harness::findings::Run<'_>) -> Option<harness::findings::Answer> {
         findings::answer(run)
     }
+    fn missing(&self, params: &Params) -> Option<harness::hotpath::Missing> {
+        // Only the PostgreSQL stores need anything this machine may lack.
+        (params.choice("backend", BACKEND) == "postgres")
+            .then(servers::postgres::bin_dir)
+            .and_then(Result::err)
+            .map(|reason| harness::hotpath::Missing {
+                what: "PostgreSQL (postgres, initdb, pg_stat_statements)".to_owned(),
+                packages: vec!["postgresql".to_owned(), "postgresql-contrib".to_owned()],
+                reason,
+            })
+    }
     fn check(&self, params: &Params) -> Result<(), String> {
         let (lease, extend) = (params.int("lease_s"), params.int("extend_s"));
         if lease <= extend {
@@ -338,6 +359,22 @@ fn measure(
     let data_dir = harness::scratch::data_dir(params);
     let ack_log = params.path("ack_log");
     let sync = params.choice("synchronous", SYNC);
+    if params.choice("backend", BACKEND) == "postgres" {
+        let sql = design
+            .sql()
+            .filter(|d| *d != sqlite_stores::SqlDesign::Batched);
+        let Some(sql) = sql else {
+            return Err(CellFailure::new(format!(
+                "backend=postgres with variant {}: accepted txn-log, global-clock, sql-update",
+                design.name()
+            )));
+        };
+        let c = Arc::clone(&clock);
+        let tick = Duration::from_secs_f64(1.0 / scale);
+        let store = postgres_stores::PgLeases::new(sql, Arc::new(move || c.now()), tick)
+            .map_err(CellFailure::new)?;
+        return run(store, shape, clock, settings, ack_log);
+    }
     if let Some(sql) = design.sql() {
         let c = Arc::clone(&clock);
         let tick = Duration::from_secs_f64(1.0 / scale);

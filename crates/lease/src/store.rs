@@ -96,6 +96,17 @@ impl SessionStats {
     }
 }
 
+/// A database server's account of one window ([`LeaseStore::server_account`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ServerAccount {
+    /// Execution milliseconds per table, (read, write), as the server timed them.
+    pub tables: BTreeMap<String, (f64, f64)>,
+    /// Bytes the server wrote to its log (PostgreSQL's WAL) in the window.
+    pub bytes: u64,
+    /// Figures of its own for `extra`.
+    pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
 /// A lease as stored: who holds it and until when (simulated milliseconds).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredLease {
@@ -146,6 +157,15 @@ pub trait LeaseStore: Send + Sync + 'static {
     /// Rows written outside sessions (e.g. a clock updater), for rows per extend.
     fn background_rows(&self) -> u64 {
         0
+    }
+    /// The database's own account of the window just closed (`window` long), where the
+    /// store has one (PostgreSQL's `pg_stat_statements` and WAL): it replaces the
+    /// sessions' timing per table and the process's bytes written.
+    fn server_account(
+        &self,
+        _window: std::time::Duration,
+    ) -> Option<Result<ServerAccount, String>> {
+        None
     }
     /// Store-specific figures for `extra`.
     fn extra(&self) -> serde_json::Map<String, serde_json::Value> {

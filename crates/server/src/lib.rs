@@ -18,11 +18,13 @@
 /// The template cache, kept in [`servers::cache`] (the ldap hot path and PostgreSQL use
 /// it too); named here too for the callers that knew it as `server::cache`.
 pub use servers::cache;
+/// The server process and its time account, kept in [`servers`] (one place starts real
+/// servers); named here too for the callers that knew them as `server::process` and
+/// `server::procstat`.
+pub use servers::{process, procstat};
 pub mod findings;
 pub mod load;
 pub mod prepare;
-pub mod process;
-pub mod procstat;
 pub mod spec;
 pub mod template;
 pub mod tiny;

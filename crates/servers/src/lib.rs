@@ -4,6 +4,9 @@
 //! - [`death`]: a child that dies with the thread that started it (`PR_SET_PDEATHSIG`),
 //!   and a child pinned to a set of CPUs, as `pre_exec` steps.
 //! - [`cache`]: a server's data folder prepared once and kept between runs.
+//! - [`process`]: any server as one foreground process of a cell, started, readied,
+//!   pinned and killed with everything it started; [`procstat`]: its threads' time
+//!   account from `/proc`.
 //! - [`postgres`]: the lab's own PostgreSQL in a scratch folder, on a free port.
 //!
 //! It does not measure anything, and it has no scenario parameters: a hot path decides
@@ -12,3 +15,5 @@
 pub mod cache;
 pub mod death;
 pub mod postgres;
+pub mod process;
+pub mod procstat;

@@ -68,6 +68,7 @@ fn on_two_cpus_the_default_budget_keeps_the_matrix_it_always_ran() {
             || file == "389ds"
             || file == "openldap"
             || file == "pool-postgres"
+            || file == "lease-postgres"
     };
     for s in plan.scenarios.iter().filter(|s| !real(&s.file)) {
         assert_eq!(s.cores, [2], "{}", s.file);

@@ -1,8 +1,10 @@
 //! The question's parts and the comparisons that decide them: seed 001's own comparison,
 //! `global-clock` (the patch) against `txn-log` (before it), at the seed's load
 //! (`lease-seed-load.toml`), on the store's busy time per seed collection and on the
-//! bytes each extend wrote. Always the same three parts, in this order; a part whose cells
-//! the plan lacks is declared with why.
+//! bytes each extend wrote; and the same three asked again on PostgreSQL
+//! (`lease-postgres.toml`, parts `postgres/...`), whose row locks make the namespace clock
+//! row a hot spot SQLite's single writer cannot. Always the same six parts, in this
+//! order; a part whose cells the plan lacks is declared with why.
 //!
 //! Not here: wording the answer (the parent module), timing (`crate::busy`).
 
@@ -11,6 +13,17 @@ use harness::findings::Seeds;
 
 /// The scenario file of the seed's load.
 pub const SEED_LOAD: &str = "lease-seed-load";
+/// The same load on the lab's own PostgreSQL (`backend=postgres`).
+pub const POSTGRES_LOAD: &str = "lease-postgres";
+
+/// Where the parts are asked: each scenario file with the prefix of its parts' names
+/// (SQLite's unprefixed, as they were first named; PostgreSQL's `postgres/`).
+pub const STORES: [(&str, &str); 2] = [(SEED_LOAD, ""), (POSTGRES_LOAD, "postgres/")];
+
+/// The name of part `spec` asked of the file whose parts carry `prefix`.
+pub fn part_name(prefix: &str, spec: &PartSpec) -> String {
+    format!("{prefix}{}", spec.name)
+}
 
 /// The patch's store (Juju 2.3's global clock): the ratio's numerator.
 pub const AFTER: &str = crate::Design::GlobalClock.name();
@@ -111,23 +124,24 @@ pub fn claim_words(spec: &PartSpec, seeds: Seeds<'_>) -> String {
 }
 
 /// The cells the comparisons use: `global-clock` and `txn-log` at the fewest threads of
-/// the seed's load at its most cores, both planned at the seed's load; or why not.
-pub fn sides(planned: &Planned<'_>) -> Result<(CellRef, CellRef), String> {
-    let Some(&cores) = planned.cores(SEED_LOAD).last() else {
+/// `file` (the seed's load, on SQLite or PostgreSQL) at its most cores, both planned at
+/// the seed's load; or why not.
+pub fn sides(planned: &Planned<'_>, file: &str) -> Result<(CellRef, CellRef), String> {
+    let Some(&cores) = planned.cores(file).last() else {
         return Err(format!(
-            "{SEED_LOAD}.toml is not in this plan: it is in the default matrix (`just \
-             matrix`), or add `scenarios={SEED_LOAD}`"
+            "{file}.toml is not in this plan: it is in the default matrix (`just \
+             matrix`), or add `scenarios={file}`"
         ));
     };
-    let pair = planned.threads(SEED_LOAD, cores).into_iter().find_map(|t| {
+    let pair = planned.threads(file, cores).into_iter().find_map(|t| {
         Some((
-            planned.find(SEED_LOAD, AFTER, t, cores)?,
-            planned.find(SEED_LOAD, BEFORE, t, cores)?,
+            planned.find(file, AFTER, t, cores)?,
+            planned.find(file, BEFORE, t, cores)?,
         ))
     });
     let Some((after, before)) = pair else {
         return Err(format!(
-            "{SEED_LOAD}.toml plans no `{AFTER}` and `{BEFORE}` cells at the same threads on \
+            "{file}.toml plans no `{AFTER}` and `{BEFORE}` cells at the same threads on \
              {cores} CPUs: run it with both stores (`variants=` naming both, or none)"
         ));
     };
@@ -144,19 +158,38 @@ pub fn sides(planned: &Planned<'_>) -> Result<(CellRef, CellRef), String> {
     Ok((after.clone(), before.clone()))
 }
 
-/// The question's parts among the cells `planned`: each decided by `global-clock`
-/// against `txn-log` on its figure, single cells at the same threads and cores, or
-/// declared with why it cannot be.
+/// The question's parts among the cells `planned`, on SQLite then on PostgreSQL: each
+/// decided by `global-clock` against `txn-log` on its figure, single cells at the same
+/// threads and cores, or declared with why it cannot be.
 pub fn claims(planned: &Planned<'_>) -> Vec<Claim> {
-    let sides = sides(planned);
+    STORES
+        .iter()
+        .flat_map(|&(file, prefix)| claims_of(planned, file, prefix))
+        .collect()
+}
+
+/// What part `spec` claims of the file whose parts carry `prefix`.
+pub fn store_claim_words(spec: &PartSpec, prefix: &str, seeds: Seeds<'_>) -> String {
+    let words = claim_words(spec, seeds);
+    if prefix.is_empty() {
+        words
+    } else {
+        format!("On PostgreSQL (`{POSTGRES_LOAD}.toml`, durable commits, time per table from pg_stat_statements, bytes from the WAL): {words}")
+    }
+}
+
+fn claims_of(planned: &Planned<'_>, file: &str, prefix: &str) -> Vec<Claim> {
+    let sides = sides(planned, file);
     PARTS
         .iter()
         .map(|spec| {
-            let words = claim_words(spec, planned.seeds());
+            let words = store_claim_words(spec, prefix, planned.seeds());
+            let name = part_name(prefix, spec);
+            let name = name.as_str();
             match &sides {
                 Ok((after, before)) => {
                     let claim = Claim::decided_by(
-                        spec.name,
+                        name,
                         words,
                         Comparison {
                             a: Side::cell(after.clone()),
@@ -172,7 +205,7 @@ pub fn claims(planned: &Planned<'_>) -> Vec<Claim> {
                         claim
                     }
                 }
-                Err(why) => Claim::cannot(spec.name, words, why.clone()),
+                Err(why) => Claim::cannot(name, words, why.clone()),
             }
         })
         .collect()

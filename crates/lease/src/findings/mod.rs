@@ -1,12 +1,14 @@
 //! Seed 001's question, asked of a run: did the patch (`txn-log` -> `global-clock`) cut
 //! the database's work at the seed's load, as the seed's mongotop figures say?
 //!
-//! The verdict follows from three parts alone ([`claims::PARTS`]), each a paired
+//! The verdict follows from three parts ([`claims::PARTS`]) on SQLite, and the same three
+//! on PostgreSQL (`postgres/...`, `lease-postgres.toml`) where they were measured, each a paired
 //! comparison of `global-clock` against `txn-log` at the seed's load
 //! (`lease-seed-load.toml`: 500 leases extended every 30 s of simulated time, one
 //! worker): the store's busy time on the leases and on the transaction machinery (the
 //! seed's juju.leases and juju.txns, [`crate::busy`] maps the tables), and the bytes
-//! written per extend. Closed-loop extends/s (`lease.toml`), `sql-update` (today's store),
+//! written per extend. The answer says whether it depends on the store: a part's outcome
+//! on SQLite against the same part's on PostgreSQL. Closed-loop extends/s (`lease.toml`), `sql-update` (today's store),
 //! rows per extend (fixed by each store's code: the design's, not an effect) and group
 //! commit on durable commits (`lease-durable.toml`) stay as details and decide nothing.
 //! Not here: running, rendering, the comparisons' cells ([`claims`]).
@@ -20,7 +22,10 @@ use harness::findings::{Answer, Basis, Chart, Run, Table, Verdict};
 use harness::judge::{extra, find, si, times, too_few, variants_of, widest, Est};
 use harness::RunRecord;
 
-use claims::{claim_words, seed_ratio, AFTER, BEFORE, PARTS, SEED_LOAD};
+use claims::{
+    part_name, seed_ratio, store_claim_words, AFTER, BEFORE, PARTS, POSTGRES_LOAD, SEED_LOAD,
+    STORES,
+};
 
 /// The question, in the user's words.
 pub const QUESTION: &str = "Does the global clock cut the store's busy time on the leases \
@@ -44,32 +49,86 @@ const MAPPING: &str = "Busy time is the store's time in its statements per table
      clock row is no hot spot of its own here as the clock document was in MongoDB: the \
      leases part weighs the rows' work, at one worker.";
 
+/// What PostgreSQL's time per table counts, beside [`MAPPING`].
+const POSTGRES_MAPPING: &str = "On PostgreSQL a table's time is pg_stat_statements' execution \
+     time of the workers' statements on it (the lab's own queries and the global clock's \
+     ticker run as another role, in nobody's time): it includes a statement's wait for a row \
+     lock (`txn-log`'s writers queue on the namespace clock row; `lock_wait_ms_per_s` samples \
+     those waits) and leaves out each commit's WAL flush, which follows COMMIT's execution \
+     (`wal_sync_ms_per_s`); bytes per extend are the WAL written in the window.";
+
 /// The answer of `run`; `None` without lease cells.
 pub fn answer(run: &Run<'_>) -> Option<Answer> {
     let rows = run.of_file("lease");
     let durable = run.of_file("lease-durable");
     let load = run.of_file(SEED_LOAD);
-    if rows.is_empty() && durable.is_empty() && load.is_empty() {
+    let postgres = run.of_file(POSTGRES_LOAD);
+    if rows.is_empty() && durable.is_empty() && load.is_empty() && postgres.is_empty() {
         return None;
     }
-    let parts: Vec<Part> = PARTS
+    // SQLite's three parts, then PostgreSQL's.
+    let parts: Vec<Part> = STORES
         .iter()
-        .map(|spec| run.part(spec.name, &claim_words(spec, run.seeds())))
+        .flat_map(|&(_, prefix)| {
+            PARTS.iter().map(move |spec| {
+                run.part(
+                    &part_name(prefix, spec),
+                    &store_claim_words(spec, prefix, run.seeds()),
+                )
+            })
+        })
         .collect();
-    let outcomes: Vec<Outcome> = parts.iter().map(|p| p.outcome).collect();
+    let (sqlite, on_postgres) = parts.split_at(PARTS.len());
+    // PostgreSQL's parts weigh in the verdict once measured: a machine without it keeps
+    // the verdict SQLite's parts give.
+    let outcomes: Vec<Outcome> = sqlite
+        .iter()
+        .map(|p| p.outcome)
+        .chain(
+            on_postgres
+                .iter()
+                .filter(|p| p.ratio.is_some())
+                .map(|p| p.outcome),
+        )
+        .collect();
     let mut sentences: Vec<String> = PARTS
         .iter()
-        .zip(&parts)
+        .zip(sqlite)
         .map(|(spec, part)| part_sentence(run, spec, part, &load))
         .collect();
-    sentences.truncate(3);
+    let postgres_sentences: Vec<String> = PARTS
+        .iter()
+        .zip(on_postgres)
+        .map(|(spec, part)| {
+            format!(
+                "On PostgreSQL: {}",
+                part_sentence(run, spec, part, &postgres)
+            )
+        })
+        .collect();
+    let mut store_details = Vec::new();
+    if on_postgres.iter().any(|p| p.ratio.is_some()) {
+        // At most three sentences: the two busy-time parts on SQLite and whether the
+        // answer depends on the store; the rest unfold.
+        store_details.push(sentences.remove(2));
+        sentences.truncate(2);
+        sentences.push(store_sentence(sqlite, on_postgres));
+        store_details.extend(postgres_sentences);
+        store_details.push(POSTGRES_MAPPING.to_owned());
+    } else {
+        sentences.truncate(3);
+        store_details.push(format!(
+            "On PostgreSQL ({POSTGRES_LOAD}.toml) the parts were not measured: {}",
+            on_postgres.first().map_or(String::new(), |p| p.why.clone())
+        ));
+    }
     let figure = parts
         .iter()
         .filter(|p| p.ratio.is_some())
         .map(|p| format!("{} {}", p.name, p.figure()))
         .collect::<Vec<_>>()
         .join("; ");
-    let mut details = Vec::new();
+    let mut details = store_details;
     if let Some(why) = load_detail(&load) {
         details.push(why);
         details.push(MAPPING.to_owned());
@@ -80,6 +139,7 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
     }
     for (file, cells) in [
         (SEED_LOAD, &load),
+        (POSTGRES_LOAD, &postgres),
         ("lease", &rows),
         ("lease-durable", &durable),
     ] {
@@ -101,14 +161,58 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
         },
         sentences,
         details,
-        tables: [seed_load_table(&load), stores_table(&rows)]
-            .into_iter()
-            .filter(|t| !t.rows.is_empty())
-            .collect(),
+        tables: [
+            seed_load_table(&load, SEED_LOAD),
+            seed_load_table(&postgres, POSTGRES_LOAD),
+            stores_table(&rows),
+        ]
+        .into_iter()
+        .filter(|t| !t.rows.is_empty())
+        .collect(),
         chart: Some(Chart::Throughput {
             file: "lease".into(),
         }),
     })
+}
+
+/// Whether the answer depends on the store: each part measured on both, its outcome on
+/// SQLite against PostgreSQL.
+fn store_sentence(sqlite: &[Part], postgres: &[Part]) -> String {
+    let (mut same, mut differ) = (Vec::new(), Vec::new());
+    for (s, p) in sqlite.iter().zip(postgres) {
+        if s.ratio.is_none() || p.ratio.is_none() {
+            continue;
+        }
+        let text = format!(
+            "`{}` {} {} on SQLite, {} {} on PostgreSQL",
+            s.name,
+            s.outcome.word(),
+            s.figure(),
+            p.outcome.word(),
+            p.figure()
+        );
+        if s.outcome == p.outcome {
+            same.push(text);
+        } else {
+            differ.push(text);
+        }
+    }
+    match (differ.is_empty(), same.is_empty()) {
+        (true, true) => {
+            "Whether the answer depends on the store cannot be told: no part was measured on both."
+                .to_owned()
+        }
+        (true, false) => format!(
+            "The answer does not depend on the store: {}.",
+            same.join("; ")
+        ),
+        (false, true) => format!("The answer depends on the store: {}.", differ.join("; ")),
+        (false, false) => format!(
+            "The answer depends on the store for some parts: {}; not for {}.",
+            differ.join("; "),
+            same.join("; ")
+        ),
+    }
 }
 
 /// One part's sentence: its outcome and figure beside the seed's, with the cells'
@@ -247,7 +351,7 @@ fn number(v: Option<f64>) -> String {
 
 /// Every store at the seed's load: busy time per seed collection, bytes and rows per
 /// extend, operations per second (the medians' repetitions; context for the parts).
-fn seed_load_table(load: &[&RunRecord]) -> Table {
+fn seed_load_table(load: &[&RunRecord], file: &str) -> Table {
     let Some((cores, threads)) = widest(load) else {
         return Table::default();
     };
@@ -257,7 +361,7 @@ fn seed_load_table(load: &[&RunRecord]) -> Table {
     let cell = |r: &RunRecord, key: &str| extra(r, key).map_or("-".to_owned(), si);
     Table {
         title: format!(
-            "Every store at the seed's load ({SEED_LOAD}.toml), {t} thread(s) on {cores} cores"
+            "Every store at the seed's load ({file}.toml), {t} thread(s) on {cores} cores"
         ),
         columns: [
             "store",

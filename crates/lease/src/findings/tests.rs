@@ -49,8 +49,26 @@ fn every_part_is_global_clock_against_txn_log_at_the_seeds_load() {
     let names: Vec<&str> = claims.iter().map(|c| c.part.as_str()).collect();
     assert_eq!(
         names,
-        ["busy_time_leases", "busy_time_txns", "bytes_per_extend"]
+        [
+            "busy_time_leases",
+            "busy_time_txns",
+            "bytes_per_extend",
+            "postgres/busy_time_leases",
+            "postgres/busy_time_txns",
+            "postgres/bytes_per_extend"
+        ]
     );
+    // The plan has no PostgreSQL cells: those parts say why.
+    for c in &claims[PARTS.len()..] {
+        assert!(c.comparison.is_none(), "{}", c.part);
+        assert!(
+            c.missing
+                .contains("lease-postgres.toml is not in this plan"),
+            "{}: {}",
+            c.part,
+            c.missing
+        );
+    }
     for (claim, spec) in claims.iter().zip(PARTS) {
         let c = claim.comparison.as_ref().expect("decided by a comparison");
         assert_eq!(c.figure, spec.figure);
@@ -107,8 +125,8 @@ fn a_plan_without_the_seeds_load_declares_every_part_with_why() {
             cells: &cells,
             seeds: &seeds,
         });
-        assert_eq!(claims.len(), PARTS.len());
-        for c in &claims {
+        assert_eq!(claims.len(), 2 * PARTS.len());
+        for c in &claims[..PARTS.len()] {
             assert!(c.comparison.is_none());
             assert!(c.missing.contains(why), "{}: {}", c.part, c.missing);
         }
@@ -242,7 +260,7 @@ fn closed_loop_extends_are_details_that_decide_nothing() {
         })
         .unwrap();
         assert_eq!(a.verdict, Verdict::CannotTell);
-        assert_eq!(a.parts.len(), PARTS.len());
+        assert_eq!(a.parts.len(), 2 * PARTS.len());
         assert!(a.parts.iter().all(|p| p.outcome == Outcome::Inconclusive));
         assert!(a.details.iter().any(|d| d.contains("`sql-update` does")));
     }
@@ -260,4 +278,61 @@ fn rows_per_extend_are_labelled_the_designs() {
     .unwrap();
     assert!(a.details.iter().any(|s| s.contains("by design")));
     assert!(a.tables[0].columns.iter().any(|c| c.contains("(design)")));
+}
+
+#[test]
+fn the_answer_says_whether_it_depends_on_the_store() {
+    let cells: Vec<CellRef> = ["txn-log", "global-clock"]
+        .iter()
+        .flat_map(|v| {
+            [
+                planned_cell(v, 2, "seed"),
+                CellRef::new(claims::POSTGRES_LOAD, v, 1, 2)
+                    .with("backend", "postgres")
+                    .with("load", "seed"),
+            ]
+        })
+        .collect();
+    let seeds = seeds();
+    let claims = claims(&Planned {
+        cells: &cells,
+        seeds: &seeds,
+    });
+    assert!(claims.iter().all(|c| c.comparison.is_some()));
+    let answer_with = |ratios: [f64; 6]| {
+        let comparisons: Vec<Measured> = claims
+            .iter()
+            .zip(ratios)
+            .map(|(c, r)| measured(c, r, 16))
+            .collect();
+        let cells = vec![
+            load_cell("global-clock", 8.0, 3.0, 4500.0),
+            load_cell("txn-log", 14.0, 11.0, 21000.0),
+        ];
+        answer(&Run {
+            cells: &cells,
+            seeds: &seeds,
+            comparisons: &comparisons,
+        })
+        .unwrap()
+    };
+    // The leases part contradicted on SQLite (as measured, 1.24-1.44), shown on
+    // PostgreSQL: it depends on the store; the other two do not.
+    let a = answer_with([1.3, 0.6, 0.2, 0.6, 0.6, 0.2]);
+    let last = a.sentences.last().unwrap();
+    assert_eq!(a.sentences.len(), 3);
+    assert!(
+        last.starts_with(
+            "The answer depends on the store for some parts: `busy_time_leases` contradicted"
+        ),
+        "{last}"
+    );
+    assert!(last.contains("not for `busy_time_txns` shown"), "{last}");
+    assert!(a.details.iter().any(|d| d.starts_with("On PostgreSQL: ")));
+    let a = answer_with([0.6, 0.6, 0.2, 0.6, 0.6, 0.2]);
+    assert!(
+        a.sentences[2].starts_with("The answer does not depend on the store"),
+        "{}",
+        a.sentences[2]
+    );
 }

@@ -70,6 +70,7 @@ impl<S: LeaseStore> LeaseWorkload<S> {
         workers: &[LeaseWorker<S>],
         window: Duration,
     ) -> serde_json::Map<String, serde_json::Value> {
+        let account = self.store.server_account(window);
         let extends: u64 = workers.iter().map(|w| w.window.extends).sum();
         let per = |x: f64| if extends > 0 { x / extends as f64 } else { 0.0 };
         let mut rows = self.store.background_rows();
@@ -83,8 +84,26 @@ impl<S: LeaseStore> LeaseWorkload<S> {
                 e.1 += t.write.as_secs_f64() * 1000.0;
             }
         }
-        let bytes = bytes_written().saturating_sub(self.wchar_at_open.load(Ordering::Relaxed));
+        let mut bytes = bytes_written().saturating_sub(self.wchar_at_open.load(Ordering::Relaxed));
         let mut extra = self.store.extra();
+        // A database server's own account replaces the lab's: its time per table, the
+        // bytes it wrote (this process only sent them over a socket).
+        match &account {
+            Some(Ok(a)) => {
+                tables = a.tables.iter().map(|(t, v)| (t.as_str(), *v)).collect();
+                bytes = a.bytes;
+                extra.extend(a.extra.clone());
+                extra.insert(
+                    "wal_bytes_per_extend".into(),
+                    serde_json::json!(per(bytes as f64)),
+                );
+                extra.extend(crate::postgres_stores::table_figures(&a.tables, window));
+            }
+            Some(Err(e)) => {
+                extra.insert("server_account_error".into(), serde_json::json!(e));
+            }
+            None => {}
+        }
         extra.insert(
             "leases_checked".into(),
             serde_json::json!(self.leases_checked.load(Ordering::Relaxed)),

@@ -84,8 +84,8 @@ impl Running {
             .stdout(out)
             .stderr(err)
             .current_dir(folder);
-        servers::death::die_with_parent(&mut command);
-        servers::death::pin(&mut command, start.cpus);
+        crate::death::die_with_parent(&mut command);
+        crate::death::pin(&mut command, start.cpus);
         let spawned = Instant::now();
         let program = command.get_program().to_string_lossy().into_owned();
         let child = command
