@@ -238,10 +238,11 @@ fn blocks_go_to_the_next_look_and_fit_the_deadline() {
     assert_eq!(parts[0].stopped, "decided");
     assert!((parts[0].interval().unwrap().ratio - 1.5).abs() < 1e-9);
 
-    // Pairs that swing too much to be narrow at any look before 24: with the deadline
-    // already past, the part still gets its least pairs, look by look, and no more.
+    // Pairs that swing too much to decide at any look before 24 (0.75x to 2.25x against
+    // a threshold of 1.05): with the deadline already past, the undecided part still
+    // gets its least pairs, look by look, and no more.
     let mut parts = vec![part()];
-    let mut runner = blocks(0.2);
+    let mut runner = blocks(0.5);
     measure(
         &mut parts,
         &cells,
@@ -254,6 +255,20 @@ fn blocks_go_to_the_next_look_and_fit_the_deadline() {
     // does too.
     assert_eq!(runner.starts, [0, 9, 16]);
     assert_eq!(parts[0].pairs.len(), MIN_PAIRS);
+    assert_eq!(parts[0].stopped, "budget spent");
+
+    // A part decided at its first look takes no more once the time is up.
+    let mut parts = vec![part()];
+    let mut runner = blocks(0.2);
+    measure(
+        &mut parts,
+        &cells,
+        Some(Instant::now()),
+        &mut runner,
+        &mut |_| {},
+    );
+    assert_eq!(runner.asked, [9]);
+    assert_eq!(parts[0].outcome(), Outcome::Shown);
     assert_eq!(parts[0].stopped, "budget spent");
 
     // Past the least pairs, a block shrinks to what fits: 5.5 s left at a second a pair.
