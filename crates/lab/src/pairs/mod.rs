@@ -136,13 +136,14 @@ pub fn measure(
         }
     }
     loop {
-        // Every undecided part to the plan's least pairs first (fewest first), so no part
-        // is left at a first look while another takes its fifth (a run here gave an
-        // undecided 389 DS part 128 pairs while decided ones stopped at 16); then the
-        // undecided, since a decided part only narrows its interval with what they leave;
-        // then the one that has had the least time. A part decided at an earlier look
-        // (9 or 16 pairs) is not short: with 20 parts on 2 CPUs, taking every clear one
-        // to 24 first cost the unclear ones their time.
+        // In tiers: every undecided part to the plan's least pairs first (fewest first),
+        // so no part is left at a first look while another takes its fifth (a run here
+        // gave an undecided 389 DS part 128 pairs while decided ones stopped at 16); then
+        // every part decided at an earlier look to the least pairs too, for its interval's
+        // width; then the undecided beyond them, since a decided part only narrows its
+        // interval with what they leave; then the one that has had the least time. Only
+        // the first tier runs past the deadline (`least`): a run here with 20 parts gave
+        // one undecided part 103 pairs while the decided ones kept 9.
         let next = (0..parts.len())
             .filter(|&i| parts[i].stopped.is_empty() && plans[i].is_some())
             .filter(|&i| stop_reason(&parts[i]).is_none())
@@ -152,27 +153,35 @@ pub fn measure(
                 let decided = |i: usize| {
                     parts[i].outcome() != Outcome::Inconclusive || parts[i].claim.size_only
                 };
-                let short = |i: usize| parts[i].pairs.len() < MIN_PAIRS && !decided(i);
-                short(b)
-                    .cmp(&short(a))
-                    .then(if short(a) && short(b) {
+                let tier = |i: usize| match (parts[i].pairs.len() < MIN_PAIRS, decided(i)) {
+                    (true, false) => 0,
+                    (true, true) => 1,
+                    (false, false) => 2,
+                    (false, true) => 3,
+                };
+                tier(a)
+                    .cmp(&tier(b))
+                    .then(if tier(a) < 2 {
                         parts[a].pairs.len().cmp(&parts[b].pairs.len())
                     } else {
                         std::cmp::Ordering::Equal
                     })
-                    .then(decided(a).cmp(&decided(b)))
                     .then(parts[a].seconds.total_cmp(&parts[b].seconds))
             });
         let Some(i) = next else { break };
         let order = plans[i].as_deref().unwrap_or_default();
         let m = &mut parts[i];
+        let spent = m.seconds;
         let target = interval::next_look(m.pairs.len()).unwrap_or(m.pairs.len());
+        let mut records = Vec::new();
         if run.blocks(order) {
-            if !block(m, order, target, deadline, run) {
-                saved(parts);
+            let went_on = block(m, order, target, deadline, run, &mut records);
+            let seconds = m.seconds - spent;
+            share(parts, i, &plans, &records, seconds);
+            saved(parts);
+            if !went_on {
                 return false;
             }
-            saved(parts);
             continue;
         }
         let cost: Duration = order
@@ -187,7 +196,10 @@ pub fn measure(
             }
             let started = Instant::now();
             match one_pair(m, order, cells, run) {
-                Ok(figures) => m.pairs.push(figures),
+                Ok((figures, pair)) => {
+                    m.pairs.push(figures);
+                    records.push(pair);
+                }
                 Err(None) => {
                     m.seconds += started.elapsed().as_secs_f64();
                     m.stopped = "interrupted".to_owned();
@@ -203,9 +215,48 @@ pub fn measure(
             m.seconds += started.elapsed().as_secs_f64();
         }
         settle(m);
+        let seconds = m.seconds - spent;
+        share(parts, i, &plans, &records, seconds);
         saved(parts);
     }
     true
+}
+
+/// Gives the pairs part `i` just measured (`records`, each pair's records in its cells'
+/// order) to every part still going that compares the same cells in the same order: one
+/// pair of windows holds every figure of its records (lease's busy times and bytes of one
+/// pair of stores), so such parts need not each run their own; each is charged the time.
+fn share(
+    parts: &mut [Measured],
+    i: usize,
+    plans: &[Option<Vec<usize>>],
+    records: &[Vec<Repetition>],
+    seconds: f64,
+) {
+    if records.is_empty() {
+        return;
+    }
+    for j in 0..parts.len() {
+        if j == i || plans[j].is_none() || plans[j] != plans[i] || !parts[j].stopped.is_empty() {
+            continue;
+        }
+        let Some(c) = parts[j].claim.comparison.clone() else {
+            continue;
+        };
+        let before = parts[j].pairs.len();
+        for pair in records {
+            let figures: Option<Vec<f64>> = pair.iter().map(|r| c.figure_of(r)).collect();
+            // A pair without this part's figure is left out; the part finds out why when
+            // it runs its own.
+            if let Some(f) = figures {
+                parts[j].pairs.push(f);
+            }
+        }
+        if parts[j].pairs.len() > before {
+            parts[j].seconds += seconds;
+            settle(&mut parts[j]);
+        }
+    }
 }
 
 /// The pairs a part still takes whatever the clock says: up to [`MIN_PAIRS`] while it is
@@ -238,6 +289,7 @@ fn block(
     target: usize,
     deadline: Option<Instant>,
     run: &mut dyn Runner,
+    kept: &mut Vec<Vec<Repetition>>,
 ) -> bool {
     let mut count = target - m.pairs.len();
     // An undecided part's least pairs ([`MIN_PAIRS`]) run whatever the clock says: the
@@ -268,7 +320,7 @@ fn block(
         }
         Some(Err(why)) => m.stopped = format!("failed: {why}"),
         Some(Ok(pairs)) => {
-            for pair in &pairs {
+            for pair in pairs.iter() {
                 if pair.len() != cells.len() {
                     m.stopped = "failed: a pair came back short".to_owned();
                     return true;
@@ -278,7 +330,10 @@ fn block(
                     .map(|r| comparison.figure_of(r).ok_or(r))
                     .collect()
                 {
-                    Ok(figures) => m.pairs.push(figures),
+                    Ok(figures) => {
+                        m.pairs.push(figures);
+                        kept.push(pair.clone());
+                    }
                     Err(bad) => {
                         m.stopped = format!(
                             "failed: `{}` {} threads: {}",
@@ -303,16 +358,18 @@ fn block(
 }
 
 /// One pair: every cell of the comparison once, in its order on even pairs and the
-/// reverse on odd ones. `Err(None)` when interrupted, `Err(Some(why))` when a side failed.
+/// reverse on odd ones; its figures and records in the comparison's order. `Err(None)`
+/// when interrupted, `Err(Some(why))` when a side failed.
 fn one_pair(
     m: &Measured,
     order: &[usize],
     cells: &[CellSpec<'_>],
     run: &mut dyn Runner,
-) -> Result<Vec<f64>, Option<String>> {
+) -> Result<(Vec<f64>, Vec<Repetition>), Option<String>> {
     let comparison = m.claim.comparison.as_ref().ok_or(None)?;
     let n = m.pairs.len();
     let mut figures = vec![0.0; order.len()];
+    let mut records: Vec<Option<Repetition>> = vec![None; order.len()];
     let mut slots: Vec<usize> = (0..order.len()).collect();
     if n % 2 == 1 {
         slots.reverse();
@@ -327,8 +384,9 @@ fn one_pair(
                 why_no_figure(&record, &comparison.figure)
             ))
         })?;
+        records[slot] = Some(record);
     }
-    Ok(figures)
+    Ok((figures, records.into_iter().flatten().collect()))
 }
 
 /// Why a side's record gives the comparison no figure: its failure, its failed check, or

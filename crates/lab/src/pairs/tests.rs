@@ -101,6 +101,34 @@ fn pairs_alternate_and_a_clear_effect_stops_at_the_first_look() {
 }
 
 #[test]
+fn parts_on_the_same_cells_share_one_pair_of_windows() {
+    // Two parts of the same two cells (one figure each of the same records, as lease's
+    // busy times are): the first's pairs are the second's too, so no window runs twice.
+    let plan = plan();
+    let cells = plan.cells();
+    let mut second = part();
+    second.claim.part = "also".to_owned();
+    let mut parts = vec![part(), second];
+    let calls = RefCell::new(0);
+    let mut run = Fake(|i: usize, _pair: usize| {
+        *calls.borrow_mut() += 1;
+        let ops = if cells[i].variant == "dashmap" {
+            2e6
+        } else {
+            1e6
+        };
+        Some(record(&cells, i, ops))
+    });
+    assert!(measure(&mut parts, &cells, None, &mut run, &mut |_| {}));
+    let first_look = harness::decide::interval::LOOKS[0];
+    for m in &parts {
+        assert_eq!(m.pairs.len(), first_look, "{}", m.claim.part);
+        assert_eq!(m.stopped, "decided");
+    }
+    assert_eq!(calls.into_inner(), 2 * first_look);
+}
+
+#[test]
 fn a_spent_budget_and_a_failed_side_stop_with_their_reason() {
     let plan = plan();
     let cells = plan.cells();

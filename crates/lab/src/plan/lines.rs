@@ -127,7 +127,12 @@ impl MatrixPlan {
             short(reserve)
         )];
         for p in &self.parts {
-            lines.push(if p.missing.is_empty() {
+            lines.push(if p.missing.is_empty() && !p.shares.is_empty() {
+                format!(
+                    "  {}: {} pairs, shared with {} (the same cells: one pair of windows gives both figures)",
+                    p.name, p.pairs, p.shares
+                )
+            } else if p.missing.is_empty() {
                 format!(
                     "  {}: {} pairs, about {} (noise {:.2}, {})",
                     p.name,

@@ -44,6 +44,10 @@ pub struct PartPlan {
     pub noise: (f64, &'static str),
     /// Why it cannot be asked here (empty when it can).
     pub missing: String,
+    /// The earlier part whose pairs it shares (the same cells in the same order, another
+    /// figure of the same records: `pairs::share`), which pays for them; empty when it
+    /// pays for its own.
+    pub shares: String,
 }
 
 /// Every part the plan's hot paths declare, in catalog order, each resolved to the
@@ -111,6 +115,7 @@ pub fn plan_parts(
 ) -> Vec<PartPlan> {
     let noise = measured.noise();
     let refs: Vec<CellRef> = cells.iter().map(cell_ref).collect();
+    let mut payers: Vec<(Vec<usize>, String)> = Vec::new();
     declare(plan, cells)
         .into_iter()
         .map(|m| {
@@ -128,16 +133,32 @@ pub fn plan_parts(
                     cost: Duration::ZERO,
                     noise: (0.0, ""),
                     missing: m.claim.missing.clone(),
+                    shares: String::new(),
                 };
+            };
+            let at: Vec<usize> = m
+                .claim
+                .comparison
+                .iter()
+                .flat_map(|c| c.cells())
+                .filter_map(|r| position(r, &refs))
+                .collect();
+            let shares = match payers.iter().find(|(cells, _)| *cells == at) {
+                Some((_, payer)) => payer.clone(),
+                None => {
+                    payers.push((at, name.clone()));
+                    String::new()
+                }
             };
             let (sd, from) = match noise.get(&name) {
                 Some(&sd) => (sd, "an earlier run"),
                 None => (DEFAULT_NOISE, "assumed"),
             };
             let pairs = pairs_for(sd);
-            let cost = match measured.pair_seconds().get(&name) {
-                Some(&s) => Duration::from_secs_f64(s * pairs as f64),
-                None => pairs_cost(&sides, pairs),
+            let cost = match (shares.is_empty(), measured.pair_seconds().get(&name)) {
+                (false, _) => Duration::ZERO,
+                (true, Some(&s)) => Duration::from_secs_f64(s * pairs as f64),
+                (true, None) => pairs_cost(&sides, pairs),
             };
             PartPlan {
                 name,
@@ -145,6 +166,7 @@ pub fn plan_parts(
                 cost,
                 noise: (sd, from),
                 missing: String::new(),
+                shares,
             }
         })
         .collect()

@@ -81,15 +81,12 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
     let (sqlite, on_postgres) = parts.split_at(PARTS.len());
     // PostgreSQL's parts weigh in the verdict once measured: a machine without it keeps
     // the verdict SQLite's parts give.
+    // Sizes only weigh nothing, as in `Finding::new`.
     let outcomes: Vec<Outcome> = sqlite
         .iter()
+        .chain(on_postgres.iter().filter(|p| p.ratio.is_some()))
+        .filter(|p| p.decides())
         .map(|p| p.outcome)
-        .chain(
-            on_postgres
-                .iter()
-                .filter(|p| p.ratio.is_some())
-                .map(|p| p.outcome),
-        )
         .collect();
     let mut sentences: Vec<String> = PARTS
         .iter()
@@ -243,8 +240,19 @@ fn part_sentence(
         },
         None => String::new(),
     };
+    // A band's contradiction has two sides, and they mean different things: wholly
+    // below its lower threshold is a deeper cut than the seed's.
+    let side = match (part.outcome, part.high, part.thresholds.first()) {
+        (harness::decide::Outcome::Contradicted, Some(high), Some(&low)) if high < low => {
+            " (a cut far deeper than the seed's)"
+        }
+        (harness::decide::Outcome::Contradicted, _, _) => {
+            " (less of a cut than the seed's, or none)"
+        }
+        _ => "",
+    };
     format!(
-        "{what} (`{}`), `{AFTER}` / `{BEFORE}` at the seed's load: {}, {}{context}{seed}.",
+        "{what} (`{}`), `{AFTER}` / `{BEFORE}` at the seed's load: {}{side}, {}{context}{seed}.",
         part.name,
         part.outcome.word(),
         part.figure()
