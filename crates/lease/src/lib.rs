@@ -371,9 +371,24 @@ fn measure(
         };
         let c = Arc::clone(&clock);
         let tick = Duration::from_secs_f64(1.0 / scale);
+        // The server starts (or is found) under the cell's mask, so it keeps the cell's
+        // cores; the workers, the load, then go to the machine's other CPUs where it has
+        // any, as the server hot path and the real pools place theirs.
         let store = postgres_stores::PgLeases::new(sql, Arc::new(move || c.now()), tick)
             .map_err(CellFailure::new)?;
-        return run(store, shape, clock, settings, ack_log);
+        let server = harness::affinity::allowed_cpus();
+        let clients = servers::procstat::client_cpus(&server, &servers::procstat::machine_cpus());
+        servers::procstat::set_thread_cpus(&clients).map_err(CellFailure::new)?;
+        let measured = run(store, shape, clock, settings, ack_log);
+        servers::procstat::set_thread_cpus(&server).map_err(CellFailure::new)?;
+        return measured.map(|mut m| {
+            let list = harness::affinity::format_cpu_list;
+            m.extra
+                .insert("server_cpus".into(), serde_json::json!(list(&server)));
+            m.extra
+                .insert("client_cpus".into(), serde_json::json!(list(&clients)));
+            m
+        });
     }
     if let Some(sql) = design.sql() {
         let c = Arc::clone(&clock);
