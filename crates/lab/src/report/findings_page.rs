@@ -169,16 +169,28 @@ fn outcome_word(p: &harness::decide::Part) -> String {
     }
 }
 
+/// A table of the finding's parts, one row each from `row`; none without parts.
+fn parts_rows(
+    f: &Finding,
+    title: &str,
+    columns: &[&str],
+    row: impl Fn(&harness::decide::Part) -> Vec<String>,
+) -> Option<Table> {
+    (!f.parts.is_empty()).then(|| Table {
+        title: title.to_owned(),
+        columns: columns.iter().map(|s| (*s).to_owned()).collect(),
+        rows: f.parts.iter().map(row).collect(),
+    })
+}
+
 /// The finding's parts at a glance, one row each: the part, its outcome, the ratio with
 /// its interval, the pairs behind it and whether the verdict rests on it.
 pub fn parts_table(f: &Finding) -> Option<Table> {
-    if f.parts.is_empty() {
-        return None;
-    }
-    let rows = f
-        .parts
-        .iter()
-        .map(|p| {
+    parts_rows(
+        f,
+        "Parts",
+        &["part", "outcome", "ratio [interval]", "pairs", "weight"],
+        |p| {
             vec![
                 format!("`{}`", p.name),
                 outcome_word(p),
@@ -189,28 +201,26 @@ pub fn parts_table(f: &Finding) -> Option<Table> {
                 p.pairs.to_string(),
                 if p.decides() { "decides" } else { "size only" }.to_owned(),
             ]
-        })
-        .collect();
-    Some(Table {
-        title: "Parts".to_owned(),
-        columns: ["part", "outcome", "ratio [interval]", "pairs", "weight"]
-            .iter()
-            .map(|s| (*s).to_owned())
-            .collect(),
-        rows,
-    })
+        },
+    )
 }
 
 /// The finding's parts in full, folded: each part's claim, basis, thresholds, time, and
 /// its sides and why it stopped.
 fn parts_in_full(f: &Finding) -> Option<Table> {
-    if f.parts.is_empty() {
-        return None;
-    }
-    let rows = f
-        .parts
-        .iter()
-        .map(|p| {
+    parts_rows(
+        f,
+        "Parts in full: each decided by pairs run back to back until its 95% interval \
+         (valid over every look) clears its thresholds",
+        &[
+            "part",
+            "claim",
+            "basis",
+            "thresholds",
+            "time",
+            "sides, and why",
+        ],
+        |p| {
             vec![
                 format!("`{}`", p.name),
                 p.claim.clone(),
@@ -227,25 +237,8 @@ fn parts_in_full(f: &Finding) -> Option<Table> {
                     format!("{}; {}", p.sides, p.why)
                 },
             ]
-        })
-        .collect();
-    Some(Table {
-        title: "Parts in full: each decided by pairs run back to back until its 95% interval \
-                (valid over every look) clears its thresholds"
-            .to_owned(),
-        columns: [
-            "part",
-            "claim",
-            "basis",
-            "thresholds",
-            "time",
-            "sides, and why",
-        ]
-        .iter()
-        .map(|s| (*s).to_owned())
-        .collect(),
-        rows,
-    })
+        },
+    )
 }
 
 /// A hot path's table: its title, then the table; nothing when it has no rows.
