@@ -43,6 +43,7 @@ pub mod locks;
 pub mod noop;
 pub mod params;
 pub mod probe;
+pub mod registry;
 pub mod runner;
 pub mod sampler;
 pub mod schema;

@@ -22,5 +22,5 @@ mod tests;
 
 pub use cell::{CellRef, Planned};
 pub use claim::{Claim, Comparison, Side};
-pub use measured::{reason, Interval, Measured, Part};
+pub use measured::{reason, Interval, Measured, Part, DECIDES, SIZE_ONLY};
 pub use rule::{Outcome, Rule};

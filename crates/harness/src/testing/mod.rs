@@ -14,6 +14,9 @@ use crate::hotpath::HotPath;
 use crate::params::Params;
 use crate::runner::{Measurement, RunSettings};
 
+mod parts;
+pub use parts::{measured_pairs, measured_until_decided, parts_conformance, synthetic_pairs};
+
 /// One set of small parameters and the variants that run with it.
 ///
 /// Most hot paths need one case; a second one covers figures that only some settings
@@ -304,140 +307,5 @@ mod tests {
             check_conformance(&NoopHotPath, &[Case::every_variant(&[("users", "3")])]).unwrap_err();
         assert!(err.contains("noop case 0: parameters refused"), "{err}");
         assert!(err.contains("\"users\""), "{err}");
-    }
-}
-
-/// `claim` measured as `n` synthetic pairs whose ratio (as the claim's comparison reads
-/// it, scale included) is `ratio`, each pair moved by up to `spread` either way in a
-/// fixed pattern, while the machine's speed moves every cell of a pair alike: what the
-/// hot paths' tests feed their answers to make a part shown, contradicted or
-/// inconclusive. No randomness, so a test's outcome is fixed.
-pub fn synthetic_pairs(
-    claim: &crate::decide::Claim,
-    ratio: f64,
-    spread: f64,
-    n: usize,
-) -> crate::decide::Measured {
-    let (cells, scale) = claim
-        .comparison
-        .as_ref()
-        .map_or((0, 1.0), |c| (c.cells().len(), c.scale));
-    let pairs = (0..n)
-        .map(|i| {
-            let wobble = 1.0 + spread * (((i * 3) % 5) as f64 - 2.0) / 2.0;
-            let machine = 1e4 * (1.0 + 0.2 * (i % 4) as f64);
-            let mut p = vec![machine; cells];
-            if let Some(first) = p.first_mut() {
-                *first *= ratio * wobble / scale;
-            }
-            p
-        })
-        .collect();
-    crate::decide::Measured {
-        claim: claim.clone(),
-        pairs,
-        seconds: 2.0 * n as f64,
-        stopped: if n >= 192 { "most pairs" } else { "decided" }.to_owned(),
-    }
-}
-
-/// `claim` measured for real: `n` pairs, each running every cell of its comparison once
-/// through `hot_path` in this process (in order, reversed on odd pairs, as `lab` does),
-/// each cell with the hot path's defaults overridden by the cell's parameters, its own
-/// threads, `warmup_ms` of warm-up and a `window_ms` window. What a hot path's test uses
-/// to run its real workload, small, to a part's outcome (a contradicted one, say) through
-/// the same comparison and interval the matrix uses. Panics on a cell that fails or
-/// lacks the figure, a mistake in the test.
-pub fn measured_pairs(
-    hot_path: &dyn HotPath,
-    claim: &crate::decide::Claim,
-    n: usize,
-    warmup_ms: u64,
-    window_ms: u64,
-) -> crate::decide::Measured {
-    let comparison = claim
-        .comparison
-        .as_ref()
-        .expect("a claim with a comparison");
-    let cells = comparison.cells();
-    let mut pairs = Vec::with_capacity(n);
-    for i in 0..n {
-        let mut figures = vec![0.0; cells.len()];
-        let mut order: Vec<usize> = (0..cells.len()).collect();
-        if i % 2 == 1 {
-            order.reverse();
-        }
-        for slot in order {
-            let cell = cells[slot];
-            let set: Vec<(String, String)> = cell
-                .params
-                .iter()
-                .map(|(k, v)| {
-                    let text = match v {
-                        serde_json::Value::String(s) => s.clone(),
-                        v => v.to_string(),
-                    };
-                    (k.clone(), text)
-                })
-                .collect();
-            let set: Vec<(&str, &str)> =
-                set.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-            let params = params(hot_path, &set);
-            let m = hot_path
-                .measure(
-                    &cell.variant,
-                    &params,
-                    settings(cell.threads, warmup_ms, window_ms),
-                )
-                .unwrap_or_else(|f| panic!("{}: {}", cell.text(), f.reason));
-            let key = crate::schema::CellKey {
-                hot_path: hot_path.name().to_owned(),
-                variant: cell.variant.clone(),
-                params: params.to_map(),
-                threads: cell.threads,
-                cores: cell.cores,
-            };
-            let record = crate::Repetition::from_measurement(&key, "", &m).0;
-            figures[slot] = comparison
-                .figure_of(&record)
-                .unwrap_or_else(|| panic!("{}: no {}", cell.text(), comparison.figure));
-        }
-        pairs.push(figures);
-    }
-    crate::decide::Measured {
-        claim: claim.clone(),
-        pairs,
-        seconds: 0.0,
-        stopped: String::new(),
-    }
-}
-
-#[cfg(test)]
-mod pair_tests {
-    use crate::decide::{CellRef, Claim, Comparison, Rule, Side};
-
-    #[test]
-    fn synthetic_pairs_give_the_asked_ratio_whatever_the_sides() {
-        let cell = |v: &str, t: usize| CellRef::new("f", v, t, 2);
-        let rule = Rule::Below {
-            shown: 0.9,
-            contradicted: 0.97,
-        };
-        for comparison in [
-            Comparison::throughput(Side::cell(cell("a", 2)), Side::cell(cell("b", 2)), rule),
-            Comparison {
-                scale: 0.5,
-                ..Comparison::throughput(
-                    Side::ratio(cell("a", 2), cell("a", 1)),
-                    Side::ratio(cell("b", 2), cell("b", 1)),
-                    rule,
-                )
-            },
-        ] {
-            let m = super::synthetic_pairs(&Claim::decided_by("p", "c", comparison), 0.7, 0.02, 16);
-            let i = m.interval().unwrap();
-            assert!((i.ratio - 0.7).abs() < 0.01, "{}", i.ratio);
-            assert!(i.low < 0.7 && i.high > 0.7);
-        }
     }
 }

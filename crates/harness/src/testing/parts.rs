@@ -1,0 +1,241 @@
+//! What the hot paths' tests of their parts share: pairs made up to give a chosen ratio
+//! ([`synthetic_pairs`]), pairs measured for real through a hot path in this process
+//! ([`measured_pairs`], [`measured_until_decided`]), and the conformance check of a
+//! registry of parts against a plan and an answer ([`parts_conformance`]).
+//!
+//! Not here: the pairs `lab matrix` measures (in child processes, under a budget).
+
+use super::{params, settings};
+use crate::decide::{interval, Claim, Measured, Outcome, Planned};
+use crate::findings::Answer;
+use crate::hotpath::HotPath;
+use crate::registry::Registry;
+
+/// `claim` measured as `n` synthetic pairs whose ratio (as the claim's comparison reads
+/// it, scale included) is `ratio`, each pair moved by up to `spread` either way in a
+/// fixed pattern, while the machine's speed moves every cell of a pair alike: what the
+/// hot paths' tests feed their answers to make a part shown, contradicted or
+/// inconclusive. No randomness, so a test's outcome is fixed.
+pub fn synthetic_pairs(claim: &Claim, ratio: f64, spread: f64, n: usize) -> Measured {
+    let (cells, scale) = claim
+        .comparison
+        .as_ref()
+        .map_or((0, 1.0), |c| (c.cells().len(), c.scale));
+    let pairs = (0..n)
+        .map(|i| {
+            let wobble = 1.0 + spread * (((i * 3) % 5) as f64 - 2.0) / 2.0;
+            let machine = 1e4 * (1.0 + 0.2 * (i % 4) as f64);
+            let mut p = vec![machine; cells];
+            if let Some(first) = p.first_mut() {
+                *first *= ratio * wobble / scale;
+            }
+            p
+        })
+        .collect();
+    Measured {
+        claim: claim.clone(),
+        pairs,
+        seconds: 2.0 * n as f64,
+        stopped: if n >= 192 { "most pairs" } else { "decided" }.to_owned(),
+    }
+}
+
+/// `claim` measured for real: `n` pairs, each running every cell of its comparison once
+/// through `hot_path` in this process (in order, reversed on odd pairs, as `lab` does),
+/// each cell with the hot path's defaults overridden by the cell's parameters, its own
+/// threads, `warmup_ms` of warm-up and a `window_ms` window. What a hot path's test uses
+/// to run its real workload, small, to a part's outcome (a contradicted one, say) through
+/// the same comparison and interval the matrix uses. Panics on a cell that fails or
+/// lacks the figure, a mistake in the test.
+pub fn measured_pairs(
+    hot_path: &dyn HotPath,
+    claim: &Claim,
+    n: usize,
+    warmup_ms: u64,
+    window_ms: u64,
+) -> Measured {
+    Measured {
+        claim: claim.clone(),
+        pairs: pairs_from(hot_path, claim, 0..n, warmup_ms, window_ms),
+        seconds: 0.0,
+        stopped: String::new(),
+    }
+}
+
+/// Pairs `range` of a sequence (the order of the sides alternates with the pair's index).
+fn pairs_from(
+    hot_path: &dyn HotPath,
+    claim: &Claim,
+    range: std::ops::Range<usize>,
+    warmup_ms: u64,
+    window_ms: u64,
+) -> Vec<Vec<f64>> {
+    let comparison = claim
+        .comparison
+        .as_ref()
+        .expect("a claim with a comparison");
+    let cells = comparison.cells();
+    let mut pairs = Vec::with_capacity(range.len());
+    for i in range {
+        let mut figures = vec![0.0; cells.len()];
+        let mut order: Vec<usize> = (0..cells.len()).collect();
+        if i % 2 == 1 {
+            order.reverse();
+        }
+        for slot in order {
+            let cell = cells[slot];
+            let set: Vec<(String, String)> = cell
+                .params
+                .iter()
+                .map(|(k, v)| {
+                    let text = match v {
+                        serde_json::Value::String(s) => s.clone(),
+                        v => v.to_string(),
+                    };
+                    (k.clone(), text)
+                })
+                .collect();
+            let set: Vec<(&str, &str)> =
+                set.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+            let params = params(hot_path, &set);
+            let m = hot_path
+                .measure(
+                    &cell.variant,
+                    &params,
+                    settings(cell.threads, warmup_ms, window_ms),
+                )
+                .unwrap_or_else(|f| panic!("{}: {}", cell.text(), f.reason));
+            let key = crate::schema::CellKey {
+                hot_path: hot_path.name().to_owned(),
+                variant: cell.variant.clone(),
+                params: params.to_map(),
+                threads: cell.threads,
+                cores: cell.cores,
+            };
+            let record = crate::Repetition::from_measurement(&key, "", &m).0;
+            figures[slot] = comparison
+                .figure_of(&record)
+                .unwrap_or_else(|| panic!("{}: no {}", cell.text(), comparison.figure));
+        }
+        pairs.push(figures);
+    }
+    pairs
+}
+
+/// `claim` measured for real as [`measured_pairs`] does, a look at a time (9, 16, 24, ...
+/// pairs, as `lab` looks) until it decides or `most` pairs are measured: what a test that
+/// asks for an outcome uses, so that a noisy window on a shared machine costs more pairs
+/// rather than a failed test.
+pub fn measured_until_decided(
+    hot_path: &dyn HotPath,
+    claim: &Claim,
+    most: usize,
+    warmup_ms: u64,
+    window_ms: u64,
+) -> Measured {
+    let mut m = Measured {
+        claim: claim.clone(),
+        pairs: Vec::new(),
+        seconds: 0.0,
+        stopped: String::new(),
+    };
+    while let Some(look) = interval::next_look(m.pairs.len()).filter(|&n| n <= most) {
+        let range = m.pairs.len()..look;
+        m.pairs
+            .extend(pairs_from(hot_path, claim, range, warmup_ms, window_ms));
+        if m.outcome() != Outcome::Inconclusive {
+            m.stopped = "decided".to_owned();
+            break;
+        }
+    }
+    if m.stopped.is_empty() {
+        m.stopped = "most pairs".to_owned();
+    }
+    m
+}
+
+/// Checks a hot path's registry of parts against a plan that holds every part's cells
+/// and, where given, the answer to a run of it: the names are well formed (lower case,
+/// `_`, `-`, `/`), the claims are the registry's entries in its order, every part
+/// declared with a comparison finds its sides among the planned cells, and the answer
+/// shows every part, none dropped, none added, in the same order. Returns what is wrong.
+pub fn parts_conformance(
+    registry: &Registry<'_>,
+    planned: &Planned<'_>,
+    answer: Option<&Answer>,
+) -> Result<(), String> {
+    let names = registry.names();
+    for n in &names {
+        let ok = !n.is_empty()
+            && n.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "_-/".contains(c));
+        if !ok {
+            return Err(format!(
+                "part name `{n}`: lower case, digits, `_`, `-`, `/` only"
+            ));
+        }
+    }
+    let claims = registry.claims(planned);
+    let declared: Vec<&str> = claims.iter().map(|c| c.part.as_str()).collect();
+    if declared != names {
+        return Err(format!(
+            "claims {declared:?} are not the registry's {names:?}"
+        ));
+    }
+    for c in &claims {
+        let Some(cmp) = &c.comparison else {
+            return Err(format!(
+                "part `{}` finds no sides in a plan with all its cells: {}",
+                c.part, c.missing
+            ));
+        };
+        for cell in cmp.cells() {
+            let planned_cell = planned
+                .cells
+                .iter()
+                .any(|p| cell.matches(&p.file, &p.variant, p.threads, p.cores, &p.params));
+            if !planned_cell {
+                return Err(format!("part `{}`: {} is not planned", c.part, cell.text()));
+            }
+        }
+    }
+    if let Some(a) = answer {
+        let shown: Vec<&str> = a.parts.iter().map(|p| p.name.as_str()).collect();
+        if shown != names {
+            return Err(format!(
+                "the answer shows {shown:?}, the registry has {names:?}"
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod pair_tests {
+    use crate::decide::{CellRef, Claim, Comparison, Rule, Side};
+
+    #[test]
+    fn synthetic_pairs_give_the_asked_ratio_whatever_the_sides() {
+        let cell = |v: &str, t: usize| CellRef::new("f", v, t, 2);
+        let rule = Rule::Below {
+            shown: 0.9,
+            contradicted: 0.97,
+        };
+        for comparison in [
+            Comparison::throughput(Side::cell(cell("a", 2)), Side::cell(cell("b", 2)), rule),
+            Comparison {
+                scale: 0.5,
+                ..Comparison::throughput(
+                    Side::ratio(cell("a", 2), cell("a", 1)),
+                    Side::ratio(cell("b", 2), cell("b", 1)),
+                    rule,
+                )
+            },
+        ] {
+            let m = super::synthetic_pairs(&Claim::decided_by("p", "c", comparison), 0.7, 0.02, 16);
+            let i = m.interval().unwrap();
+            assert!((i.ratio - 0.7).abs() < 0.01, "{}", i.ratio);
+            assert!(i.low < 0.7 && i.high > 0.7);
+        }
+    }
+}
