@@ -140,7 +140,8 @@ pub trait HotPath: Sync {
     }
     /// The parts of [`HotPath::question`], a fixed list, each with the comparison that
     /// decides it among the cells `planned` (or why none can): `lab matrix` measures each
-    /// as pairs after its rounds, and [`HotPath::answer`] reads them as [`Run::part`].
+    /// as pairs after its rounds, and [`HotPath::answer`] reads them back by name. A hot
+    /// path returns its [`crate::registry::Registry`]'s claims.
     /// Empty for a hot path whose answer has no parts.
     fn claims(&self, _planned: &Planned<'_>) -> Vec<Claim> {
         Vec::new()

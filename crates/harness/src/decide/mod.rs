@@ -1,8 +1,9 @@
 //! What decides a part of a seed's claim: a comparison of two sides measured as pairs
 //! adjacent in time, and the rule that turns its interval into an outcome.
 //!
-//! A hot path declares its question's parts with [`Claim`]s (in its crate, next to its
-//! question, from the cells a plan will run, [`Planned`]); each claim names the
+//! A hot path declares its question's parts once, as entries of a
+//! [`crate::registry::Registry`], which give [`Claim`]s for the cells a plan will run
+//! ([`Planned`]); each claim names the
 //! [`Comparison`] that decides it, or why none can here. `lab matrix` measures each
 //! comparison as pairs (A then B, then B then A, alternated) until its interval
 //! ([`interval`]) lies wholly on one side of the thresholds or inside the no-effect band,
