@@ -312,7 +312,7 @@ impl HotPath for PoolHotPath {
         Some(findings::QUESTION)
     }
     fn claims(&self, planned: &harness::decide::Planned<'_>) -> Vec<harness::decide::Claim> {
-        findings::claims(planned)
+        findings::registry(planned.seeds()).claims(planned)
     }
     fn answer(&self, run: &harness::findings::Run<'_>) -> Option<harness::findings::Answer> {
         findings::answer(run)

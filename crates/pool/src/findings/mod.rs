@@ -1,7 +1,7 @@
 //! Seed 004's question, asked of a run: why does throughput plateau as clients rise, and
 //! does a bigger pool (10 x 5000 instead of 1 x 1024) fix it?
 //!
-//! The verdict follows from four parts ([`claims`]), each a paired comparison measured
+//! The verdict follows from four parts ([`registry`]), each a paired comparison measured
 //! until it decides, all on a simulated server (basis `model`): the plateau (the default
 //! pool from the seed's 1000 to 2000 clients against the seed's 1.15x), the lift (the fix
 //! against the default at 2000 clients), the fix's gain at the large batch size the
@@ -21,13 +21,17 @@ pub mod claims;
 pub mod real;
 pub mod seed;
 
-use harness::decide::{Outcome, Part};
+use harness::decide::Outcome;
 use harness::findings::{Answer, Basis, Chart, Run, Verdict};
 use harness::judge::{extra, extra_str, find, param_text, too_few, widest, Est};
+use harness::registry::Parts;
 use harness::RunRecord;
 
-pub use claims::claims;
-use claims::{shape_text, SeedFigures, BATCH_FILE, CLIENTS_FILE, PARTS};
+pub use claims::registry;
+use claims::{
+    shape_text, SeedFigures, BATCH_FILE, CLIENTS_FILE, LARGE_BATCH_GAIN, LIFT,
+    NO_CHANGE_AT_BATCH_1, PLATEAU,
+};
 
 /// The question, in the user's words.
 pub const QUESTION: &str = "Why does throughput plateau as clients rise, and does a bigger pool \
@@ -64,10 +68,8 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
     let batches = run.of_file(BATCH_FILE);
     let designs = run.of_file("pool");
     let real_pools = run.of_file(real::FILE);
-    let measured = run
-        .comparisons
-        .iter()
-        .any(|m| PARTS.contains(&m.claim.part.as_str()));
+    let registry = registry(run.seeds());
+    let measured = registry.declared_in(run);
     if clients.is_empty()
         && batches.is_empty()
         && designs.is_empty()
@@ -77,12 +79,7 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
         return None;
     }
     let seed = SeedFigures::of(run.seeds());
-    let words = seed.words();
-    let mut parts: Vec<Part> = PARTS
-        .iter()
-        .zip(&words)
-        .map(|(name, claim)| run.part(name, claim))
-        .collect();
+    let mut parts = registry.parts(run);
     let mut details = Vec::new();
     if let Some(why) = no_change_needs_an_effect(&mut parts) {
         details.push(why);
@@ -107,30 +104,17 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
     let (default, fix) = (series(&d), series(&f));
     let bound_at = |s: &[&RunRecord]| at(s, to).map(bound_text).unwrap_or_default();
 
-    let (plateau, lift, large, unchanged) = (&parts[0], &parts[1], &parts[2], &parts[3]);
-    let flatter = plateau.high.is_some_and(|h| h < seed.growth);
+    let (plateau, unchanged) = (parts.get(PLATEAU), parts.get(NO_CHANGE_AT_BATCH_1));
     let mut sentences = vec![
         format!(
             "Default pool ({d}) from {from} to {to} clients, against the seed's {:.2}x: {}{}.",
             seed.growth,
-            said(
-                plateau,
-                if flatter {
-                    "a plateau, flatter than the seed's"
-                } else {
-                    "a plateau like the seed's"
-                },
-                if plateau.high.is_some_and(|h| h < seed::FALL) {
-                    "throughput fell as the clients doubled, which is no plateau"
-                } else {
-                    "growth beyond the seed's plateau"
-                }
-            ),
+            plateau_said(&parts, &seed),
             bound_at(&default)
         ),
         format!(
             "The fix ({f}) over the default at {to} clients: {}{}.",
-            said(lift, "the fix lifts the plateau", "no lift worth reporting"),
+            parts.said(LIFT),
             bound_at(&fix)
         ),
     ];
@@ -139,11 +123,11 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
             "At {b} datapoints per request (out of sample), the fix over the default against \
              the seed's {:.2}x: {}; no change at batch {}: {}.",
             1.0 + g,
-            said(large, "the seed's gain", "not the seed's gain"),
+            parts.said(LARGE_BATCH_GAIN),
             seed.unchanged.unwrap_or(1),
             match (unchanged.outcome, unchanged.ratio) {
                 (Outcome::Inconclusive, None) => "not judged here (its part says why)".to_owned(),
-                _ => said(unchanged, "none, as the seed saw", "the fix changes it"),
+                _ => parts.said(NO_CHANGE_AT_BATCH_1),
             }
         ));
     }
@@ -215,10 +199,10 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
     // A "no change" the default pool cannot fail (fewer requests in flight than its
     // slots, so nothing queues) stays in the parts, inconclusive with its reason: no part
     // is dropped from a verdict.
-    let outcomes: Vec<Outcome> = parts.iter().map(|p| p.outcome).collect();
+    let outcomes: Vec<Outcome> = parts.all().iter().map(|p| p.outcome).collect();
     Some(Answer {
         verdict: Verdict::of_outcomes(&outcomes),
-        parts,
+        parts: parts.into_vec(),
         basis: Basis::Model,
         calibrated_on: calibrated_on(run, !clients.is_empty(), !batches.is_empty()),
         figure,
@@ -242,9 +226,12 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
 /// where the pool never matters, the fix changes nothing at batch 1 too. So a shown
 /// `no_change_at_batch_1` with no other part shown counts as inconclusive; returns the
 /// detail saying so.
-fn no_change_needs_an_effect(parts: &mut [Part]) -> Option<String> {
-    let effect = parts[..3].iter().any(|p| p.outcome == Outcome::Shown);
-    let p = &mut parts[3];
+fn no_change_needs_an_effect(parts: &mut Parts<'_, '_>) -> Option<String> {
+    let effect = parts
+        .all()
+        .iter()
+        .any(|p| p.name != NO_CHANGE_AT_BATCH_1 && p.outcome == Outcome::Shown);
+    let p = parts.get_mut(NO_CHANGE_AT_BATCH_1);
     if p.outcome != Outcome::Shown || effect {
         return None;
     }
@@ -258,14 +245,22 @@ fn no_change_needs_an_effect(parts: &mut [Part]) -> Option<String> {
     ))
 }
 
-/// A part's figure and what it means: "1.93x [1.85-2.01], 32 pairs: `shown`", or why it
-/// is undecided.
-fn said(p: &Part, shown: &str, contradicted: &str) -> String {
-    match (p.outcome, p.ratio) {
-        (Outcome::Shown, _) => format!("{}: {shown}", p.figure()),
-        (Outcome::Contradicted, _) => format!("{}: {contradicted}", p.figure()),
-        (Outcome::Inconclusive, Some(_)) => format!("{}: not decided ({})", p.figure(), p.why),
-        (Outcome::Inconclusive, None) => format!("not decided ({})", p.why),
+/// The plateau's clause: its entry's, or narrower words where the interval says more
+/// than one fixed clause can: a plateau flatter than the seed's (the interval wholly
+/// under the seed's growth), or throughput that fell as the clients doubled (wholly under
+/// [`seed::FALL`]), which is no plateau at all.
+fn plateau_said(parts: &Parts<'_, '_>, seed: &SeedFigures) -> String {
+    let p = parts.get(PLATEAU);
+    let under = |x: f64| p.high.is_some_and(|h| h < x);
+    match p.outcome {
+        Outcome::Shown if under(seed.growth) => {
+            format!("{}: a plateau, flatter than the seed's", p.figure())
+        }
+        Outcome::Contradicted if under(seed::FALL) => format!(
+            "{}: throughput fell as the clients doubled, which is no plateau",
+            p.figure()
+        ),
+        _ => parts.said(PLATEAU),
     }
 }
 

@@ -125,41 +125,6 @@ impl SeedFigures {
     pub fn slots(&self) -> u64 {
         self.default.0 * self.default.1
     }
-
-    /// Each part's claim, in the user's words, in [`PARTS`] order.
-    pub fn words(&self) -> [String; 4] {
-        let (d, f) = (shape_text(self.default), shape_text(self.fix));
-        [
-            format!(
-                "From {} to {} clients the default pool ({d}) grows about as little as the \
-                 seed's {:.2}x, well short of the {:.0}x the clients could give",
-                self.from,
-                self.to,
-                self.growth,
-                self.linear()
-            ),
-            format!(
-                "At {} clients the fix ({f}) does clearly more than the default ({d})",
-                self.to
-            ),
-            match self.large {
-                Some((b, g)) => format!(
-                    "At {b} datapoints per request, which the server model was not fitted \
-                     to, the fix gains about the seed's {}",
-                    harness::judge::percent(g)
-                ),
-                None => "At a large batch size the model was not fitted to, the fix gains \
-                         about what the seed saw"
-                    .to_owned(),
-            },
-            format!(
-                "At {} datapoint per request the fix makes no change, although more \
-                 statements are in flight than the default's {} slots",
-                self.unchanged.unwrap_or(1),
-                self.slots()
-            ),
-        ]
-    }
 }
 
 /// A threshold to two decimals, as the rule's text and `findings.json` show it.

@@ -2,13 +2,12 @@
 //! carry their figures, every constant fitted to the seed is named, and a world where
 //! the pool has no effect never comes out partly.
 
-use harness::decide::Outcome;
+use harness::decide::{Outcome, Part};
 use harness::findings::{Answer, Finding, Run, Verdict};
-use harness::testing::synthetic_cell;
+use harness::testing::{parts_conformance, synthetic_cell};
 use harness::RunRecord;
 
 use super::super::answer;
-use super::super::claims::{BATCH_FILE, CLIENTS_FILE, PARTS};
 use super::*;
 
 fn clients_cell(shape: (u64, u64), clients: usize, ops: f64) -> RunRecord {
@@ -64,12 +63,29 @@ fn cells(default: (f64, f64), fix: f64, gains: (f64, f64)) -> Vec<RunRecord> {
     ]
 }
 
-/// Pairs for each part of `claims` at the ratios given in [`PARTS`] order.
-fn measure(claims: &[Claim], ratios: [f64; 4]) -> Vec<Measured> {
-    claims
+/// Pairs for each part of `claims` at its ratio in `ratios` (by name; see [`ratios`]).
+fn measure(claims: &[Claim], ratios: [(&str, f64); 4]) -> Vec<Measured> {
+    ratios
         .iter()
-        .zip(ratios)
-        .map(|(c, r)| measured(c, r, 24))
+        .map(|(name, r)| measured(&named(claims, name), *r, 24))
+        .collect()
+}
+
+/// Part `name` of `a`.
+fn part<'a>(a: &'a Answer, name: &str) -> &'a Part {
+    a.parts
+        .iter()
+        .find(|p| p.name == name)
+        .unwrap_or_else(|| panic!("the answer has no part {name}"))
+}
+
+/// The parts' names, in the registry's order.
+fn names() -> Vec<String> {
+    let seeds = seeds();
+    registry(Seeds(&seeds))
+        .names()
+        .into_iter()
+        .map(str::to_owned)
         .collect()
 }
 
@@ -91,18 +107,23 @@ fn finding(a: &Answer) -> Verdict {
 #[test]
 fn the_seeds_plateau_lift_and_gain_are_shown_with_their_figures() {
     let run = cells((48e3, 49e3), 94e3, (0.0, 2.09));
-    let a = judge(&run, &measure(&default_claims(), [1.01, 1.93, 3.09, 1.0]));
-    let names: Vec<&str> = a.parts.iter().map(|p| p.name.as_str()).collect();
+    let a = judge(
+        &run,
+        &measure(&default_claims(), ratios(1.01, 1.93, 3.09, 1.0)),
+    );
+    let shown: Vec<&str> = a.parts.iter().map(|p| p.name.as_str()).collect();
     // "No change" cannot be asked in the default plan (nothing queues at batch 1): it
     // stays, inconclusive with its reason, so the verdict is partly, never reproduced.
-    assert_eq!(names, PARTS);
-    let outcomes: Vec<Outcome> = a.parts.iter().map(|p| p.outcome).collect();
-    use Outcome::*;
-    assert_eq!(outcomes, [Shown, Shown, Shown, Inconclusive]);
+    assert_eq!(shown, names());
+    for name in [PLATEAU, LIFT, LARGE_BATCH_GAIN] {
+        assert_eq!(part(&a, name).outcome, Outcome::Shown, "{name}");
+    }
+    let unchanged = part(&a, NO_CHANGE_AT_BATCH_1);
+    assert_eq!(unchanged.outcome, Outcome::Inconclusive);
     assert_eq!(a.verdict, Verdict::Partly);
     assert_eq!(finding(&a), a.verdict);
     assert!(a.sentences.len() <= 3);
-    for p in &a.parts[..3] {
+    for p in a.parts.iter().filter(|p| p.name != NO_CHANGE_AT_BATCH_1) {
         assert!(
             a.sentences.iter().any(|s| s.contains(&p.figure())),
             "{}: {:?}",
@@ -118,7 +139,10 @@ fn the_seeds_plateau_lift_and_gain_are_shown_with_their_figures() {
 #[test]
 fn with_a_queueing_batch_1_cell_every_part_can_be_shown() {
     let run = cells((48e3, 49e3), 94e3, (0.0, 2.09));
-    let a = judge(&run, &measure(&queueing_claims(), [1.01, 1.93, 3.09, 1.0]));
+    let a = judge(
+        &run,
+        &measure(&queueing_claims(), ratios(1.01, 1.93, 3.09, 1.0)),
+    );
     assert_eq!(a.verdict, Verdict::Reproduced);
     // As a finding: every part rests on the simulated server, fitted to the seed's own
     // gains, so the model agrees with the seed; it never reads `reproduced`.
@@ -131,7 +155,7 @@ fn the_no_effect_fixture_is_never_partly() {
     // does, at every batch size.
     let run = cells((48e3, 96e3), 96e3, (0.0, 0.0));
     for claims in [default_claims(), queueing_claims()] {
-        let a = judge(&run, &measure(&claims, [2.0, 1.0, 1.0, 1.0]));
+        let a = judge(&run, &measure(&claims, ratios(2.0, 1.0, 1.0, 1.0)));
         assert!(
             matches!(a.verdict, Verdict::NotReproduced | Verdict::CannotTell),
             "{:?}",
@@ -139,18 +163,23 @@ fn the_no_effect_fixture_is_never_partly() {
         );
         assert_eq!(finding(&a), a.verdict);
         // Agreeing with "no change" is no evidence for the seed.
-        assert!(a.parts.get(3).is_none_or(|p| p.outcome != Outcome::Shown));
+        assert_ne!(part(&a, NO_CHANGE_AT_BATCH_1).outcome, Outcome::Shown);
     }
     // Where it was measured and agreed, the answer says why it counts for nothing.
-    let a = judge(&run, &measure(&queueing_claims(), [2.0, 1.0, 1.0, 1.0]));
-    assert!(a.parts[3].why.contains("no evidence"), "{}", a.parts[3].why);
+    let a = judge(
+        &run,
+        &measure(&queueing_claims(), ratios(2.0, 1.0, 1.0, 1.0)),
+    );
+    let why = &part(&a, NO_CHANGE_AT_BATCH_1).why;
+    assert!(why.contains("no evidence"), "{why}");
 }
 
 #[test]
 fn a_run_without_pairs_cannot_tell_and_lists_every_part() {
     let a = judge(&cells((48e3, 49e3), 94e3, (0.0, 2.09)), &[]);
     assert_eq!(a.verdict, Verdict::CannotTell);
-    assert_eq!(a.parts.len(), PARTS.len(), "no part is dropped");
+    let shown: Vec<&str> = a.parts.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(shown, names(), "no part is dropped");
     assert!(a.parts.iter().all(|p| p.outcome == Outcome::Inconclusive));
     // The cells' medians alone decide nothing, however far apart.
     assert!(a.figure.is_empty());
@@ -160,9 +189,15 @@ fn a_run_without_pairs_cannot_tell_and_lists_every_part() {
 fn parts_decide_the_verdict_not_the_cells() {
     // Cells that look like the seed's, pairs that contradict the plateau and the gain.
     let run = cells((48e3, 49e3), 94e3, (0.0, 2.09));
-    let a = judge(&run, &measure(&default_claims(), [1.9, 1.93, 1.0, 1.0]));
+    let a = judge(
+        &run,
+        &measure(&default_claims(), ratios(1.9, 1.93, 1.0, 1.0)),
+    );
     assert_eq!(a.verdict, Verdict::Partly);
-    let a = judge(&run, &measure(&default_claims(), [1.9, 1.0, 1.0, 1.0]));
+    let a = judge(
+        &run,
+        &measure(&default_claims(), ratios(1.9, 1.0, 1.0, 1.0)),
+    );
     assert_eq!(a.verdict, Verdict::NotReproduced);
     assert!(
         a.sentences[0].contains("beyond the seed's plateau"),
@@ -170,8 +205,11 @@ fn parts_decide_the_verdict_not_the_cells() {
         a.sentences[0]
     );
     // Throughput that fell as the clients doubled is no plateau, and says so.
-    let a = judge(&run, &measure(&default_claims(), [0.85, 1.93, 3.09, 1.0]));
-    assert_eq!(a.parts[0].outcome, Outcome::Contradicted);
+    let a = judge(
+        &run,
+        &measure(&default_claims(), ratios(0.85, 1.93, 3.09, 1.0)),
+    );
+    assert_eq!(part(&a, PLATEAU).outcome, Outcome::Contradicted);
     assert!(a.sentences[0].contains("fell"), "{}", a.sentences[0]);
 }
 
@@ -210,5 +248,42 @@ fn the_seed_files_list_their_fitted_constants() {
         let seed = text.split("[seed]").nth(1).unwrap_or_default();
         assert!(seed.contains("calibrated_on"), "{file}");
         assert!(seed.contains("\"base_us = "), "{file}: base_us is fitted");
+    }
+}
+
+#[test]
+fn the_registry_conforms_to_a_plan_with_every_part_and_its_answer() {
+    let (planned_cells, seeds) = (plan(2, &[1000, 2000]), seeds());
+    let planned = Planned {
+        cells: &planned_cells,
+        seeds: &seeds,
+    };
+    let claims = claims_of(&planned_cells, &seeds);
+    let a = judge(
+        &cells((48e3, 49e3), 94e3, (0.0, 2.09)),
+        &measure(&claims, ratios(1.01, 1.93, 3.09, 1.0)),
+    );
+    parts_conformance(&registry(Seeds(&seeds)), &planned, Some(&a)).unwrap();
+}
+
+#[test]
+fn the_plateau_says_more_than_its_entry_where_the_interval_does() {
+    let run = cells((48e3, 49e3), 94e3, (0.0, 2.09));
+    let sentence = |plateau: f64| {
+        let a = judge(
+            &run,
+            &measure(&default_claims(), ratios(plateau, 1.93, 3.09, 1.0)),
+        );
+        a.sentences[0].clone()
+    };
+    // Wholly under the seed's 1.15x: flatter than the seed's; near it: like the seed's.
+    for (ratio, words) in [
+        (1.01, "a plateau, flatter than the seed's"),
+        (1.15, "a plateau like the seed's"),
+        (1.9, "growth beyond the seed's plateau"),
+        (0.85, "throughput fell as the clients doubled"),
+    ] {
+        let s = sentence(ratio);
+        assert!(s.contains(words), "{ratio}: {s}");
     }
 }

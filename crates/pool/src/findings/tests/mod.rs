@@ -8,9 +8,13 @@ mod parts;
 use std::collections::BTreeMap;
 
 use harness::decide::{CellRef, Claim, Measured, Planned};
+use harness::findings::Seeds;
 use serde_json::json;
 
-use super::claims::{claims, BATCH_FILE, CLIENTS_FILE, VARIANT};
+use super::claims::{
+    registry, BATCH_FILE, CLIENTS_FILE, LARGE_BATCH_GAIN, LIFT, NO_CHANGE_AT_BATCH_1, PLATEAU,
+    VARIANT,
+};
 
 /// The `[seed]` tables of the two files, as `benches/` has them.
 fn seeds() -> BTreeMap<String, serde_json::Value> {
@@ -95,9 +99,9 @@ fn plan(cores: usize, batch_clients: &[usize]) -> Vec<CellRef> {
     v
 }
 
-/// The claims of a plan.
+/// The claims of a plan, as the hot path declares them: its registry's.
 fn claims_of(cells: &[CellRef], seeds: &BTreeMap<String, serde_json::Value>) -> Vec<Claim> {
-    claims(&Planned { cells, seeds })
+    registry(Seeds(seeds)).claims(&Planned { cells, seeds })
 }
 
 /// The default plan's claims on 2 CPUs.
@@ -118,6 +122,16 @@ fn named(claims: &[Claim], name: &str) -> Claim {
         .find(|c| c.part == name)
         .cloned()
         .unwrap_or_else(|| panic!("no part {name}"))
+}
+
+/// Each part's ratio, by name: what the tests' pairs give each part.
+fn ratios(plateau: f64, lift: f64, large: f64, unchanged: f64) -> [(&'static str, f64); 4] {
+    [
+        (PLATEAU, plateau),
+        (LIFT, lift),
+        (LARGE_BATCH_GAIN, large),
+        (NO_CHANGE_AT_BATCH_1, unchanged),
+    ]
 }
 
 /// `n` pairs whose ratio is `ratio`, spread +-2e+00% ([`harness::testing::synthetic_pairs`]).

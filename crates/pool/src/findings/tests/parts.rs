@@ -1,25 +1,36 @@
 //! Which parts a plan declares, on which cells, and how each part's pairs come out:
 //! shown, contradicted and inconclusive for every part.
 
-use harness::decide::{Outcome, Planned};
+use harness::decide::Outcome;
 
-use super::super::claims::{claims, BATCH_FILE, CLIENTS_FILE, PARTS};
 use super::*;
 
 #[test]
 fn every_part_is_listed_in_order_whatever_the_plan() {
-    let empty = claims(&Planned {
-        cells: &[],
-        seeds: &BTreeMap::new(),
-    });
-    let names: Vec<&str> = empty.iter().map(|c| c.part.as_str()).collect();
-    assert_eq!(names, PARTS);
+    let none = BTreeMap::new();
+    let registry = registry(Seeds(&none));
+    let names = registry.names();
+    // The names scripts read, each declared once.
+    assert_eq!(
+        names,
+        [PLATEAU, LIFT, LARGE_BATCH_GAIN, NO_CHANGE_AT_BATCH_1],
+        "renamed or reordered"
+    );
+    let empty = claims_of(&[], &none);
+    let declared: Vec<&str> = empty.iter().map(|c| c.part.as_str()).collect();
+    assert_eq!(declared, names);
     for c in &empty {
         assert!(c.comparison.is_none(), "{}", c.part);
         assert!(!c.missing.is_empty(), "{}", c.part);
+        assert_eq!(
+            (c.basis.as_str(), c.size_only),
+            ("model", false),
+            "{}",
+            c.part
+        );
     }
-    let names: Vec<String> = default_claims().into_iter().map(|c| c.part).collect();
-    assert_eq!(names, PARTS);
+    let declared: Vec<String> = default_claims().into_iter().map(|c| c.part).collect();
+    assert_eq!(declared, names);
 }
 
 #[test]
@@ -29,26 +40,26 @@ fn a_plan_without_the_clients_file_cannot_decide_the_plateau_or_the_lift() {
         .filter(|c| c.file != CLIENTS_FILE)
         .collect();
     let claims = claims_of(&cells, &seeds());
-    for name in ["plateau", "lift"] {
+    for name in [PLATEAU, LIFT] {
         let c = named(&claims, name);
         assert!(c.comparison.is_none());
         assert!(c.missing.contains("pool-clients"), "{}", c.missing);
     }
-    assert!(named(&claims, "large_batch_gain").comparison.is_some());
+    assert!(named(&claims, LARGE_BATCH_GAIN).comparison.is_some());
 }
 
 #[test]
 fn sides_are_the_seeds_cells_at_the_same_cores_and_clients() {
     // 16 CPUs elsewhere: the sides follow the plan, not this machine's 2.
     let claims = claims_of(&plan(16, &[1000]), &seeds());
-    let plateau = named(&claims, "plateau").comparison.unwrap();
+    let plateau = named(&claims, PLATEAU).comparison.unwrap();
     assert_eq!(
         (plateau.a.cell.threads, plateau.b.cell.threads),
         (2000, 1000)
     );
     assert_eq!(plateau.a.cell.params["connections"], 1);
     assert_eq!(plateau.b.cell.params["max_requests"], 1024);
-    for name in ["plateau", "lift", "large_batch_gain"] {
+    for name in [PLATEAU, LIFT, LARGE_BATCH_GAIN] {
         let c = named(&claims, name).comparison.unwrap();
         assert!(
             c.a.per.is_none() && c.b.per.is_none(),
@@ -56,7 +67,7 @@ fn sides_are_the_seeds_cells_at_the_same_cores_and_clients() {
         );
         assert_eq!((c.a.cell.cores, c.b.cell.cores), (16, 16), "{name}");
     }
-    for name in ["lift", "large_batch_gain"] {
+    for name in [LIFT, LARGE_BATCH_GAIN] {
         let c = named(&claims, name).comparison.unwrap();
         assert_eq!(c.a.cell.threads, c.b.cell.threads, "{name}");
         assert_eq!(
@@ -65,7 +76,7 @@ fn sides_are_the_seeds_cells_at_the_same_cores_and_clients() {
         );
         assert_eq!(c.b.cell.params["connections"], 1, "{name}");
     }
-    let large = named(&claims, "large_batch_gain").comparison.unwrap();
+    let large = named(&claims, LARGE_BATCH_GAIN).comparison.unwrap();
     assert_eq!(large.a.cell.file, BATCH_FILE);
     assert_eq!(large.a.cell.params["batch"], 500, "the out-of-sample batch");
     assert_eq!(large.figure, "datapoints_per_sec");
@@ -85,7 +96,7 @@ fn sides_are_the_seeds_cells_at_the_same_cores_and_clients() {
 #[test]
 fn no_change_is_no_part_where_the_default_cannot_queue() {
     // 1000 clients at batch 1 have at most 1000 statements in flight: fewer than 1024.
-    let c = named(&default_claims(), "no_change_at_batch_1");
+    let c = named(&default_claims(), NO_CHANGE_AT_BATCH_1);
     assert!(c.comparison.is_none());
     assert!(c.missing.contains("cannot queue"), "{}", c.missing);
     assert!(
@@ -94,7 +105,7 @@ fn no_change_is_no_part_where_the_default_cannot_queue() {
         c.missing
     );
     // With 2000 clients it can: the part compares the fix and the default there.
-    let c = named(&queueing_claims(), "no_change_at_batch_1")
+    let c = named(&queueing_claims(), NO_CHANGE_AT_BATCH_1)
         .comparison
         .unwrap();
     assert_eq!((c.a.cell.threads, c.b.cell.threads), (2000, 2000));
@@ -109,45 +120,45 @@ fn outcome(claims: &[Claim], name: &str, ratio: f64, n: usize) -> Outcome {
 #[test]
 fn the_plateau_is_a_band_from_flat_to_the_seeds_growth() {
     let c = default_claims();
-    assert_eq!(outcome(&c, "plateau", 1.01, 24), Outcome::Shown);
-    assert_eq!(outcome(&c, "plateau", 1.15, 24), Outcome::Shown);
-    assert_eq!(outcome(&c, "plateau", 1.9, 24), Outcome::Contradicted);
-    assert_eq!(outcome(&c, "plateau", 1.4, 24), Outcome::Contradicted);
+    assert_eq!(outcome(&c, PLATEAU, 1.01, 24), Outcome::Shown);
+    assert_eq!(outcome(&c, PLATEAU, 1.15, 24), Outcome::Shown);
+    assert_eq!(outcome(&c, PLATEAU, 1.9, 24), Outcome::Contradicted);
+    assert_eq!(outcome(&c, PLATEAU, 1.4, 24), Outcome::Contradicted);
     // A fall is no plateau.
-    assert_eq!(outcome(&c, "plateau", 0.85, 24), Outcome::Contradicted);
+    assert_eq!(outcome(&c, PLATEAU, 0.85, 24), Outcome::Contradicted);
     // At either edge of the band: undecided however many pairs.
-    assert_eq!(outcome(&c, "plateau", 1.2, 192), Outcome::Inconclusive);
-    assert_eq!(outcome(&c, "plateau", 0.95, 192), Outcome::Inconclusive);
+    assert_eq!(outcome(&c, PLATEAU, 1.2, 192), Outcome::Inconclusive);
+    assert_eq!(outcome(&c, PLATEAU, 0.95, 192), Outcome::Inconclusive);
     // Too few pairs for an interval.
-    assert_eq!(outcome(&c, "plateau", 1.01, 5), Outcome::Inconclusive);
+    assert_eq!(outcome(&c, PLATEAU, 1.01, 5), Outcome::Inconclusive);
 }
 
 #[test]
 fn the_lift_is_shown_clearly_above_and_contradicted_without_one() {
     let c = default_claims();
-    assert_eq!(outcome(&c, "lift", 1.93, 16), Outcome::Shown);
-    assert_eq!(outcome(&c, "lift", 1.0, 24), Outcome::Contradicted);
-    assert_eq!(outcome(&c, "lift", 0.8, 24), Outcome::Contradicted);
-    assert_eq!(outcome(&c, "lift", 1.15, 192), Outcome::Inconclusive);
+    assert_eq!(outcome(&c, LIFT, 1.93, 16), Outcome::Shown);
+    assert_eq!(outcome(&c, LIFT, 1.0, 24), Outcome::Contradicted);
+    assert_eq!(outcome(&c, LIFT, 0.8, 24), Outcome::Contradicted);
+    assert_eq!(outcome(&c, LIFT, 1.15, 192), Outcome::Inconclusive);
 }
 
 #[test]
 fn the_large_batch_gain_agrees_with_the_seeds_inside_its_band_only() {
     let c = default_claims();
     // +209% against the seed's +180%: 1.10x the seed's throughput gain.
-    assert_eq!(outcome(&c, "large_batch_gain", 3.09, 24), Outcome::Shown);
+    assert_eq!(outcome(&c, LARGE_BATCH_GAIN, 3.09, 24), Outcome::Shown);
     // No gain, or far more than the seed's: both disagree with it.
     assert_eq!(
-        outcome(&c, "large_batch_gain", 1.0, 24),
+        outcome(&c, LARGE_BATCH_GAIN, 1.0, 24),
         Outcome::Contradicted
     );
     assert_eq!(
-        outcome(&c, "large_batch_gain", 4.2, 24),
+        outcome(&c, LARGE_BATCH_GAIN, 4.2, 24),
         Outcome::Contradicted
     );
     // At the band's edge (2.8 / 1.25 = 2.24) the interval straddles it.
     assert_eq!(
-        outcome(&c, "large_batch_gain", 2.24, 192),
+        outcome(&c, LARGE_BATCH_GAIN, 2.24, 192),
         Outcome::Inconclusive
     );
 }
@@ -155,17 +166,17 @@ fn the_large_batch_gain_agrees_with_the_seeds_inside_its_band_only() {
 #[test]
 fn no_change_where_the_default_can_queue_comes_out_each_way() {
     let c = queueing_claims();
-    assert_eq!(outcome(&c, "no_change_at_batch_1", 1.0, 24), Outcome::Shown);
+    assert_eq!(outcome(&c, NO_CHANGE_AT_BATCH_1, 1.0, 24), Outcome::Shown);
     assert_eq!(
-        outcome(&c, "no_change_at_batch_1", 1.5, 24),
+        outcome(&c, NO_CHANGE_AT_BATCH_1, 1.5, 24),
         Outcome::Contradicted
     );
     assert_eq!(
-        outcome(&c, "no_change_at_batch_1", 1.103, 192),
+        outcome(&c, NO_CHANGE_AT_BATCH_1, 1.103, 192),
         Outcome::Inconclusive
     );
     // In the default plan it is never measured: inconclusive, saying why.
-    let p = measured(&named(&default_claims(), "no_change_at_batch_1"), 1.0, 24).part();
+    let p = measured(&named(&default_claims(), NO_CHANGE_AT_BATCH_1), 1.0, 24).part();
     assert_eq!(p.outcome, Outcome::Inconclusive);
     assert!(p.why.contains("cannot queue"), "{}", p.why);
 }
@@ -173,8 +184,8 @@ fn no_change_where_the_default_can_queue_comes_out_each_way() {
 #[test]
 fn without_seed_tables_the_seeds_own_figures_are_used() {
     let claims = claims_of(&plan(2, &[1000]), &BTreeMap::new());
-    let plateau = named(&claims, "plateau").comparison.unwrap();
+    let plateau = named(&claims, PLATEAU).comparison.unwrap();
     assert_eq!(plateau.rule.thresholds(), vec![0.95, 1.2]);
-    let large = named(&claims, "large_batch_gain").comparison.unwrap();
+    let large = named(&claims, LARGE_BATCH_GAIN).comparison.unwrap();
     assert_eq!(large.a.cell.params["batch"], 500);
 }
