@@ -1,9 +1,11 @@
-//! The parts of seed 002's claim as the lab decides them on its own directory designs:
-//! each a paired comparison of the seed's design (the baseline, which takes a lock on every
-//! read) against a control that takes none, on the same cells, so that what every design
-//! loses on this machine (memory, the VM's CPUs) is not counted against the lock.
+//! The parts of seed 002's claim as the lab decides them on its own directory designs,
+//! declared once in [`registry`]: each a paired comparison of the seed's design (the
+//! baseline, which takes a lock on every read) against a control that takes none, on the
+//! same cells, so that what every design loses on this machine (memory, the VM's CPUs) is
+//! not counted against the lock. The claims `lab` measures ([`claims`]), the answer and the
+//! tests read the same entries, by name.
 //!
-//! The parts, always all three and in this order ([`PARTS`]):
+//! The parts, always all three and in this order:
 //! 1. [`SHORT_OF_LINEAR`]: the baseline's scaling from 1 thread to threads = CPUs,
 //!    X(CPUs) / X(1), over the control's same scaling;
 //! 2. [`PER_THREAD_PAST_KNEE`]: the baseline's X(P) / X(knee) over the control's, with P
@@ -19,6 +21,7 @@
 
 use harness::decide::{CellRef, Claim, Comparison, Planned, Rule, Side};
 use harness::findings::Seeds;
+use harness::registry::{Entry, Found, Registry};
 
 use crate::variants::VariantName;
 
@@ -32,19 +35,24 @@ pub const PER_THREAD_PAST_KNEE: &str = "per_thread_past_knee";
 /// Part: past the CPUs the baseline keeps less of its throughput than the control.
 pub const LOSS_PAST_CORES: &str = "loss_past_cores";
 
-/// The question's parts, in the order the answer lists them. Scripts read the names.
-pub const PARTS: [&str; 3] = [SHORT_OF_LINEAR, PER_THREAD_PAST_KNEE, LOSS_PAST_CORES];
-
 /// Every part's rule on (baseline's scaling) / (control's scaling). Shown below 0.95: the
 /// lock costs at least 5% of scaling beyond what the lock-free design loses on the same
 /// cells, an effect worth a sentence (the seed's own shortfall, 2500 / 3800 per thread at
 /// 4 threads, is 0.66). Contradicted above 0.98: within 2% of the control, or scaling
 /// better, the lock costs nothing this machine can tell from what every design pays.
 /// Between them an effect of 2-5% stays inconclusive, which is the honest answer for it.
+/// [`SHOWN`] and [`CONTRADICTED`] say the two outcomes in a sentence.
 pub const RULE: Rule = Rule::Below {
     shown: 0.95,
     contradicted: 0.98,
 };
+
+/// What every part's shown outcome means, in a clause.
+pub const SHOWN: &str = "the lock costs more than 5% beyond the control (shown)";
+
+/// What every part's contradicted outcome means, in a clause.
+pub const CONTRADICTED: &str = "within 2% of the control or better: the lock costs under 2% \
+                                beyond what the control loses (contradicted)";
 
 /// The seed's design when the `[seed]` table names none: the entry cache whose every read
 /// updates its bookkeeping under a lock, else the big lock.
@@ -101,63 +109,62 @@ impl Designs {
     }
 }
 
-/// What part `part` claims, in the user's words (the same with or without a plan, so an
-/// answer can name a part its run did not declare).
-pub fn claim_words(part: &str, knee: usize) -> String {
-    match part {
-        SHORT_OF_LINEAR => "the seed's design (a lock on every read) scales from 1 thread to \
-                            threads = CPUs at least 5% less than a lock-free control on the \
-                            same CPUs"
-            .to_owned(),
-        PER_THREAD_PAST_KNEE => format!(
-            "past the seed's knee ({knee} threads), up to the CPUs (no thread waiting for \
-             one), the seed's design gains at least 5% less throughput than a lock-free \
-             control on the same CPUs"
-        ),
-        LOSS_PAST_CORES => "past the CPUs (the most threads against threads = CPUs) the seed's \
-                            design keeps at least 5% less of its throughput than a lock-free \
-                            control on the same CPUs"
-            .to_owned(),
-        other => format!("unknown part {other}"),
-    }
+/// The question's parts, each declared once, in the order the answer lists them: their
+/// names (read by scripts), claims (with the knee the `[seed]` tables of `seeds` give),
+/// how their sides are found among a plan's cells and what their outcomes say.
+pub fn registry(seeds: Seeds<'_>) -> Registry<'static> {
+    let designs = Designs::of(seeds);
+    let knee = designs.knee;
+    let (d1, d2, d3) = (designs.clone(), designs.clone(), designs);
+    Registry::new(vec![
+        Entry::new(
+            SHORT_OF_LINEAR,
+            "the seed's design (a lock on every read) scales from 1 thread to threads = CPUs \
+             at least 5% less than a lock-free control on the same CPUs",
+            move |planned: &Planned<'_>| short_of_linear(&Pair::of(planned, &d1)?),
+        )
+        .says(SHOWN, CONTRADICTED),
+        Entry::new(
+            PER_THREAD_PAST_KNEE,
+            format!(
+                "past the seed's knee ({knee} threads), up to the CPUs (no thread waiting for \
+                 one), the seed's design gains at least 5% less throughput than a lock-free \
+                 control on the same CPUs"
+            ),
+            move |planned: &Planned<'_>| per_thread_past_knee(&Pair::of(planned, &d2)?, knee),
+        )
+        .says(SHOWN, CONTRADICTED),
+        Entry::new(
+            LOSS_PAST_CORES,
+            "past the CPUs (the most threads against threads = CPUs) the seed's design keeps at \
+             least 5% less of its throughput than a lock-free control on the same CPUs",
+            move |planned: &Planned<'_>| loss_past_cores(&Pair::of(planned, &d3)?),
+        )
+        .says(SHOWN, CONTRADICTED),
+    ])
 }
 
-/// The question's parts among the cells `planned` will run: [`PARTS`], each decided by a
-/// paired comparison, or [`Claim::cannot`] saying what would make it decidable.
+/// The question's parts among the cells `planned` will run, as [`registry`] declares them:
+/// each decided by a paired comparison, or [`Claim::cannot`] saying what would make it
+/// decidable. What [`crate::LookupHotPath`] declares.
+///
+/// [`SHORT_OF_LINEAR`] is a measurement of size only where it is decided: `entry-cache`
+/// takes a mutex and moves the entry to the LRU front on every read, the control one atomic
+/// load, so which scales worse is known before the run; how much worse is what it measures.
+/// Where this plan cannot decide it, it stays a part the verdict waits on, as a part the run
+/// did not declare does in the answer (the registry's weight is per entry, not per plan).
 pub fn claims(planned: &Planned<'_>) -> Vec<Claim> {
-    let designs = Designs::of(planned.seeds());
-    let knee = designs.knee;
-    let has = |v: &str| planned.of_file(FILE).iter().any(|c| c.variant == v);
-    let baseline = designs.baseline.iter().find(|v| has(v));
-    let control = designs
-        .control
-        .iter()
-        .find(|v| has(v) && Some(*v) != baseline);
-    let (Some(base), Some(ctl)) = (baseline, control) else {
-        let why = match baseline {
-            None => format!(
-                "no cell of the seed's design ({}) is planned in {FILE}.toml: run it with \
-                 that variant",
-                designs.baseline.join(" or ")
-            ),
-            Some(_) => format!(
-                "no cell of a lock-free control ({}) is planned in {FILE}.toml: run it with \
-                 that variant",
-                designs.control.join(" or ")
-            ),
-        };
-        return PARTS
-            .iter()
-            .map(|p| Claim::cannot(p, claim_words(p, knee), why.clone()))
-            .collect();
-    };
-    let pair = Pair { planned, base, ctl };
-    let most = planned.cores(FILE).last().copied().unwrap_or(0);
-    vec![
-        short_of_linear(&pair, most, knee),
-        per_thread_past_knee(&pair, most, knee),
-        loss_past_cores(&pair, most, knee),
-    ]
+    registry(planned.seeds())
+        .claims(planned)
+        .into_iter()
+        .map(|c| {
+            if c.part == SHORT_OF_LINEAR && c.comparison.is_some() {
+                c.sized()
+            } else {
+                c
+            }
+        })
+        .collect()
 }
 
 /// The baseline and the control among one plan's cells.
@@ -165,6 +172,33 @@ struct Pair<'p, 'a> {
     planned: &'p Planned<'a>,
     base: &'p str,
     ctl: &'p str,
+}
+
+impl<'p, 'a> Pair<'p, 'a> {
+    /// The first baseline and the first other control `designs` name that `planned` has
+    /// cells of, or why every part cannot be decided without them.
+    fn of(planned: &'p Planned<'a>, designs: &'p Designs) -> Result<Pair<'p, 'a>, String> {
+        let has = |v: &str| planned.of_file(FILE).iter().any(|c| c.variant == v);
+        let base = designs.baseline.iter().find(|v| has(v)).ok_or_else(|| {
+            format!(
+                "no cell of the seed's design ({}) is planned in {FILE}.toml: run it with \
+                 that variant",
+                designs.baseline.join(" or ")
+            )
+        })?;
+        let ctl = designs
+            .control
+            .iter()
+            .find(|v| has(v) && *v != base)
+            .ok_or_else(|| {
+                format!(
+                    "no cell of a lock-free control ({}) is planned in {FILE}.toml: run it \
+                     with that variant",
+                    designs.control.join(" or ")
+                )
+            })?;
+        Ok(Pair { planned, base, ctl })
+    }
 }
 
 impl Pair<'_, '_> {
@@ -191,58 +225,48 @@ impl Pair<'_, '_> {
         c
     }
 
+    /// The plan's most CPUs.
+    fn most(&self) -> usize {
+        self.planned.cores(FILE).last().copied().unwrap_or(0)
+    }
+
     /// The baseline's `hi` over `lo` threads against the control's, on `cores`.
-    fn scaling(&self, hi: usize, lo: usize, cores: usize) -> Option<Comparison> {
+    fn scaling(&self, hi: usize, lo: usize, cores: usize) -> Option<Found> {
         let (bh, ch) = self.at(hi, cores)?;
         let (bl, cl) = self.at(lo, cores)?;
-        Some(Comparison::throughput(
-            Side::ratio(bh, bl),
-            Side::ratio(ch, cl),
-            RULE,
-        ))
+        Some(Comparison::throughput(Side::ratio(bh, bl), Side::ratio(ch, cl), RULE).into())
     }
 }
 
-/// [`SHORT_OF_LINEAR`] on the most CPUs (more than one) whose 1-thread and threads = CPUs
-/// cells both designs have.
-fn short_of_linear(pair: &Pair<'_, '_>, most: usize, knee: usize) -> Claim {
-    let words = claim_words(SHORT_OF_LINEAR, knee);
-    let found = pair
-        .cores_down()
+/// [`SHORT_OF_LINEAR`]'s sides: on the most CPUs (more than one) whose 1-thread and
+/// threads = CPUs cells both designs have.
+fn short_of_linear(pair: &Pair<'_, '_>) -> Result<Found, String> {
+    let most = pair.most();
+    pair.cores_down()
         .into_iter()
         .filter(|c| *c > 1)
-        .find_map(|c| pair.scaling(c, 1, c));
-    match found {
-        // Size only: `entry-cache` takes a mutex and moves the entry to the LRU front on
-        // every read, the control one atomic load, so which scales worse is known before
-        // the run; how much worse is what it measures.
-        Some(cmp) => Claim::decided_by(SHORT_OF_LINEAR, words, cmp).sized(),
-        None if most <= 1 => Claim::cannot(
-            SHORT_OF_LINEAR,
-            words,
-            format!(
-                "needs 2 CPUs or more (threads = CPUs above 1 thread); this plan's most is \
-                 {most}"
-            ),
-        ),
-        None => Claim::cannot(
-            SHORT_OF_LINEAR,
-            words,
-            format!(
-                "needs `{}` and `{}` at 1 thread and at threads = CPUs on the same CPUs, \
-                 which this plan lacks",
-                pair.base, pair.ctl
-            ),
-        ),
-    }
+        .find_map(|c| pair.scaling(c, 1, c))
+        .ok_or_else(|| {
+            if most <= 1 {
+                format!(
+                    "needs 2 CPUs or more (threads = CPUs above 1 thread); this plan's most \
+                     is {most}"
+                )
+            } else {
+                format!(
+                    "needs `{}` and `{}` at 1 thread and at threads = CPUs on the same CPUs, \
+                     which this plan lacks",
+                    pair.base, pair.ctl
+                )
+            }
+        })
 }
 
-/// [`PER_THREAD_PAST_KNEE`] on the most CPUs above the knee, from the knee to the most
-/// threads both designs have past the knee and below the CPUs (else at the CPUs).
-fn per_thread_past_knee(pair: &Pair<'_, '_>, most: usize, knee: usize) -> Claim {
-    let words = claim_words(PER_THREAD_PAST_KNEE, knee);
-    let found = pair
-        .cores_down()
+/// [`PER_THREAD_PAST_KNEE`]'s sides: on the most CPUs above the knee, from the knee to the
+/// most threads both designs have past the knee and below the CPUs (else at the CPUs).
+fn per_thread_past_knee(pair: &Pair<'_, '_>, knee: usize) -> Result<Found, String> {
+    let most = pair.most();
+    pair.cores_down()
         .into_iter()
         .filter(|c| *c > knee)
         .find_map(|c| {
@@ -260,49 +284,41 @@ fn per_thread_past_knee(pair: &Pair<'_, '_>, most: usize, knee: usize) -> Claim 
                 .max()
                 .or_else(|| past.last().copied())?;
             pair.scaling(p, knee, c)
-        });
-    match found {
-        Some(cmp) => Claim::decided_by(PER_THREAD_PAST_KNEE, words, cmp),
-        None if most <= knee => Claim::cannot(
-            PER_THREAD_PAST_KNEE,
-            words,
-            format!(
-                "needs a machine with {} CPUs or more (more than the seed's knee of {knee} \
-                 threads, so that threads past it still have CPUs free); this plan's most \
-                 is {most}",
-                knee + 1
-            ),
-        ),
-        None => Claim::cannot(
-            PER_THREAD_PAST_KNEE,
-            words,
-            format!(
-                "needs `{}` and `{}` at {knee} threads and at more threads, up to the CPUs, \
-                 on the same CPUs, which this plan lacks",
-                pair.base, pair.ctl
-            ),
-        ),
-    }
+        })
+        .ok_or_else(|| {
+            if most <= knee {
+                format!(
+                    "needs a machine with {} CPUs or more (more than the seed's knee of \
+                     {knee} threads, so that threads past it still have CPUs free); this \
+                     plan's most is {most}",
+                    knee + 1
+                )
+            } else {
+                format!(
+                    "needs `{}` and `{}` at {knee} threads and at more threads, up to the \
+                     CPUs, on the same CPUs, which this plan lacks",
+                    pair.base, pair.ctl
+                )
+            }
+        })
 }
 
-/// [`LOSS_PAST_CORES`] on the most CPUs whose threads = CPUs cell and a cell with more
-/// threads both designs have, at the most threads there.
-fn loss_past_cores(pair: &Pair<'_, '_>, most: usize, knee: usize) -> Claim {
-    let words = claim_words(LOSS_PAST_CORES, knee);
-    let found = pair.cores_down().into_iter().find_map(|c| {
-        let top = pair.threads(c).into_iter().filter(|t| *t > c).max()?;
-        pair.scaling(top, c, c)
-    });
-    match found {
-        Some(cmp) => Claim::decided_by(LOSS_PAST_CORES, words, cmp),
-        None => Claim::cannot(
-            LOSS_PAST_CORES,
-            words,
+/// [`LOSS_PAST_CORES`]'s sides: on the most CPUs whose threads = CPUs cell and a cell with
+/// more threads both designs have, at the most threads there.
+fn loss_past_cores(pair: &Pair<'_, '_>) -> Result<Found, String> {
+    pair.cores_down()
+        .into_iter()
+        .find_map(|c| {
+            let top = pair.threads(c).into_iter().filter(|t| *t > c).max()?;
+            pair.scaling(top, c, c)
+        })
+        .ok_or_else(|| {
             format!(
                 "needs `{}` and `{}` at threads = CPUs and at more threads on the same CPUs \
-                 (this plan's most CPUs: {most}), which this plan lacks",
-                pair.base, pair.ctl
-            ),
-        ),
-    }
+                 (this plan's most CPUs: {}), which this plan lacks",
+                pair.base,
+                pair.ctl,
+                pair.most()
+            )
+        })
 }

@@ -2,12 +2,13 @@
 //! does the seed's design, which takes a lock on every read, lose more throughput as
 //! worker threads rise than a design that takes none, on the same cells?
 //!
-//! The answer has three parts ([`claims::PARTS`]), each a paired comparison of the
-//! baseline's scaling against a lock-free control's ([`claims`]), so a shortfall every
-//! design shows on this machine is not counted against the lock: short of linear up to the
-//! CPUs, the per-thread decline past the seed's knee while CPUs are free (cannot be decided
-//! on a machine with no more CPUs than the knee), and a loss past the CPUs. The verdict
-//! follows from the parts alone; cell figures with their intervals stay as context.
+//! The answer has three parts, declared once in [`registry`] and read back by name, each
+//! a paired comparison of the baseline's scaling against a lock-free control's, so a
+//! shortfall every design shows on this machine is not counted against the lock: short of
+//! linear up to the CPUs, the per-thread decline past the seed's knee while CPUs are free
+//! (cannot be decided on a machine with no more CPUs than the knee), and a loss past the
+//! CPUs. The verdict follows from the parts alone; cell figures with their intervals stay
+//! as context.
 //!
 //! The seed's design, the control, the knee and figures come from `benches/lookup.toml`'s
 //! `[seed]` table. Not here: running cells or pairs, rendering (`lab`), the dispatch
@@ -21,10 +22,11 @@ mod tests;
 use harness::decide::{Comparison, Outcome, Part};
 use harness::findings::{Answer, Basis, Chart, Run, Verdict};
 use harness::judge::{best_of, find, times, too_few, widest, Est};
+use harness::registry::Entry;
 
-use self::claims::{Designs, PARTS, PER_THREAD_PAST_KNEE, SHORT_OF_LINEAR};
+use self::claims::{Designs, PER_THREAD_PAST_KNEE, SHORT_OF_LINEAR};
 
-pub use self::claims::claims;
+pub use self::claims::{claims, registry};
 
 /// The question, in the user's words.
 pub const QUESTION: &str = "Does a design that takes a lock on every read lose more \
@@ -38,22 +40,26 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
     let (cores, threads) = widest(&file)?;
     let designs = Designs::of(run.seeds());
     let knee = designs.knee;
-    let parts: Vec<Part> = PARTS
-        .iter()
-        .map(|p| run.part(p, &claims::claim_words(p, knee)))
-        .collect();
-    let outcomes: Vec<Outcome> = parts.iter().map(|p| p.outcome).collect();
-    let sentences = parts
-        .iter()
-        .map(|p| sentence(p, comparison_of(run, &p.name), knee))
+    let registry = registry(run.seeds());
+    let parts = registry.parts(run);
+    let outcomes: Vec<Outcome> = parts.all().iter().map(|p| p.outcome).collect();
+    let sentences = registry
+        .names()
+        .into_iter()
+        .map(|name| {
+            let part = parts.get(name);
+            sentence(registry.entry(name), part, comparison_of(run, name), knee)
+        })
         .collect();
     let figure = parts
+        .all()
         .iter()
         .find(|p| p.ratio.is_some())
         .map(|p| format!("{} {}", p.name, p.figure()))
         .unwrap_or_default();
 
     let mut details: Vec<String> = parts
+        .all()
         .iter()
         .map(|p| {
             // The sides are the part's own (`sides`); here what decided it and its cost.
@@ -93,7 +99,7 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
     tables.extend(tables::dispatch_table(&run.of_file("lookup-dispatch")));
     Some(Answer {
         verdict: Verdict::of_outcomes(&outcomes),
-        parts,
+        parts: parts.into_vec(),
         basis: Basis::Measured,
         calibrated_on: Vec::new(),
         figure,
@@ -116,8 +122,9 @@ fn comparison_of<'a>(run: &Run<'a>, name: &str) -> Option<&'a Comparison> {
         .as_ref()
 }
 
-/// One sentence per part: what its ratio is, its figure, and what the outcome means.
-fn sentence(part: &Part, cmp: Option<&Comparison>, knee: usize) -> String {
+/// One part's sentence: what its ratio compares, its figure, and what the outcome means
+/// (its entry's clause).
+fn sentence(entry: &Entry<'_>, part: &Part, cmp: Option<&Comparison>, knee: usize) -> String {
     let label = match part.name.as_str() {
         SHORT_OF_LINEAR => "Short of linear beyond the lock-free control".to_owned(),
         PER_THREAD_PAST_KNEE => {
@@ -147,12 +154,8 @@ fn sentence(part: &Part, cmp: Option<&Comparison>, knee: usize) -> String {
         ),
     };
     let meaning = match part.outcome {
-        Outcome::Shown => "the lock costs more than 5% beyond the control (shown)".to_owned(),
-        Outcome::Contradicted => {
-            "within 2% of the control or better: the lock costs under 2% beyond what the \
-             control loses (contradicted)"
-                .to_owned()
-        }
+        Outcome::Shown => entry.shown.clone(),
+        Outcome::Contradicted => entry.contradicted.clone(),
         Outcome::Inconclusive => format!("not decided: {} (inconclusive)", part.why),
     };
     format!("{label}: {what}: {}; {meaning}.", part.figure())

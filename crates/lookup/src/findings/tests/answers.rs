@@ -2,14 +2,14 @@
 //! verdict from the parts alone, a shortfall the control shares not counted against the
 //! lock, and sentences that state the parts' figures.
 
-use harness::decide::{CellRef, Claim, Measured, Outcome};
-use harness::findings::{Answer, Run, Verdict};
+use harness::decide::{CellRef, Claim, Measured, Outcome, Planned};
+use harness::findings::{Answer, Run, Seeds, Verdict};
 use harness::testing::synthetic_cell;
 use harness::RunRecord;
 
-use super::super::claims::{LOSS_PAST_CORES, PARTS, PER_THREAD_PAST_KNEE, SHORT_OF_LINEAR};
-use super::super::{answer, QUESTION};
-use super::{claims_of, plan, seeds, BASE, CONTROL};
+use super::super::claims::{LOSS_PAST_CORES, PER_THREAD_PAST_KNEE, SHORT_OF_LINEAR};
+use super::super::{answer, registry, QUESTION};
+use super::{claims_of, parts, plan, seeds, BASE, CONTROL};
 
 /// `n` pairs whose ratio is `ratio`, each moved by up to `spread` either way.
 fn measured(claim: &Claim, ratio: f64, spread: f64, n: usize) -> Measured {
@@ -88,7 +88,11 @@ fn every_part_comes_out_shown_contradicted_and_inconclusive() {
             .iter()
             .map(|p| (p.name.as_str(), p.outcome))
             .collect();
-        assert_eq!(got, PARTS.map(|p| (p, outcome)), "at {ratio}");
+        let want: Vec<(String, Outcome)> = parts().into_iter().map(|p| (p, outcome)).collect();
+        assert_eq!(got.len(), want.len());
+        for ((name, got), (p, want)) in got.iter().zip(&want) {
+            assert_eq!((*name, *got), (p.as_str(), *want), "at {ratio}");
+        }
         assert_eq!(a.verdict, verdict, "at {ratio}");
     }
 }
@@ -154,6 +158,12 @@ fn outcome(a: &Answer, part: &str) -> Outcome {
     a.parts.iter().find(|p| p.name == part).unwrap().outcome
 }
 
+/// The sentence the answer gives part `part`.
+fn sentence<'a>(a: &'a Answer, part: &str) -> &'a str {
+    let i = a.parts.iter().position(|p| p.name == part).unwrap();
+    &a.sentences[i]
+}
+
 #[test]
 fn a_serialised_design_on_enough_cpus_is_reproduced() {
     let curve = |v: &str, t, c| {
@@ -178,8 +188,8 @@ fn a_serialised_design_on_enough_cpus_is_reproduced() {
 fn a_design_that_scales_as_the_control_does_is_not_reproduced() {
     let a = answer_on(8, &|_, t, c| linear(t, c), 24);
     assert_eq!(a.verdict, Verdict::NotReproduced);
-    for p in PARTS {
-        assert_eq!(outcome(&a, p), Outcome::Contradicted, "{p}");
+    for p in parts() {
+        assert_eq!(outcome(&a, &p), Outcome::Contradicted, "{p}");
     }
 }
 
@@ -231,11 +241,8 @@ fn on_two_cpus_the_part_past_the_knee_is_inconclusive_and_says_why() {
         .unwrap();
     assert_eq!(knee.outcome, Outcome::Inconclusive);
     assert!(knee.why.contains("5 CPUs or more"), "{}", knee.why);
-    assert!(
-        a.sentences[1].contains("5 CPUs or more"),
-        "{}",
-        a.sentences[1]
-    );
+    let s = sentence(&a, PER_THREAD_PAST_KNEE);
+    assert!(s.contains("5 CPUs or more"), "{s}");
 }
 
 #[test]
@@ -265,7 +272,7 @@ fn a_run_without_pairs_lists_every_part_and_cannot_tell() {
     .unwrap();
     assert_eq!(
         a.parts.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(),
-        PARTS
+        parts()
     );
     assert!(a.parts.iter().all(|p| p.outcome == Outcome::Inconclusive));
     assert_eq!(a.verdict, Verdict::CannotTell);
@@ -291,15 +298,15 @@ fn sentences_state_each_deciding_parts_figure() {
             "{s}"
         );
     }
+    let knee = sentence(&a, PER_THREAD_PAST_KNEE);
     assert!(
-        a.sentences[1].contains("from 4 to 6 threads on 8 CPUs (2 idle)"),
-        "{}",
-        a.sentences[1]
+        knee.contains("from 4 to 6 threads on 8 CPUs (2 idle)"),
+        "{knee}"
     );
+    let loss = sentence(&a, LOSS_PAST_CORES);
     assert!(
-        a.sentences[2].contains("at 48 threads of its 8-thread throughput"),
-        "{}",
-        a.sentences[2]
+        loss.contains("at 48 threads of its 8-thread throughput"),
+        "{loss}"
     );
 }
 
@@ -307,4 +314,36 @@ fn sentences_state_each_deciding_parts_figure() {
 fn the_question_does_not_claim_to_be_the_seeds_server() {
     assert!(QUESTION.contains("lab's directory designs"));
     assert!(QUESTION.contains("not of 389 DS itself"));
+}
+
+#[test]
+fn the_registry_conforms_to_a_plan_with_every_parts_cells_and_its_answer() {
+    // On 8 CPUs every part finds its sides (past the knee needs more CPUs than the knee).
+    let planned = plan(8, &[BASE, CONTROL]);
+    let seeds = seeds();
+    let plan = Planned {
+        cells: &planned,
+        seeds: &seeds,
+    };
+    let comparisons: Vec<Measured> = claims_of(&planned, &seeds)
+        .iter()
+        .map(|c| measured(c, 0.7, 0.01, 16))
+        .collect();
+    let cells = cells_of(&planned, &|_, t, c| linear(t, c));
+    let a = answer(&Run {
+        cells: &cells,
+        seeds: &seeds,
+        comparisons: &comparisons,
+    })
+    .unwrap();
+    let registry = registry(Seeds(&seeds));
+    harness::testing::parts_conformance(&registry, &plan, Some(&a)).unwrap();
+    // One sentence a part, stating its figure and its entry's clause for a shown outcome.
+    assert_eq!(a.sentences.len(), a.parts.len());
+    for p in &a.parts {
+        assert_eq!(p.outcome, Outcome::Shown, "{}", p.name);
+        let s = sentence(&a, &p.name);
+        assert!(s.contains(&p.figure()), "{s}");
+        assert!(s.contains(&registry.entry(&p.name).shown), "{s}");
+    }
 }

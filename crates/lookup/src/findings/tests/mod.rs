@@ -6,9 +6,11 @@
 use std::collections::BTreeMap;
 
 use harness::decide::{CellRef, Claim, Planned};
+use harness::findings::Seeds;
 use serde_json::json;
 
-use super::claims::{claims, PARTS};
+use super::claims::{claims, LOSS_PAST_CORES, PER_THREAD_PAST_KNEE, SHORT_OF_LINEAR};
+use super::registry;
 
 mod answers;
 
@@ -87,17 +89,38 @@ fn names(claims: &[Claim]) -> Vec<&str> {
     claims.iter().map(|c| c.part.as_str()).collect()
 }
 
+/// The registry's part names, in order: what every plan's claims list.
+fn parts() -> Vec<String> {
+    let seeds = BTreeMap::new();
+    let registry = registry(Seeds(&seeds));
+    registry.names().into_iter().map(str::to_owned).collect()
+}
+
+/// The claim of part `name`.
+fn part<'c>(claims: &'c [Claim], name: &str) -> &'c Claim {
+    claims
+        .iter()
+        .find(|c| c.part == name)
+        .unwrap_or_else(|| panic!("no part {name}"))
+}
+
 #[test]
 fn on_two_cpus_two_parts_are_decided_and_the_knee_says_what_it_needs() {
     let cells = plan(2, &[BASE, "global-mutex", "dashmap", CONTROL, "lmdb"]);
     let c = claims_of(&cells, &seeds());
-    assert_eq!(names(&c), PARTS);
-    let short = sides(&c[0]);
+    assert_eq!(names(&c), parts());
+    let short = sides(part(&c, SHORT_OF_LINEAR));
     assert_eq!(short[0], (BASE.to_owned(), 2, 1, 2));
     assert_eq!(short[1], (CONTROL.to_owned(), 2, 1, 2));
-    assert!(c[1].comparison.is_none());
-    assert!(c[1].missing.contains("5 CPUs or more"), "{}", c[1].missing);
-    let loss = sides(&c[2]);
+    assert!(part(&c, PER_THREAD_PAST_KNEE).comparison.is_none());
+    assert!(
+        part(&c, PER_THREAD_PAST_KNEE)
+            .missing
+            .contains("5 CPUs or more"),
+        "{}",
+        part(&c, PER_THREAD_PAST_KNEE).missing
+    );
+    let loss = sides(part(&c, LOSS_PAST_CORES));
     assert_eq!(loss[0], (BASE.to_owned(), 12, 2, 2));
     assert_eq!(loss[1], (CONTROL.to_owned(), 12, 2, 2));
     // Every side is a planned cell of lookup.toml, never of lookup-dispatch.
@@ -112,55 +135,83 @@ fn on_two_cpus_two_parts_are_decided_and_the_knee_says_what_it_needs() {
 #[test]
 fn on_sixteen_cpus_every_part_is_decided_on_the_most_cpus() {
     let c = claims_of(&plan(16, &[BASE, CONTROL]), &seeds());
-    assert_eq!(names(&c), PARTS);
-    assert_eq!(sides(&c[0])[0], (BASE.to_owned(), 16, 1, 16));
+    assert_eq!(names(&c), parts());
+    assert_eq!(
+        sides(part(&c, SHORT_OF_LINEAR))[0],
+        (BASE.to_owned(), 16, 1, 16)
+    );
     // Past the knee with CPUs idle: 12 threads on 16 CPUs.
-    assert_eq!(sides(&c[1])[0], (BASE.to_owned(), 12, 4, 16));
-    assert_eq!(sides(&c[1])[1], (CONTROL.to_owned(), 12, 4, 16));
+    assert_eq!(
+        sides(part(&c, PER_THREAD_PAST_KNEE))[0],
+        (BASE.to_owned(), 12, 4, 16)
+    );
+    assert_eq!(
+        sides(part(&c, PER_THREAD_PAST_KNEE))[1],
+        (CONTROL.to_owned(), 12, 4, 16)
+    );
     // On 6 CPUs no planned count lies between the knee and the CPUs: threads = CPUs.
     let six = claims_of(&plan(6, &[BASE, CONTROL]), &seeds());
-    assert_eq!(sides(&six[1])[0], (BASE.to_owned(), 6, 4, 6));
-    assert_eq!(sides(&c[2])[0], (BASE.to_owned(), 96, 16, 16));
+    assert_eq!(
+        sides(part(&six, PER_THREAD_PAST_KNEE))[0],
+        (BASE.to_owned(), 6, 4, 6)
+    );
+    assert_eq!(
+        sides(part(&c, LOSS_PAST_CORES))[0],
+        (BASE.to_owned(), 96, 16, 16)
+    );
 }
 
 #[test]
 fn on_one_cpu_only_the_loss_past_it_is_decided() {
     let c = claims_of(&plan(1, &[BASE, CONTROL]), &seeds());
-    assert_eq!(names(&c), PARTS);
+    assert_eq!(names(&c), parts());
     assert!(
-        c[0].missing.contains("needs 2 CPUs or more"),
+        part(&c, SHORT_OF_LINEAR)
+            .missing
+            .contains("needs 2 CPUs or more"),
         "{}",
-        c[0].missing
+        part(&c, SHORT_OF_LINEAR).missing
     );
-    assert!(c[1].missing.contains("5 CPUs or more"));
-    assert_eq!(sides(&c[2])[0], (BASE.to_owned(), 12, 1, 1));
+    assert!(part(&c, PER_THREAD_PAST_KNEE)
+        .missing
+        .contains("5 CPUs or more"));
+    assert_eq!(
+        sides(part(&c, LOSS_PAST_CORES))[0],
+        (BASE.to_owned(), 12, 1, 1)
+    );
 }
 
 #[test]
 fn missing_designs_or_cells_make_every_part_cannot_not_dropped() {
     let no_control = claims_of(&plan(2, &[BASE, "global-mutex", "dashmap"]), &seeds());
-    assert_eq!(names(&no_control), PARTS);
+    assert_eq!(names(&no_control), parts());
     for c in &no_control {
         assert!(c.comparison.is_none() && c.missing.contains("lock-free control"));
     }
     let no_base = claims_of(&plan(2, &["dashmap", CONTROL]), &seeds());
-    assert_eq!(names(&no_base), PARTS);
+    assert_eq!(names(&no_base), parts());
     for c in &no_base {
         assert!(c.comparison.is_none() && c.missing.contains("seed's design"));
     }
     // No thread count equal to the CPUs: neither scaling up to them nor past them.
     let gaps = claims_of(&custom(&[2], &[1, 4], &[BASE, CONTROL]), &seeds());
-    assert_eq!(names(&gaps), PARTS);
+    assert_eq!(names(&gaps), parts());
     assert!(
-        gaps[0].missing.contains("threads = CPUs"),
+        part(&gaps, SHORT_OF_LINEAR)
+            .missing
+            .contains("threads = CPUs"),
         "{}",
-        gaps[0].missing
+        part(&gaps, SHORT_OF_LINEAR).missing
     );
-    assert!(gaps[1].missing.contains("5 CPUs or more"));
+    assert!(part(&gaps, PER_THREAD_PAST_KNEE)
+        .missing
+        .contains("5 CPUs or more"));
     assert!(
-        gaps[2].missing.contains("threads = CPUs"),
+        part(&gaps, LOSS_PAST_CORES)
+            .missing
+            .contains("threads = CPUs"),
         "{}",
-        gaps[2].missing
+        part(&gaps, LOSS_PAST_CORES).missing
     );
 }
 
@@ -172,12 +223,19 @@ fn the_seed_table_names_the_control_and_the_knee() {
         json!({"baseline": ["global-mutex", "entry-cache"], "control": "lmdb", "knee_threads": 6}),
     )]);
     let c = claims_of(&cells, &lmdb);
-    assert_eq!(sides(&c[0])[0].0, BASE, "the first baseline planned");
-    assert_eq!(sides(&c[0])[1].0, "lmdb");
-    assert_eq!(sides(&c[1])[0], (BASE.to_owned(), 12, 6, 16));
-    assert!(c[1].claim.contains("6 threads"));
+    assert_eq!(
+        sides(part(&c, SHORT_OF_LINEAR))[0].0,
+        BASE,
+        "the first baseline planned"
+    );
+    assert_eq!(sides(part(&c, SHORT_OF_LINEAR))[1].0, "lmdb");
+    assert_eq!(
+        sides(part(&c, PER_THREAD_PAST_KNEE))[0],
+        (BASE.to_owned(), 12, 6, 16)
+    );
+    assert!(part(&c, PER_THREAD_PAST_KNEE).claim.contains("6 threads"));
     // Without a table: entry-cache against arc-swap-snapshot, knee 4.
     let c = claims_of(&cells, &BTreeMap::new());
-    assert_eq!(sides(&c[0])[1].0, CONTROL);
-    assert_eq!(sides(&c[1])[0].2, 4);
+    assert_eq!(sides(part(&c, SHORT_OF_LINEAR))[1].0, CONTROL);
+    assert_eq!(sides(part(&c, PER_THREAD_PAST_KNEE))[0].2, 4);
 }
