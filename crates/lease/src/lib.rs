@@ -298,7 +298,7 @@ impl HotPath for LeaseHotPath {
         Some(findings::QUESTION)
     }
     fn claims(&self, planned: &harness::decide::Planned<'_>) -> Vec<harness::decide::Claim> {
-        findings::claims(planned)
+        findings::registry(planned.seeds()).claims(planned)
     }
     fn answer(&self, run: &harness::findings::Run<'_>) -> Option<harness::findings::Answer> {
         findings::answer(run)
@@ -452,14 +452,33 @@ mod tests {
             let m = LeaseHotPath.measure(variant, &p, settings).unwrap();
             assert_eq!(m.verified, Ok(()), "{variant}");
             for key in claims_figures() {
-                let v = m.extra[key].as_f64().unwrap_or(0.0);
+                let v = m.extra[&key].as_f64().unwrap_or(0.0);
                 assert!(v > 0.0, "{variant}: {key} = {v}");
             }
             assert_eq!(m.extra["paced_ops_per_sec"].as_u64(), Some(1666));
         }
     }
 
-    fn claims_figures() -> Vec<&'static str> {
-        findings::claims::PARTS.iter().map(|p| p.figure).collect()
+    /// The figures the registry's comparisons read, from a plan of both sides.
+    fn claims_figures() -> Vec<String> {
+        let cells: Vec<harness::decide::CellRef> = ["txn-log", "global-clock"]
+            .iter()
+            .map(|v| {
+                harness::decide::CellRef::new(findings::claims::SEED_LOAD, v, 1, 2)
+                    .with("load", "seed")
+            })
+            .collect();
+        let seeds = std::collections::BTreeMap::new();
+        let planned = harness::decide::Planned {
+            cells: &cells,
+            seeds: &seeds,
+        };
+        let figures: Vec<String> = findings::registry(planned.seeds())
+            .claims(&planned)
+            .into_iter()
+            .filter_map(|c| Some(c.comparison?.figure))
+            .collect();
+        assert!(!figures.is_empty(), "the plan decides the SQLite parts");
+        figures
     }
 }

@@ -1,28 +1,57 @@
-//! The question's parts and the comparisons that decide them: seed 001's own comparison,
+//! The question's parts, declared once ([`registry`]): seed 001's own comparison,
 //! `global-clock` (the patch) against `txn-log` (before it), at the seed's load
 //! (`lease-seed-load.toml`), on the store's busy time per seed collection and on the
 //! bytes each extend wrote; and the same three asked again on PostgreSQL
 //! (`lease-postgres.toml`, parts `postgres/...`), whose row locks make the namespace clock
 //! row a hot spot SQLite's single writer cannot. Always the same six parts, in this
-//! order; a part whose cells the plan lacks is declared with why.
+//! order; a part whose cells the plan lacks is declared with why. The claims, the answer
+//! and the tests read the parts by name from the registry, never by position.
 //!
 //! Not here: wording the answer (the parent module), timing (`crate::busy`).
 
-use harness::decide::{CellRef, Claim, Comparison, Planned, Rule, Side};
+use harness::decide::{CellRef, Comparison, Planned, Rule, Side};
 use harness::findings::Seeds;
+use harness::registry::{Entry, Registry};
 
 /// The scenario file of the seed's load.
 pub const SEED_LOAD: &str = "lease-seed-load";
 /// The same load on the lab's own PostgreSQL (`backend=postgres`).
 pub const POSTGRES_LOAD: &str = "lease-postgres";
 
-/// Where the parts are asked: each scenario file with the prefix of its parts' names
-/// (SQLite's unprefixed, as they were first named; PostgreSQL's `postgres/`).
-pub const STORES: [(&str, &str); 2] = [(SEED_LOAD, ""), (POSTGRES_LOAD, "postgres/")];
+/// Where the parts are asked: each store's scenario file, and the prefix of its parts'
+/// names (SQLite's unprefixed, as they were first named; PostgreSQL's `postgres/`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Store {
+    /// SQLite, `lease-seed-load.toml`: parts unprefixed.
+    Sqlite,
+    /// PostgreSQL, `lease-postgres.toml`: parts `postgres/...`.
+    Postgres,
+}
 
-/// The name of part `spec` asked of the file whose parts carry `prefix`.
-pub fn part_name(prefix: &str, spec: &PartSpec) -> String {
-    format!("{prefix}{}", spec.name)
+impl Store {
+    /// Both stores, in the order the answer shows their parts.
+    pub const BOTH: [Store; 2] = [Store::Sqlite, Store::Postgres];
+
+    /// The scenario file its parts are asked of.
+    pub const fn file(self) -> &'static str {
+        match self {
+            Store::Sqlite => SEED_LOAD,
+            Store::Postgres => POSTGRES_LOAD,
+        }
+    }
+
+    /// The prefix of its parts' names.
+    pub const fn prefix(self) -> &'static str {
+        match self {
+            Store::Sqlite => "",
+            Store::Postgres => "postgres/",
+        }
+    }
+
+    /// The name of part `spec` asked of this store, e.g. `postgres/busy_time_leases`.
+    pub fn part(self, spec: &PartSpec) -> String {
+        format!("{}{}", self.prefix(), spec.name)
+    }
 }
 
 /// The patch's store (Juju 2.3's global clock): the ratio's numerator.
@@ -30,16 +59,19 @@ pub const AFTER: &str = crate::Design::GlobalClock.name();
 /// The store before it (Juju 2.2's transaction per lease write): the denominator.
 pub const BEFORE: &str = crate::Design::TxnLog.name();
 
-/// One part of the question: its name (read by scripts), the figure of the records'
-/// `extra` it compares, and the `[seed]` keys of the seed's before and after, if any.
+/// One part of the question, as each store is asked it: its name (read by scripts), the
+/// figure of the records' `extra` it compares, and the `[seed]` keys of the seed's before
+/// and after, if any. What [`registry`] builds each store's entry from.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PartSpec {
-    /// The part's name.
+    /// The part's name on SQLite; on PostgreSQL it carries the store's prefix.
     pub name: &'static str,
     /// The `extra` key compared (milliseconds per second, or bytes per extend).
     pub figure: &'static str,
     /// What is compared, in words.
     pub what: &'static str,
+    /// What its sentence calls it, and the unit of its cells' figures.
+    pub heading: (&'static str, &'static str),
     /// The `[seed]` keys of the seed's figure before and after the patch.
     pub seed: Option<(&'static str, &'static str)>,
     /// The seed's collection, as mongotop named it.
@@ -51,41 +83,51 @@ pub struct PartSpec {
     pub by_construction: bool,
 }
 
-/// The parts, in order.
-pub const PARTS: [PartSpec; 3] = [
-    PartSpec {
-        name: "busy_time_leases",
-        figure: "busy_ms_per_s_leases",
-        what: "the store's busy time on the leases (the `lease` table and `txn-log`'s \
-               namespace `clock` row: Juju 2.2 kept each namespace's clock document in \
-               juju.leases)",
-        seed: Some(("leases_ms_before", "leases_ms_after")),
-        collection: "juju.leases",
-        by_construction: false,
-    },
-    PartSpec {
-        name: "busy_time_txns",
-        figure: "busy_ms_per_s_txns",
-        what: "the store's busy time on the transaction machinery (`txn-log`'s `txns` and \
-               `txn_log` rows, and BEGIN/COMMIT: mgo/txn's documents in juju.txns; \
-               `global-clock`'s update is still a transaction, with no log)",
-        seed: Some(("txns_ms_before", "txns_ms_after")),
-        collection: "juju.txns",
-        // `global-clock` is charged BEGIN/COMMIT only, `txn-log` those and three
-        // statements more (`busy.rs`): the ratio is the code's attribution.
-        by_construction: true,
-    },
-    PartSpec {
-        name: "bytes_per_extend",
-        figure: "bytes_per_extend",
-        what: "the bytes written per extend (the process's writes: WAL frames, checkpoints, \
-               the global clock's ticker included)",
-        seed: None,
-        collection: "",
-        // Fixed by which pages each store's code writes (0.203 in every run).
-        by_construction: true,
-    },
-];
+impl PartSpec {
+    /// The three parts asked of each store, in the order the answer shows them.
+    pub const EVERY: [PartSpec; 3] = [BUSY_TIME_LEASES, BUSY_TIME_TXNS, BYTES_PER_EXTEND];
+}
+
+/// The store's busy time on the seed's juju.leases.
+pub const BUSY_TIME_LEASES: PartSpec = PartSpec {
+    name: "busy_time_leases",
+    figure: "busy_ms_per_s_leases",
+    what: "the store's busy time on the leases (the `lease` table and `txn-log`'s \
+           namespace `clock` row: Juju 2.2 kept each namespace's clock document in \
+           juju.leases)",
+    heading: ("Busy time on the leases", " ms/s"),
+    seed: Some(("leases_ms_before", "leases_ms_after")),
+    collection: "juju.leases",
+    by_construction: false,
+};
+
+/// The store's busy time on the seed's juju.txns, the transaction machinery.
+pub const BUSY_TIME_TXNS: PartSpec = PartSpec {
+    name: "busy_time_txns",
+    figure: "busy_ms_per_s_txns",
+    what: "the store's busy time on the transaction machinery (`txn-log`'s `txns` and \
+           `txn_log` rows, and BEGIN/COMMIT: mgo/txn's documents in juju.txns; \
+           `global-clock`'s update is still a transaction, with no log)",
+    heading: ("Busy time on the transactions", " ms/s"),
+    seed: Some(("txns_ms_before", "txns_ms_after")),
+    collection: "juju.txns",
+    // `global-clock` is charged BEGIN/COMMIT only, `txn-log` those and three
+    // statements more (`busy.rs`): the ratio is the code's attribution.
+    by_construction: true,
+};
+
+/// The bytes each extend wrote; the seed did not measure them.
+pub const BYTES_PER_EXTEND: PartSpec = PartSpec {
+    name: "bytes_per_extend",
+    figure: "bytes_per_extend",
+    what: "the bytes written per extend (the process's writes: WAL frames, checkpoints, \
+           the global clock's ticker included)",
+    heading: ("Bytes written per extend", " bytes"),
+    seed: None,
+    collection: "",
+    // Fixed by which pages each store's code writes (0.203 in every run).
+    by_construction: true,
+};
 
 /// Every part's rule: the patch cuts the figure. Shown when the interval lies wholly below
 /// 0.95 (a cut of 5% or more is worth reporting; the seed's cuts were 43% and 28%);
@@ -186,57 +228,46 @@ pub fn sides(planned: &Planned<'_>, file: &str) -> Result<(CellRef, CellRef), St
     Ok((after.clone(), before.clone()))
 }
 
-/// The question's parts among the cells `planned`, on SQLite then on PostgreSQL: each
-/// decided by `global-clock` against `txn-log` on its figure, single cells at the same
-/// threads and cores, or declared with why it cannot be.
-pub fn claims(planned: &Planned<'_>) -> Vec<Claim> {
-    STORES
-        .iter()
-        .flat_map(|&(file, prefix)| claims_of(planned, file, prefix))
-        .collect()
-}
-
-/// What part `spec` claims of the file whose parts carry `prefix`.
-pub fn store_claim_words(spec: &PartSpec, prefix: &str, seeds: Seeds<'_>) -> String {
+/// What part `spec` claims of `store`.
+pub fn store_claim_words(spec: &PartSpec, store: Store, seeds: Seeds<'_>) -> String {
     let words = claim_words(spec, seeds);
-    if prefix.is_empty() {
-        words
-    } else {
-        format!("On PostgreSQL (`{POSTGRES_LOAD}.toml`, durable commits, time per table from pg_stat_statements, bytes from the WAL): {words}")
+    match store {
+        Store::Sqlite => words,
+        Store::Postgres => format!("On PostgreSQL (`{POSTGRES_LOAD}.toml`, durable commits, time per table from pg_stat_statements, bytes from the WAL): {words}"),
     }
 }
 
-fn claims_of(planned: &Planned<'_>, file: &str, prefix: &str) -> Vec<Claim> {
-    let sides = sides(planned, file);
-    PARTS
-        .iter()
-        .map(|spec| {
-            let words = store_claim_words(spec, prefix, planned.seeds());
-            let name = part_name(prefix, spec);
-            let name = name.as_str();
-            match &sides {
-                Ok((after, before)) => {
-                    let claim = Claim::decided_by(
-                        name,
-                        words,
-                        Comparison {
-                            a: Side::cell(after.clone()),
-                            b: Side::cell(before.clone()),
-                            figure: spec.figure.to_owned(),
-                            scale: 1.0,
-                            rule: rule(spec, planned.seeds()),
-                        },
-                    );
-                    // On PostgreSQL both sides are timed by the database and the bytes
-                    // are its WAL's: nothing there is the lab's attribution.
-                    if spec.by_construction && prefix.is_empty() {
-                        claim.sized()
-                    } else {
-                        claim
-                    }
-                }
-                Err(why) => Claim::cannot(name, words, why.clone()),
+/// Every part of the question, declared once: each [`PartSpec::EVERY`] on SQLite, then
+/// on PostgreSQL, decided by `global-clock` against `txn-log` on its figure, single cells
+/// at the same threads and cores ([`sides`]), by its [`rule`] (from `seeds`). What
+/// [`crate::LeaseHotPath`]'s claims, the answer and the tests read.
+pub fn registry(seeds: Seeds<'_>) -> Registry<'static> {
+    let entries = Store::BOTH
+        .into_iter()
+        .flat_map(|store| PartSpec::EVERY.map(|spec| entry(store, spec, seeds)))
+        .collect();
+    Registry::new(entries)
+}
+
+/// Part `spec` asked of `store`.
+fn entry(store: Store, spec: PartSpec, seeds: Seeds<'_>) -> Entry<'static> {
+    let rule = rule(&spec, seeds);
+    Entry::new(
+        store.part(&spec),
+        store_claim_words(&spec, store, seeds),
+        move |planned: &Planned<'_>| {
+            let (after, before) = sides(planned, store.file())?;
+            Ok(Comparison {
+                a: Side::cell(after),
+                b: Side::cell(before),
+                figure: spec.figure.to_owned(),
+                scale: 1.0,
+                rule,
             }
-        })
-        .collect()
+            .into())
+        },
+    )
+    // On PostgreSQL both sides are timed by the database and the bytes are its WAL's:
+    // nothing there is the lab's attribution.
+    .sized_if(spec.by_construction && store == Store::Sqlite)
 }

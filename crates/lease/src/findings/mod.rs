@@ -1,8 +1,9 @@
 //! Seed 001's question, asked of a run: did the patch (`txn-log` -> `global-clock`) cut
 //! the database's work at the seed's load, as the seed's mongotop figures say?
 //!
-//! The verdict follows from three parts ([`claims::PARTS`]) on SQLite, and the same three
-//! on PostgreSQL (`postgres/...`, `lease-postgres.toml`) where they were measured, each a paired
+//! The verdict follows from three parts ([`claims::PartSpec::EVERY`]) on SQLite, and the
+//! same three on PostgreSQL (`postgres/...`, `lease-postgres.toml`) where they were
+//! measured, all six declared once in [`claims::registry`], each a paired
 //! comparison of `global-clock` against `txn-log` at the seed's load
 //! (`lease-seed-load.toml`: 500 leases extended every 30 s of simulated time, one
 //! worker): the store's busy time on the leases and on the transaction machinery (the
@@ -17,14 +18,16 @@ pub mod claims;
 #[cfg(test)]
 mod tests;
 
-use harness::decide::{Outcome, Part, Planned};
+use harness::decide::{Outcome, Part};
 use harness::findings::{Answer, Basis, Chart, Run, Table, Verdict};
 use harness::judge::{extra, find, si, times, too_few, variants_of, widest, Est};
+use harness::registry::Parts;
 use harness::RunRecord;
 
+pub use claims::registry;
 use claims::{
-    part_name, seed_ratio, store_claim_words, AFTER, BEFORE, PARTS, POSTGRES_LOAD, SEED_LOAD,
-    STORES,
+    seed_ratio, PartSpec, Store, AFTER, BEFORE, BUSY_TIME_LEASES, BYTES_PER_EXTEND, POSTGRES_LOAD,
+    SEED_LOAD,
 };
 
 /// The question, in the user's words.
@@ -32,11 +35,6 @@ pub const QUESTION: &str = "Does the global clock cut the store's busy time on t
                             and on the transactions, and the bytes written per extend, at \
                             the seed's load (one conditional update per extend instead of a \
                             transaction writing the namespace's clock and a log)?";
-
-/// The question's parts among the cells `planned` ([`claims::claims`]).
-pub fn claims(planned: &Planned<'_>) -> Vec<harness::decide::Claim> {
-    claims::claims(planned)
-}
 
 /// How the seed's collections map onto the stores' tables, and what that leaves out.
 const MAPPING: &str = "Busy time is the store's time in its statements per table, sleeps in \
@@ -66,19 +64,16 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
     if rows.is_empty() && durable.is_empty() && load.is_empty() && postgres.is_empty() {
         return None;
     }
-    // SQLite's three parts, then PostgreSQL's.
-    let parts: Vec<Part> = STORES
-        .iter()
-        .flat_map(|&(_, prefix)| {
-            PARTS.iter().map(move |spec| {
-                run.part(
-                    &part_name(prefix, spec),
-                    &store_claim_words(spec, prefix, run.seeds()),
-                )
-            })
-        })
-        .collect();
-    let (sqlite, on_postgres) = parts.split_at(PARTS.len());
+    let registry = registry(run.seeds());
+    let parts = registry.parts(run);
+    let of = |store: Store| -> Vec<&Part> {
+        PartSpec::EVERY
+            .iter()
+            .map(|spec| parts.get(&store.part(spec)))
+            .collect()
+    };
+    let (sqlite, on_postgres) = (of(Store::Sqlite), of(Store::Postgres));
+    let postgres_measured = on_postgres.iter().any(|p| p.ratio.is_some());
     // PostgreSQL's parts weigh in the verdict once measured: a machine without it keeps
     // the verdict SQLite's parts give.
     // Sizes only weigh nothing, as in `Finding::new`.
@@ -88,38 +83,41 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
         .filter(|p| p.decides())
         .map(|p| p.outcome)
         .collect();
-    let mut sentences: Vec<String> = PARTS
-        .iter()
-        .zip(sqlite)
-        .map(|(spec, part)| part_sentence(run, spec, part, &load))
-        .collect();
-    let postgres_sentences: Vec<String> = PARTS
-        .iter()
-        .zip(on_postgres)
-        .map(|(spec, part)| {
-            format!(
-                "On PostgreSQL: {}",
-                part_sentence(run, spec, part, &postgres)
-            )
-        })
-        .collect();
+    let sentence = |store: Store, spec: &PartSpec| {
+        let cells = match store {
+            Store::Sqlite => &load,
+            Store::Postgres => &postgres,
+        };
+        part_sentence(run, spec, parts.get(&store.part(spec)), cells)
+    };
+    let mut sentences = Vec::new();
     let mut store_details = Vec::new();
-    if on_postgres.iter().any(|p| p.ratio.is_some()) {
-        // At most three sentences: the two busy-time parts on SQLite and whether the
-        // answer depends on the store; the rest unfold.
-        store_details.push(sentences.remove(2));
-        sentences.truncate(2);
-        sentences.push(store_sentence(sqlite, on_postgres));
-        store_details.extend(postgres_sentences);
+    for spec in &PartSpec::EVERY {
+        // With PostgreSQL measured, at most three sentences: the two busy-time parts on
+        // SQLite and whether the answer depends on the store; the bytes unfold.
+        if postgres_measured && spec.name == BYTES_PER_EXTEND.name {
+            store_details.push(sentence(Store::Sqlite, spec));
+        } else {
+            sentences.push(sentence(Store::Sqlite, spec));
+        }
+    }
+    if postgres_measured {
+        sentences.push(store_sentence(&parts));
+        store_details.extend(
+            PartSpec::EVERY
+                .iter()
+                .map(|spec| format!("On PostgreSQL: {}", sentence(Store::Postgres, spec))),
+        );
         store_details.push(POSTGRES_MAPPING.to_owned());
     } else {
-        sentences.truncate(3);
         store_details.push(format!(
             "On PostgreSQL ({POSTGRES_LOAD}.toml) the parts were not measured: {}",
-            on_postgres.first().map_or(String::new(), |p| p.why.clone())
+            // Every PostgreSQL part lacks its sides for the same reason.
+            parts.get(&Store::Postgres.part(&BUSY_TIME_LEASES)).why
         ));
     }
     let figure = parts
+        .all()
         .iter()
         .filter(|p| p.ratio.is_some())
         .map(|p| format!("{} {}", p.name, p.figure()))
@@ -147,7 +145,7 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
         }
     }
     Some(Answer {
-        parts,
+        parts: parts.into_vec(),
         verdict: Verdict::of_outcomes(&outcomes),
         basis: Basis::Measured,
         calibrated_on: Vec::new(),
@@ -174,9 +172,11 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
 
 /// Whether the answer depends on the store: each part measured on both, its outcome on
 /// SQLite against PostgreSQL.
-fn store_sentence(sqlite: &[Part], postgres: &[Part]) -> String {
+fn store_sentence(parts: &Parts<'_, '_>) -> String {
     let (mut same, mut differ) = (Vec::new(), Vec::new());
-    for (s, p) in sqlite.iter().zip(postgres) {
+    for spec in &PartSpec::EVERY {
+        let s = parts.get(&Store::Sqlite.part(spec));
+        let p = parts.get(&Store::Postgres.part(spec));
         if s.ratio.is_none() || p.ratio.is_none() {
             continue;
         }
@@ -214,12 +214,7 @@ fn store_sentence(sqlite: &[Part], postgres: &[Part]) -> String {
 
 /// One part's sentence: its outcome and figure beside the seed's, with the cells'
 /// medians as context where the run has them.
-fn part_sentence(
-    run: &Run<'_>,
-    spec: &claims::PartSpec,
-    part: &Part,
-    load: &[&RunRecord],
-) -> String {
+fn part_sentence(run: &Run<'_>, spec: &PartSpec, part: &Part, load: &[&RunRecord]) -> String {
     let seed = match seed_ratio(spec, run.seeds()) {
         Some((before, after)) => format!(
             "; the seed's {}: {before:.0} -> {after:.0} ms, {:.2}x",
@@ -228,11 +223,7 @@ fn part_sentence(
         ),
         None => "; the seed did not measure it".to_owned(),
     };
-    let (what, unit) = match spec.name {
-        "busy_time_leases" => ("Busy time on the leases", " ms/s"),
-        "busy_time_txns" => ("Busy time on the transactions", " ms/s"),
-        _ => ("Bytes written per extend", " bytes"),
-    };
+    let (what, unit) = spec.heading;
     let context = match cell_pair(load) {
         Some((after, before)) => match (extra(after, spec.figure), extra(before, spec.figure)) {
             (Some(a), Some(b)) => format!("; cells {}{unit} against {}{unit}", si(a), si(b)),

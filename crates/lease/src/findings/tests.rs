@@ -1,15 +1,16 @@
 //! The lease question on synthetic plans and pairs: every part can come out shown,
 //! contradicted and inconclusive; a plan without the seed's load declares every part
-//! with why; closed-loop figures decide nothing.
+//! with why; closed-loop figures decide nothing; the registry conforms. Parts are read
+//! by name, never by position.
 
 use std::collections::BTreeMap;
 
 use harness::decide::{CellRef, Claim, Measured, Outcome, Planned};
-use harness::findings::{Run, Verdict};
+use harness::findings::{Run, Seeds, Verdict};
 use harness::testing::synthetic_cell;
 use harness::RunRecord;
 
-use super::claims::{claims, PARTS, SEED_LOAD};
+use super::claims::{BUSY_TIME_TXNS, SEED_LOAD};
 use super::*;
 
 /// A planned cell of the seed's load.
@@ -29,17 +30,47 @@ fn seeds() -> BTreeMap<String, serde_json::Value> {
     [(SEED_LOAD.to_owned(), table)].into_iter().collect()
 }
 
+/// The registry's claims of the plan of `cells`, with the seed's `[seed]` table.
+fn claims(cells: &[CellRef]) -> Vec<Claim> {
+    let seeds = seeds();
+    registry(Seeds(&seeds)).claims(&Planned {
+        cells,
+        seeds: &seeds,
+    })
+}
+
 /// The claims of a plan of every store at the seed's load on `cores` CPUs.
 fn planned_claims(cores: usize) -> Vec<Claim> {
     let cells: Vec<CellRef> = ["txn-log", "global-clock", "sql-update", "memory"]
         .iter()
         .map(|v| planned_cell(v, cores, "seed"))
         .collect();
-    let seeds = seeds();
-    claims(&Planned {
-        cells: &cells,
-        seeds: &seeds,
-    })
+    claims(&cells)
+}
+
+/// Claim `name` among `claims`.
+fn claim<'c>(claims: &'c [Claim], name: &str) -> &'c Claim {
+    claims
+        .iter()
+        .find(|c| c.part == name)
+        .unwrap_or_else(|| panic!("no claim `{name}`"))
+}
+
+/// Part `name` of answer `a`.
+fn part<'a>(a: &'a harness::findings::Answer, name: &str) -> &'a harness::decide::Part {
+    a.parts
+        .iter()
+        .find(|p| p.name == name)
+        .unwrap_or_else(|| panic!("no part `{name}`"))
+}
+
+/// The sentence about part `name` of answer `a`.
+fn sentence<'a>(a: &'a harness::findings::Answer, name: &str) -> &'a str {
+    let tag = format!("(`{name}`)");
+    a.sentences
+        .iter()
+        .find(|s| s.contains(&tag))
+        .unwrap_or_else(|| panic!("no sentence on `{name}`: {:?}", a.sentences))
 }
 
 #[test]
@@ -59,7 +90,8 @@ fn every_part_is_global_clock_against_txn_log_at_the_seeds_load() {
         ]
     );
     // The plan has no PostgreSQL cells: those parts say why.
-    for c in &claims[PARTS.len()..] {
+    for spec in &PartSpec::EVERY {
+        let c = claim(&claims, &Store::Postgres.part(spec));
         assert!(c.comparison.is_none(), "{}", c.part);
         assert!(
             c.missing
@@ -69,8 +101,9 @@ fn every_part_is_global_clock_against_txn_log_at_the_seeds_load() {
             c.missing
         );
     }
-    for (claim, spec) in claims.iter().zip(PARTS) {
-        let c = claim.comparison.as_ref().expect("decided by a comparison");
+    for spec in &PartSpec::EVERY {
+        let c = claim(&claims, &Store::Sqlite.part(spec));
+        let c = c.comparison.as_ref().expect("decided by a comparison");
         assert_eq!(c.figure, spec.figure);
         assert_eq!(
             (c.a.cell.variant.as_str(), c.b.cell.variant.as_str()),
@@ -87,17 +120,13 @@ fn every_part_is_global_clock_against_txn_log_at_the_seeds_load() {
             &planned_cell(AFTER, 16, "seed").params
         ));
     }
-    assert!(
-        claims[0].claim.contains("470 -> 267 ms (0.57x)"),
-        "{}",
-        claims[0].claim
+    let (leases, txns) = (
+        &claim(&claims, BUSY_TIME_LEASES.name).claim,
+        &claim(&claims, BUSY_TIME_TXNS.name).claim,
     );
-    assert!(
-        claims[1].claim.contains("868 -> 625 ms (0.72x)"),
-        "{}",
-        claims[1].claim
-    );
-    assert!(claims[0].claim.contains("juju.leases"));
+    assert!(leases.contains("470 -> 267 ms (0.57x)"), "{leases}");
+    assert!(txns.contains("868 -> 625 ms (0.72x)"), "{txns}");
+    assert!(leases.contains("juju.leases"));
 }
 
 #[test]
@@ -121,12 +150,13 @@ fn a_plan_without_the_seeds_load_declares_every_part_with_why() {
         ),
     ];
     for (cells, why) in cases {
-        let claims = claims(&Planned {
-            cells: &cells,
-            seeds: &seeds,
-        });
-        assert_eq!(claims.len(), 2 * PARTS.len());
-        for c in &claims[..PARTS.len()] {
+        let claims = claims(&cells);
+        assert_eq!(
+            claims.iter().map(|c| c.part.as_str()).collect::<Vec<_>>(),
+            registry(Seeds(&seeds)).names()
+        );
+        for spec in &PartSpec::EVERY {
+            let c = claim(&claims, &Store::Sqlite.part(spec));
             assert!(c.comparison.is_none());
             assert!(c.missing.contains(why), "{}: {}", c.part, c.missing);
         }
@@ -152,13 +182,12 @@ fn load_cell(variant: &str, leases: f64, txns: f64, bytes: f64) -> RunRecord {
     c
 }
 
-/// The answer with each part's pairs at `ratios`.
-fn answer_at(ratios: [f64; 3], n: usize) -> harness::findings::Answer {
-    let claims = planned_claims(2);
-    let comparisons: Vec<Measured> = claims
+/// The answer to a run of `claims` whose parts `ratios` name were measured as `n` pairs
+/// at those ratios, and the others not at all.
+fn answer_with(claims: &[Claim], ratios: &[(String, f64)], n: usize) -> harness::findings::Answer {
+    let comparisons: Vec<Measured> = ratios
         .iter()
-        .zip(ratios)
-        .map(|(c, r)| measured(c, r, n))
+        .map(|(name, r)| measured(claim(claims, name), *r, n))
         .collect();
     let cells = vec![
         load_cell("global-clock", 8.0, 3.0, 4500.0),
@@ -173,6 +202,24 @@ fn answer_at(ratios: [f64; 3], n: usize) -> harness::findings::Answer {
     .unwrap()
 }
 
+/// `ratios` of each store's parts in [`PartSpec::EVERY`]'s order (leases, transactions,
+/// bytes), by name.
+fn on(store: Store, ratios: [f64; 3]) -> Vec<(String, f64)> {
+    PartSpec::EVERY
+        .iter()
+        .zip(ratios)
+        .map(|(spec, r)| (store.part(spec), r))
+        .collect()
+}
+
+/// The answer with SQLite's parts' pairs at `ratios` (leases, transactions, bytes).
+fn answer_at(ratios: [f64; 3], n: usize) -> harness::findings::Answer {
+    answer_with(&planned_claims(2), &on(Store::Sqlite, ratios), n)
+}
+
+/// A ratio, its pairs and the outcome they must give.
+type Case = (f64, usize, Outcome);
+
 #[test]
 fn each_part_comes_out_shown_contradicted_or_inconclusive_from_its_pairs() {
     use Outcome::*;
@@ -181,36 +228,45 @@ fn each_part_comes_out_shown_contradicted_or_inconclusive_from_its_pairs() {
     // deeper than the seed's contradicted too. Bytes (no seed figure) by direction only:
     // below 0.95 shown, above 0.98 contradicted. Too few pairs, or an interval across a
     // threshold, inconclusive.
-    let cases: [&[(f64, usize, Outcome)]; 3] = [
-        &[
-            (0.57, 9, Shown),
-            (1.05, 16, Contradicted),
-            (0.30, 16, Contradicted),
-            (0.74, 24, Inconclusive),
-            (0.57, 5, Inconclusive),
-        ],
-        &[
-            (0.72, 16, Shown),
-            (1.01, 24, Contradicted),
-            (0.28, 16, Contradicted),
-            (0.55, 24, Inconclusive),
-        ],
-        &[
-            (0.57, 9, Shown),
-            (1.05, 16, Contradicted),
-            (0.965, 24, Inconclusive),
-        ],
+    let cases: [(PartSpec, &[Case]); 3] = [
+        (
+            BUSY_TIME_LEASES,
+            &[
+                (0.57, 9, Shown),
+                (1.05, 16, Contradicted),
+                (0.30, 16, Contradicted),
+                (0.74, 24, Inconclusive),
+                (0.57, 5, Inconclusive),
+            ],
+        ),
+        (
+            BUSY_TIME_TXNS,
+            &[
+                (0.72, 16, Shown),
+                (1.01, 24, Contradicted),
+                (0.28, 16, Contradicted),
+                (0.55, 24, Inconclusive),
+            ],
+        ),
+        (
+            BYTES_PER_EXTEND,
+            &[
+                (0.57, 9, Shown),
+                (1.05, 16, Contradicted),
+                (0.965, 24, Inconclusive),
+            ],
+        ),
     ];
-    for (i, cases) in cases.iter().enumerate() {
-        for &(ratio, n, outcome) in cases.iter() {
-            let mut ratios = [0.6; 3];
-            ratios[i] = ratio;
-            let a = answer_at(ratios, n);
-            assert_eq!(
-                a.parts[i].outcome, outcome,
-                "{} at {ratio} x {n}: {:?}",
-                PARTS[i].name, a.parts[i]
-            );
+    for (spec, cases) in cases {
+        for &(ratio, n, outcome) in cases {
+            // The other parts at 0.6.
+            let ratios: Vec<(String, f64)> = PartSpec::EVERY
+                .iter()
+                .map(|s| (s.name.to_owned(), if s == &spec { ratio } else { 0.6 }))
+                .collect();
+            let a = answer_with(&planned_claims(2), &ratios, n);
+            let p = part(&a, spec.name);
+            assert_eq!(p.outcome, outcome, "{} at {ratio} x {n}: {p:?}", spec.name);
             if ratio < 0.5 {
                 assert!(
                     a.sentences.join(" ").contains("far deeper than the seed's")
@@ -250,13 +306,21 @@ fn the_verdict_follows_from_the_parts() {
 fn sentences_state_each_parts_figure_beside_the_seeds() {
     let a = answer_at([0.57, 1.05, 0.965], 24);
     assert_eq!(a.sentences.len(), 3);
-    for (s, p) in a.sentences.iter().zip(&a.parts) {
+    for spec in &PartSpec::EVERY {
+        let (s, p) = (sentence(&a, spec.name), part(&a, spec.name));
         assert!(s.contains(&p.figure()), "{s}");
         assert!(s.contains(p.outcome.word()), "{s}");
     }
-    assert!(a.sentences[0].contains("0.57x") && a.sentences[0].contains("shown"));
-    assert!(a.sentences[1].contains("0.72x") && a.sentences[1].contains("contradicted"));
-    assert!(a.sentences[2].contains("inconclusive"));
+    let [leases, txns, bytes] = PartSpec::EVERY.map(|spec| sentence(&a, spec.name));
+    assert!(
+        leases.contains("0.57x") && leases.contains("shown"),
+        "{leases}"
+    );
+    assert!(
+        txns.contains("0.72x") && txns.contains("contradicted"),
+        "{txns}"
+    );
+    assert!(bytes.contains("inconclusive"), "{bytes}");
     assert!(a.figure.contains("busy_time_leases 0.5"), "{}", a.figure);
     assert_eq!(a.tables.len(), 1, "no closed-loop cells, no empty table");
     assert_eq!(a.tables[0].rows.len(), 2, "{:?}", a.tables[0]);
@@ -292,7 +356,10 @@ fn closed_loop_extends_are_details_that_decide_nothing() {
         })
         .unwrap();
         assert_eq!(a.verdict, Verdict::CannotTell);
-        assert_eq!(a.parts.len(), 2 * PARTS.len());
+        assert_eq!(
+            a.parts.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(),
+            registry(Seeds(&seeds)).names()
+        );
         assert!(a.parts.iter().all(|p| p.outcome == Outcome::Inconclusive));
         assert!(a.details.iter().any(|d| d.contains("`sql-update` does")));
     }
@@ -312,9 +379,9 @@ fn rows_per_extend_are_labelled_the_designs() {
     assert!(a.tables[0].columns.iter().any(|c| c.contains("(design)")));
 }
 
-#[test]
-fn the_answer_says_whether_it_depends_on_the_store() {
-    let cells: Vec<CellRef> = ["txn-log", "global-clock"]
+/// A plan of both sides on SQLite and on PostgreSQL: every part's cells.
+fn both_stores_cells() -> Vec<CellRef> {
+    ["txn-log", "global-clock"]
         .iter()
         .flat_map(|v| {
             [
@@ -324,33 +391,21 @@ fn the_answer_says_whether_it_depends_on_the_store() {
                     .with("load", "seed"),
             ]
         })
-        .collect();
-    let seeds = seeds();
-    let claims = claims(&Planned {
-        cells: &cells,
-        seeds: &seeds,
-    });
+        .collect()
+}
+
+#[test]
+fn the_answer_says_whether_it_depends_on_the_store() {
+    let claims = claims(&both_stores_cells());
     assert!(claims.iter().all(|c| c.comparison.is_some()));
-    let answer_with = |ratios: [f64; 6]| {
-        let comparisons: Vec<Measured> = claims
-            .iter()
-            .zip(ratios)
-            .map(|(c, r)| measured(c, r, 16))
-            .collect();
-        let cells = vec![
-            load_cell("global-clock", 8.0, 3.0, 4500.0),
-            load_cell("txn-log", 14.0, 11.0, 21000.0),
-        ];
-        answer(&Run {
-            cells: &cells,
-            seeds: &seeds,
-            comparisons: &comparisons,
-        })
-        .unwrap()
+    let answer_on_both = |sqlite: [f64; 3], postgres: [f64; 3]| {
+        let mut ratios = on(Store::Sqlite, sqlite);
+        ratios.extend(on(Store::Postgres, postgres));
+        answer_with(&claims, &ratios, 16)
     };
     // The leases part contradicted on SQLite (as measured, 1.24-1.44), shown on
     // PostgreSQL: it depends on the store; the other two do not.
-    let a = answer_with([1.3, 0.6, 0.2, 0.6, 0.6, 0.2]);
+    let a = answer_on_both([1.3, 0.6, 0.2], [0.6, 0.6, 0.2]);
     let last = a.sentences.last().unwrap();
     assert_eq!(a.sentences.len(), 3);
     assert!(
@@ -361,10 +416,40 @@ fn the_answer_says_whether_it_depends_on_the_store() {
     );
     assert!(last.contains("not for `busy_time_txns` shown"), "{last}");
     assert!(a.details.iter().any(|d| d.starts_with("On PostgreSQL: ")));
-    let a = answer_with([0.6, 0.6, 0.2, 0.6, 0.6, 0.2]);
+    let a = answer_on_both([0.6, 0.6, 0.2], [0.6, 0.6, 0.2]);
+    let last = a.sentences.last().unwrap();
     assert!(
-        a.sentences[2].starts_with("The answer does not depend on the store"),
-        "{}",
-        a.sentences[2]
+        last.starts_with("The answer does not depend on the store"),
+        "{last}"
+    );
+}
+
+#[test]
+fn the_registry_conforms_to_a_plan_of_every_part_and_its_answer() {
+    let cells = both_stores_cells();
+    let seeds = seeds();
+    let planned = Planned {
+        cells: &cells,
+        seeds: &seeds,
+    };
+    let registry = registry(Seeds(&seeds));
+    let comparisons: Vec<Measured> = registry
+        .claims(&planned)
+        .iter()
+        .map(|c| measured(c, 0.6, 16))
+        .collect();
+    let records = vec![
+        load_cell("global-clock", 8.0, 3.0, 4500.0),
+        load_cell("txn-log", 14.0, 11.0, 21000.0),
+    ];
+    let a = answer(&Run {
+        cells: &records,
+        seeds: &seeds,
+        comparisons: &comparisons,
+    });
+    assert!(a.is_some(), "cells of the seed's load give an answer");
+    assert_eq!(
+        harness::testing::parts_conformance(&registry, &planned, a.as_ref()),
+        Ok(())
     );
 }
