@@ -1,13 +1,16 @@
-//! The parts of the seed's claim as comparisons of the cells a plan runs: which cells each
-//! part compares, on which figure, and what ratio counts as shown or contradicted. The
-//! sides come from the plan (`Planned`), never from this machine's size, so the same
+//! The parts of the seed's claim as one registry ([`registry_on`]): seed 002's question
+//! ([`server::findings::claims::Question`]) asked of 389 DS in its own words, so each
+//! part's name, claim, the cells it compares, on which figure, and what ratio counts as
+//! shown or contradicted are declared once and read by the claims and the answer alike.
+//! The sides come from the plan (`Planned`), never from this machine's size, so the same
 //! code declares 2-CPU and 64-CPU comparisons.
 //!
 //! Not here: measuring pairs (`lab`), reading their outcomes (`super::answer`), the
 //! profile part's shares (`super::profile`).
 
 use harness::decide::{Claim, Planned};
-use server::findings::claims::Question;
+use harness::registry::Registry;
+use server::findings::claims::{Claims, Question};
 
 use super::FILE;
 use crate::ds389;
@@ -32,28 +35,39 @@ pub const WHERE_TIME_GOES_CLAIM: &str = "some server functions take a growing sh
 /// threads from 1 to 4 cores".
 pub const SEED_THREADS: usize = 16;
 
-/// The fixed list of parts for a plan, on this machine's CPUs.
-pub fn claims(planned: &Planned<'_>) -> Vec<Claim> {
-    claims_on(planned, crate::procstat::machine_cpus().len())
-}
-
-/// The fixed list of parts for a plan on a machine of `nproc` CPUs, in order
-/// ([`server::findings::claims::Question`] asked of 389 DS).
-pub fn claims_on(planned: &Planned<'_>, nproc: usize) -> Vec<Claim> {
-    let against = |cores| recommendation_other(planned, cores);
+/// The four parts, declared once, part (c) asked on a machine of `nproc` CPUs
+/// ([`server::findings::claims::Question`] asked of 389 DS, the parts named without a
+/// file: this hot path asks it of one file).
+pub fn registry_on(nproc: usize) -> Registry<'static> {
     Question {
         file: FILE,
         variant: VARIANT,
         server: "389 DS",
-        claims: [
-            THREADS_PAST_CPUS_CLAIM,
-            RECOMMENDATION_CLAIM,
-            PER_THREAD_WITH_CPUS_FREE_CLAIM,
-            WHERE_TIME_GOES_CLAIM,
-        ],
-        against: &against,
+        claims: Claims {
+            threads_past_cpus: THREADS_PAST_CPUS_CLAIM,
+            recommendation: RECOMMENDATION_CLAIM,
+            per_thread_with_cpus_free: PER_THREAD_WITH_CPUS_FREE_CLAIM,
+            where_time_goes: WHERE_TIME_GOES_CLAIM,
+        },
+        against: &recommendation_other,
+        named_by_file: false,
     }
-    .claims(planned, nproc)
+    .registry(nproc)
+}
+
+/// The four parts on this machine's CPUs.
+pub fn registry() -> Registry<'static> {
+    registry_on(crate::procstat::machine_cpus().len())
+}
+
+/// The fixed list of parts for a plan, on this machine's CPUs.
+pub fn claims(planned: &Planned<'_>) -> Vec<Claim> {
+    registry().claims(planned)
+}
+
+/// The fixed list of parts for a plan on a machine of `nproc` CPUs, in order.
+pub fn claims_on(planned: &Planned<'_>, nproc: usize) -> Vec<Claim> {
+    registry_on(nproc).claims(planned)
 }
 
 /// What the recommendation is compared against on `cores` CPUs, and in words: the

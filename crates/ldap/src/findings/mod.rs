@@ -1,11 +1,13 @@
 //! The seed's question asked of the real server, as four fixed parts (issue 34): (a) more
 //! 389 DS worker threads than CPUs cost throughput, (b) the seed's recommendation (threads
 //! = CPUs) against the server's own autotuned default and the seed's 16, (c) per-thread
-//! decline while CPUs are free, (d) where the server's time goes as threads grow. Parts
-//! (a)-(c) are comparisons measured as pairs adjacent in time ([`claims`] declares them
-//! from the plan), (d) is read from the server's own profiles ([`profile`]); the verdict
-//! follows from the four outcomes alone. Per-thread figures of the cells (X/N) are shown as
-//! the seed's arithmetic and decide nothing: past the CPUs they fall for any server.
+//! decline while CPUs are free, (d) where the server's time goes as threads grow. The four
+//! parts are one registry ([`claims::registry`]) the claims and the answer both read, by
+//! name. Parts (a)-(c) are comparisons measured as pairs adjacent in time, their sides
+//! found in the plan, (d) is read from the server's own profiles ([`profile`]); the
+//! verdict follows from the four outcomes alone. Per-thread figures of the cells (X/N)
+//! are shown as the seed's arithmetic and decide nothing: past the CPUs they fall for any
+//! server.
 //!
 //! This module measures nothing and renders nothing: `lab` lays the [`Answer`] out.
 
@@ -17,10 +19,11 @@ mod tests;
 use harness::decide::{Outcome, Part};
 use harness::findings::{Answer, Basis, Chart, Run, Verdict};
 use harness::judge::{self, Est};
+use harness::registry::{Parts, Registry};
 use harness::RunRecord;
 
 use claims::*;
-pub use claims::{claims, claims_on};
+pub use claims::{claims, claims_on, registry, registry_on};
 
 /// The question, in the seed's words.
 pub const QUESTION: &str = "Do more worker threads than CPUs cost the real 389 Directory Server throughput, does the seed's recommendation (threads = CPUs) beat the server's autotuned default, does per-thread throughput fall while CPUs are free, and where does the server's time go as threads grow?";
@@ -50,14 +53,11 @@ pub fn nearest_model(run: &Run<'_>, real: &Curve<'_>) -> Option<(String, f64, f6
         .map(|(v, r)| (v, r, want))
 }
 
-/// The four parts of `run`, in their fixed order.
-pub fn parts(run: &Run<'_>) -> Vec<Part> {
-    vec![
-        run.part(THREADS_PAST_CPUS, THREADS_PAST_CPUS_CLAIM),
-        run.part(RECOMMENDATION, RECOMMENDATION_CLAIM),
-        run.part(PER_THREAD_WITH_CPUS_FREE, PER_THREAD_WITH_CPUS_FREE_CLAIM),
-        profile::where_time_goes(run),
-    ]
+/// The four parts of `registry` as `run` measured them, part (d) read from the profiles.
+pub fn parts<'r, 'a>(registry: &'r Registry<'a>, run: &Run<'_>) -> Parts<'r, 'a> {
+    let mut parts = registry.parts(run);
+    *parts.get_mut(WHERE_TIME_GOES) = profile::where_time_goes(run);
+    parts
 }
 
 /// "12 against 2 threads on 2 CPUs": a part's sides, short, from the claim lab measured.
@@ -104,17 +104,13 @@ fn read_back(cells: &[&RunRecord]) -> Option<String> {
     })
 }
 
-/// The four parts, each inconclusive with `why` (every 389 DS cell failed).
-fn failed(why: &str) -> Answer {
-    let parts: Vec<Part> = [
-        (THREADS_PAST_CPUS, THREADS_PAST_CPUS_CLAIM),
-        (RECOMMENDATION, RECOMMENDATION_CLAIM),
-        (PER_THREAD_WITH_CPUS_FREE, PER_THREAD_WITH_CPUS_FREE_CLAIM),
-        (WHERE_TIME_GOES, WHERE_TIME_GOES_CLAIM),
-    ]
-    .iter()
-    .map(|(name, claim)| Part::other(name, claim, Outcome::Inconclusive, why))
-    .collect();
+/// The parts of `registry`, each inconclusive with `why` (every 389 DS cell failed).
+fn failed(registry: &Registry<'_>, why: &str) -> Answer {
+    let parts: Vec<Part> = registry
+        .entries()
+        .iter()
+        .map(|e| Part::other(&e.name, &e.claim, Outcome::Inconclusive, why))
+        .collect();
     Answer {
         verdict: Verdict::of_outcomes(&parts.iter().map(|p| p.outcome).collect::<Vec<_>>()),
         parts,
@@ -131,18 +127,24 @@ fn failed(why: &str) -> Answer {
 /// The answer for `run`; `None` when it has no 389 DS cell, its parts inconclusive with
 /// the failure when every one failed (a server that never started stays in the findings).
 pub fn answer(run: &Run<'_>) -> Option<Answer> {
+    // The machine's CPUs only matter to part (c)'s sides, which the answer does not ask.
+    let registry = registry();
     if let Some(why) = server::findings::all_failed(run.cells, FILE) {
-        return Some(failed(&why));
+        return Some(failed(&registry, &why));
     }
     let cells = run.of_file(FILE);
     let ds = curves(&cells, VARIANT);
     if ds.is_empty() {
         return None;
     }
-    let parts = parts(run);
-    let outcomes: Vec<Outcome> = parts.iter().map(|p| p.outcome).collect();
+    let parts = parts(&registry, run);
+    let outcomes: Vec<Outcome> = parts.all().iter().map(|p| p.outcome).collect();
     let verdict = Verdict::of_outcomes(&outcomes);
-    let [past, rec, free, time] = [&parts[0], &parts[1], &parts[2], &parts[3]];
+    let (past, rec) = (parts.get(THREADS_PAST_CPUS), parts.get(RECOMMENDATION));
+    let (free, time) = (
+        parts.get(PER_THREAD_WITH_CPUS_FREE),
+        parts.get(WHERE_TIME_GOES),
+    );
     let sentences = vec![
         format!("More worker threads than CPUs (X at the most threads over X at threads = CPUs), {}.", said(run, past)),
         format!(
@@ -227,7 +229,7 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
             .to_owned(),
     );
     Some(Answer {
-        parts,
+        parts: parts.into_vec(),
         verdict,
         basis: Basis::Real,
         calibrated_on: Vec::new(),

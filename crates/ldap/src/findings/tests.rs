@@ -95,6 +95,14 @@ fn names(claims: &[Claim]) -> Vec<&str> {
     claims.iter().map(|c| c.part.as_str()).collect()
 }
 
+/// The claim of part `name` among `claims`.
+fn claim<'c>(claims: &'c [Claim], name: &str) -> &'c Claim {
+    claims
+        .iter()
+        .find(|c| c.part == name)
+        .unwrap_or_else(|| panic!("no part {name} in {claims:?}"))
+}
+
 fn sides(c: &Claim) -> (usize, usize, usize, usize) {
     let cmp = c.comparison.as_ref().unwrap_or_else(|| panic!("{c:?}"));
     (
@@ -105,6 +113,7 @@ fn sides(c: &Claim) -> (usize, usize, usize, usize) {
     )
 }
 
+/// The parts' names, as scripts read them.
 const ALL: [&str; 4] = [
     THREADS_PAST_CPUS,
     RECOMMENDATION,
@@ -116,24 +125,29 @@ const ALL: [&str; 4] = [
 fn on_two_cpus_two_comparisons_and_two_parts_that_cannot() {
     let c = claims_of(&plan(2), 2);
     assert_eq!(names(&c), ALL);
+    assert_eq!(registry_on(2).names(), ALL);
+    let (past, rec) = (claim(&c, THREADS_PAST_CPUS), claim(&c, RECOMMENDATION));
+    let (free, time) = (
+        claim(&c, PER_THREAD_WITH_CPUS_FREE),
+        claim(&c, WHERE_TIME_GOES),
+    );
     // The most threads other than the autotuned 16, against threads = CPUs.
-    assert_eq!(sides(&c[0]), (12, 2, 2, 2));
+    assert_eq!(sides(past), (12, 2, 2, 2));
     // threads = CPUs against the autotuned default, 16 here (also the seed's 16).
-    assert_eq!(sides(&c[1]), (2, 2, 16, 2));
-    assert!(
-        c[1].claim.contains("one comparison serves both"),
-        "{}",
-        c[1].claim
+    assert_eq!(sides(rec), (2, 2, 16, 2));
+    assert_eq!(
+        rec.claim,
+        format!("{RECOMMENDATION_CLAIM}: threads = CPUs (2) against 389 DS's autotuned default (nsslapd-threadnumber: -1, which it resolves to 16 on 2 CPUs, which is also the seed's 16: one comparison serves both)")
     );
     assert!(
-        c[2].comparison.is_none() && c[2].missing.contains("needs at least 7"),
-        "{:?}",
-        c[2]
+        free.comparison.is_none() && free.missing.contains("needs at least 7"),
+        "{free:?}"
     );
-    assert!(c[3].comparison.is_none());
+    assert_eq!(free.claim, PER_THREAD_WITH_CPUS_FREE_CLAIM);
+    assert!(time.comparison.is_none());
     // The planned cells themselves, parameters and all.
     assert_eq!(
-        c[0].comparison.as_ref().unwrap().a.cell.params["connections"],
+        past.comparison.as_ref().unwrap().a.cell.params["connections"],
         10
     );
 }
@@ -141,24 +155,31 @@ fn on_two_cpus_two_comparisons_and_two_parts_that_cannot() {
 #[test]
 fn larger_machines_derive_their_sides_from_the_plan() {
     let c = claims_of(&plan(8), 8);
-    assert_eq!(sides(&c[0]), (48, 8, 8, 8));
-    assert_eq!(sides(&c[1]), (8, 8, 16, 8));
+    assert_eq!(sides(claim(&c, THREADS_PAST_CPUS)), (48, 8, 8, 8));
+    assert_eq!(sides(claim(&c, RECOMMENDATION)), (8, 8, 16, 8));
     // On 8 CPUs no count lies past the seed's knee of 4 and below the 4 CPUs the server
     // gets with CPUs left for the clients.
-    assert!(c[2].comparison.is_none(), "{:?}", c[2]);
+    let free = claim(&c, PER_THREAD_WITH_CPUS_FREE);
+    assert!(free.comparison.is_none(), "{free:?}");
     // On 16: 6 threads on 8 of the CPUs against the knee's 4, per thread.
     let c16 = claims_of(&plan(16), 16);
-    assert_eq!(sides(&c16[2]), (6, 8, 4, 8));
-    assert_eq!(c16[2].comparison.as_ref().unwrap().scale, 4.0 / 6.0);
-    assert!(c16[2].claim.contains("knee of 4"), "{}", c16[2].claim);
+    let free = claim(&c16, PER_THREAD_WITH_CPUS_FREE);
+    assert_eq!(sides(free), (6, 8, 4, 8));
+    assert_eq!(free.comparison.as_ref().unwrap().scale, 4.0 / 6.0);
+    assert_eq!(
+        free.claim,
+        format!("{PER_THREAD_WITH_CPUS_FREE_CLAIM}: per thread at 6 threads against at the seed's knee of 4 threads (knee_threads in benches/389ds.toml)")
+    );
     // 64 CPUs: the autotuned default is the CPUs, so the seed's 16 is the other side.
     let c = claims_of(&plan(64), 64);
-    assert_eq!(sides(&c[1]), (64, 64, 16, 64));
-    assert!(c[1].claim.contains("the seed's 16"), "{}", c[1].claim);
-    assert_eq!(sides(&c[0]), (384, 64, 64, 64));
+    let rec = claim(&c, RECOMMENDATION);
+    assert_eq!(sides(rec), (64, 64, 16, 64));
+    assert!(rec.claim.contains("the seed's 16"), "{}", rec.claim);
+    assert_eq!(sides(claim(&c, THREADS_PAST_CPUS)), (384, 64, 64, 64));
     // 16 CPUs: threads = CPUs = autotuned = the seed's 16: nothing to compare.
     let c = claims_of(&plan(16), 16);
-    assert!(c[1].comparison.is_none() && c[1].missing.contains("nothing to compare"));
+    let rec = claim(&c, RECOMMENDATION);
+    assert!(rec.comparison.is_none() && rec.missing.contains("nothing to compare"));
 }
 
 #[test]
@@ -171,12 +192,12 @@ fn missing_cells_are_cannot_never_dropped() {
     // Without 16 in the file the recommendation cannot be compared.
     let no16: Vec<CellRef> = plan(2).into_iter().filter(|c| c.threads != 16).collect();
     let c = claims_of(&no16, 2);
+    let rec = claim(&c, RECOMMENDATION);
     assert!(
-        c[1].comparison.is_none() && c[1].missing.contains("16"),
-        "{:?}",
-        c[1]
+        rec.comparison.is_none() && rec.missing.contains("16"),
+        "{rec:?}"
     );
-    assert_eq!(sides(&c[0]), (12, 2, 2, 2));
+    assert_eq!(sides(claim(&c, THREADS_PAST_CPUS)), (12, 2, 2, 2));
 }
 
 /// `n` pairs whose ratio is `ratio`, spread +-4e+00% ([`harness::testing::synthetic_pairs`]).
@@ -197,25 +218,27 @@ fn outcome_of(claim: &Claim, ratio: f64, n: usize) -> Outcome {
 
 #[test]
 fn each_comparison_part_can_be_shown_contradicted_or_inconclusive() {
-    let mut c = claims_of(&plan(8), 8);
+    let c = claims_of(&plan(8), 8);
+    let (past, rec) = (claim(&c, THREADS_PAST_CPUS), claim(&c, RECOMMENDATION));
     // Part (c) needs a count past the knee below the CPUs the server gets: 16 CPUs.
-    c[2] = claims_of(&plan(16), 16).swap_remove(2);
+    let c16 = claims_of(&plan(16), 16);
+    let free = claim(&c16, PER_THREAD_WITH_CPUS_FREE);
     use Outcome::*;
     // (a) 48 threads past the 8 CPUs: 0.85x is a cost, 1.05x a gain, 0.96x undecided.
-    assert_eq!(outcome_of(&c[0], 0.85, 24), Shown);
-    assert_eq!(outcome_of(&c[0], 1.05, 24), Contradicted);
-    assert_eq!(outcome_of(&c[0], 0.96, 24), Inconclusive);
+    assert_eq!(outcome_of(past, 0.85, 24), Shown);
+    assert_eq!(outcome_of(past, 1.05, 24), Contradicted);
+    assert_eq!(outcome_of(past, 0.96, 24), Inconclusive);
     // (b) threads = CPUs over the default: 1.20x shown, 0.90x contradicted (the issue's
     // figures: 2 CPUs peak at 4, 13.5k at 1 against 13.2k at 12), 1.035x undecided.
-    assert_eq!(outcome_of(&c[1], 1.20, 24), Shown);
-    assert_eq!(outcome_of(&c[1], 0.90, 24), Contradicted);
-    assert_eq!(outcome_of(&c[1], 1.035, 24), Inconclusive);
+    assert_eq!(outcome_of(rec, 1.20, 24), Shown);
+    assert_eq!(outcome_of(rec, 0.90, 24), Contradicted);
+    assert_eq!(outcome_of(rec, 1.035, 24), Inconclusive);
     // (c) per thread at 6 threads over the knee's 4: 0.70 shown, 1.0 contradicted, 0.925 undecided.
-    assert_eq!(outcome_of(&c[2], 0.70, 24), Shown);
-    assert_eq!(outcome_of(&c[2], 1.00, 24), Contradicted);
-    assert_eq!(outcome_of(&c[2], 0.925, 24), Inconclusive);
+    assert_eq!(outcome_of(free, 0.70, 24), Shown);
+    assert_eq!(outcome_of(free, 1.00, 24), Contradicted);
+    assert_eq!(outcome_of(free, 0.925, 24), Inconclusive);
     // Too few pairs for an interval.
-    assert_eq!(outcome_of(&c[0], 0.5, 3), Inconclusive);
+    assert_eq!(outcome_of(past, 0.5, 3), Inconclusive);
 }
 
 /// Folded stacks: the lab's client, and the server's with `grow` of its samples in

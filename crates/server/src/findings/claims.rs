@@ -1,14 +1,16 @@
-//! Seed 002's question as comparisons of the cells a plan runs, for any server whose
-//! thread setting is the axis: which cells each part compares, on which figure, and what
-//! ratio counts as shown or contradicted. The sides come from the plan (`Planned`), never
-//! from this machine's size, so the same code declares 2-CPU and 64-CPU comparisons.
-//! [`Question`] says which file and variant, the parts' sentences and what the server's
-//! own default is; the ldap hot path asks it of 389 DS, the server hot path of any file.
+//! Seed 002's question as one registry of four parts, for any server whose thread
+//! setting is the axis: each part's name, claim, which cells it compares, on which figure,
+//! and what ratio counts as shown or contradicted ([`Question::registry`], the one place
+//! the parts are declared). The sides come from the plan (`Planned`), never from this
+//! machine's size, so the same code declares 2-CPU and 64-CPU comparisons. [`Question`]
+//! says which file and variant, the parts' claims and what the server's own default is;
+//! the ldap hot path asks it of 389 DS, the server hot path of any file.
 //!
 //! Not here: measuring pairs (`lab`), reading their outcomes, the profile part's shares
 //! ([`super::profile`]).
 
-use harness::decide::{CellRef, Claim, Comparison, Planned, Rule, Side};
+use harness::decide::{CellRef, Comparison, Planned, Rule, Side};
+use harness::registry::{Entry, Found, Registry};
 
 /// Part (a): more server threads than CPUs cost total throughput.
 pub const THREADS_PAST_CPUS: &str = "threads_past_cpus";
@@ -42,7 +44,25 @@ pub const DECLINE: Rule = Rule::Below {
     contradicted: 0.95,
 };
 
+/// The four parts' claims, in the user's words, each under its part's name.
+#[derive(Debug, Clone, Copy)]
+pub struct Claims<'a> {
+    /// Part (a), [`THREADS_PAST_CPUS`].
+    pub threads_past_cpus: &'a str,
+    /// Part (b), [`RECOMMENDATION`].
+    pub recommendation: &'a str,
+    /// Part (c), [`PER_THREAD_WITH_CPUS_FREE`].
+    pub per_thread_with_cpus_free: &'a str,
+    /// Part (d), [`WHERE_TIME_GOES`].
+    pub where_time_goes: &'a str,
+}
+
+/// What threads = CPUs is compared against in a plan on `cores` CPUs: a thread count and
+/// the words for it; `None` when there is nothing to compare (the default is the CPUs).
+pub type Against<'a> = dyn Fn(&Planned<'_>, usize) -> Option<(usize, String)> + 'a;
+
 /// The question asked of one server's cells.
+#[derive(Clone, Copy)]
 pub struct Question<'a> {
     /// The scenario file.
     pub file: &'a str,
@@ -50,14 +70,52 @@ pub struct Question<'a> {
     pub variant: &'a str,
     /// The server, in words (`389 DS`, `memcached`).
     pub server: &'a str,
-    /// The four parts' sentences, in order.
-    pub claims: [&'a str; 4],
-    /// What threads = CPUs is compared against on `cores` CPUs: a thread count and the
-    /// words for it; `None` when there is nothing to compare (the default is the CPUs).
-    pub against: &'a dyn Fn(usize) -> Option<(usize, String)>,
+    /// The four parts' claims.
+    pub claims: Claims<'a>,
+    /// What threads = CPUs is compared against.
+    pub against: &'a Against<'a>,
+    /// Whether each part's name starts with `<file>/`: the server hot path asks the
+    /// question of several files in one run, and their parts must stay apart.
+    pub named_by_file: bool,
 }
 
-impl Question<'_> {
+/// Why part (d) has no sides among the plan's cells.
+const FROM_PROFILES: &str = "read from the server's own profiles of the 1-thread and the most-threads cells on the most CPUs, not measured as pairs";
+
+impl<'a> Question<'a> {
+    /// The name of `part` (one of the part constants) as this question declares it.
+    pub fn name(&self, part: &str) -> String {
+        if self.named_by_file {
+            format!("{}/{part}", self.file)
+        } else {
+            part.to_owned()
+        }
+    }
+
+    /// The four parts, declared once, in the order the answer shows them; part (c) asked
+    /// on a machine of `nproc` CPUs. Part (d) has no sides: the answer reads it from the
+    /// server's profiles ([`super::profile`]) and puts it in place by name.
+    pub fn registry(self, nproc: usize) -> Registry<'a> {
+        let q = self;
+        let c = q.claims;
+        Registry::new(vec![
+            Entry::new(q.name(THREADS_PAST_CPUS), c.threads_past_cpus, move |p| {
+                q.threads_past_cpus(p)
+            }),
+            Entry::new(q.name(RECOMMENDATION), c.recommendation, move |p| {
+                q.recommendation(p)
+            }),
+            Entry::new(
+                q.name(PER_THREAD_WITH_CPUS_FREE),
+                c.per_thread_with_cpus_free,
+                move |p| q.per_thread_with_cpus_free(p, nproc),
+            ),
+            Entry::new(q.name(WHERE_TIME_GOES), c.where_time_goes, |_| {
+                Err(FROM_PROFILES.to_owned())
+            }),
+        ])
+    }
+
     fn cell(&self, planned: &Planned<'_>, threads: usize, cores: usize) -> Option<CellRef> {
         planned
             .find(self.file, self.variant, threads, cores)
@@ -86,22 +144,6 @@ impl Question<'_> {
             .max()
     }
 
-    /// The fixed list of parts for a plan on a machine of `nproc` CPUs, in order.
-    pub fn claims(&self, planned: &Planned<'_>, nproc: usize) -> Vec<Claim> {
-        let widest = self.widest(planned);
-        let against = widest.and_then(|c| (self.against)(c));
-        vec![
-            self.threads_past_cpus(planned, widest, against.as_ref().map(|(t, _)| *t)),
-            self.recommendation(planned, widest, against),
-            self.per_thread_with_cpus_free(planned, nproc),
-            Claim::cannot(
-                WHERE_TIME_GOES,
-                self.claims[3],
-                "read from the server's own profiles of the 1-thread and the most-threads cells on the most CPUs, not measured as pairs",
-            ),
-        ]
-    }
-
     fn none(&self) -> String {
         format!(
             "the plan has no {} cell (benches/{}.toml)",
@@ -109,16 +151,9 @@ impl Question<'_> {
         )
     }
 
-    fn threads_past_cpus(
-        &self,
-        planned: &Planned<'_>,
-        widest: Option<usize>,
-        skip: Option<usize>,
-    ) -> Claim {
-        let cannot = |why: String| Claim::cannot(THREADS_PAST_CPUS, self.claims[0], why);
-        let Some(c) = widest else {
-            return cannot(self.none());
-        };
+    fn threads_past_cpus(&self, planned: &Planned<'_>) -> Result<Found, String> {
+        let c = self.widest(planned).ok_or_else(|| self.none())?;
+        let skip = (self.against)(planned, c).map(|(t, _)| t);
         let past: Vec<usize> = self
             .threads_at(planned, c)
             .into_iter()
@@ -133,7 +168,7 @@ impl Question<'_> {
             .max()
             .or_else(|| past.last().copied());
         let (Some(most), Some(at_cpus)) = (most, self.cell(planned, c, c)) else {
-            return cannot(format!(
+            return Err(format!(
                 "the plan has no {} cells at threads = CPUs ({c}) and above on {c} CPUs",
                 self.server
             ));
@@ -141,42 +176,33 @@ impl Question<'_> {
         let a = self.cell(planned, most, c).expect("a planned count");
         // One comparison, on the most CPUs: a pair of a real server starts two servers,
         // so a comparison per CPU count would double the part's cost.
-        Claim::decided_by(
-            THREADS_PAST_CPUS,
-            self.claims[0],
-            Comparison::throughput(Side::cell(a), Side::cell(at_cpus), COST),
-        )
+        Ok(Comparison::throughput(Side::cell(a), Side::cell(at_cpus), COST).into())
     }
 
-    fn recommendation(
-        &self,
-        planned: &Planned<'_>,
-        widest: Option<usize>,
-        against: Option<(usize, String)>,
-    ) -> Claim {
-        let cannot = |why: String| Claim::cannot(RECOMMENDATION, self.claims[1], why);
-        let Some(c) = widest else {
-            return cannot(self.none());
-        };
-        let Some((other, words)) = against else {
-            return cannot(format!(
+    fn recommendation(&self, planned: &Planned<'_>) -> Result<Found, String> {
+        let c = self.widest(planned).ok_or_else(|| self.none())?;
+        let Some((other, words)) = (self.against)(planned, c) else {
+            return Err(format!(
                 "on {c} CPUs threads = CPUs is the server's own default (or the file names none): nothing to compare"
             ));
         };
         match (self.cell(planned, c, c), self.cell(planned, other, c)) {
-            (Some(a), Some(b)) => Claim::decided_by(
-                RECOMMENDATION,
-                format!("{}: threads = CPUs ({c}) against {words}", self.claims[1]),
+            (Some(a), Some(b)) => Ok(Found::with_detail(
                 Comparison::throughput(Side::cell(a), Side::cell(b), GAIN),
-            ),
-            _ => cannot(format!(
+                format!("threads = CPUs ({c}) against {words}"),
+            )),
+            _ => Err(format!(
                 "the plan lacks {} at {c} or {other} threads on {c} CPUs (list both in the file's threads)",
                 self.server
             )),
         }
     }
 
-    fn per_thread_with_cpus_free(&self, planned: &Planned<'_>, nproc: usize) -> Claim {
+    fn per_thread_with_cpus_free(
+        &self,
+        planned: &Planned<'_>,
+        nproc: usize,
+    ) -> Result<Found, String> {
         // The seed's claim is a decline past its knee ("after t4 we immediately see a per
         // thread decline"), so the part compares per-thread throughput past the knee with
         // the knee's own; a file whose [seed] names no knee is asked from 1 thread.
@@ -208,27 +234,22 @@ impl Question<'_> {
                 .max()?;
             Some((self.cell(planned, t, c)?, self.cell(planned, knee, c)?, t))
         });
-        match found {
-            Some((a, b, t)) => Claim::decided_by(
-                PER_THREAD_WITH_CPUS_FREE,
-                format!("{}: per thread at {t} threads against at {from}", self.claims[2]),
-                Comparison {
-                    a: Side::cell(a),
-                    b: Side::cell(b),
-                    figure: "ops_per_sec".to_owned(),
-                    // Per thread: X(t) / t over X(knee) / knee.
-                    scale: knee as f64 / t as f64,
-                    rule: DECLINE,
-                },
-            ),
-            None => Claim::cannot(
-                PER_THREAD_WITH_CPUS_FREE,
-                self.claims[2],
-                format!(
-                    "this machine has {nproc} CPU(s); the part needs at least {}: the server on more CPUs than a planned thread count past {from}, that count and the knee's both planned on them, and CPUs left for the clients",
-                    knee + 3
-                ),
-            ),
-        }
+        let Some((a, b, t)) = found else {
+            return Err(format!(
+                "this machine has {nproc} CPU(s); the part needs at least {}: the server on more CPUs than a planned thread count past {from}, that count and the knee's both planned on them, and CPUs left for the clients",
+                knee + 3
+            ));
+        };
+        Ok(Found::with_detail(
+            Comparison {
+                a: Side::cell(a),
+                b: Side::cell(b),
+                figure: "ops_per_sec".to_owned(),
+                // Per thread: X(t) / t over X(knee) / knee.
+                scale: knee as f64 / t as f64,
+                rule: DECLINE,
+            },
+            format!("per thread at {t} threads against at {from}"),
+        ))
     }
 }

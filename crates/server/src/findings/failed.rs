@@ -3,12 +3,8 @@
 //! read from the other files alone. Not here: the parts of a file that ran.
 
 use harness::decide::{Outcome, Part};
+use harness::registry::Registry;
 use harness::RunRecord;
-
-use super::claims::{
-    PER_THREAD_WITH_CPUS_FREE, RECOMMENDATION, THREADS_PAST_CPUS, WHERE_TIME_GOES,
-};
-use super::CLAIMS;
 
 /// Why every cell of `file` in `cells` failed, in the first failure's first line;
 /// `None` where the file has a usable cell or no cell at all.
@@ -32,17 +28,12 @@ pub fn all_failed(cells: &[RunRecord], file: &str) -> Option<String> {
     ))
 }
 
-/// A file's four parts where none of its cells ran: each inconclusive with `why`, so the
-/// server stays in the finding and the verdict cannot read past it.
-pub(super) fn failed_parts(file: &str, why: &str) -> Vec<Part> {
-    [
-        THREADS_PAST_CPUS,
-        RECOMMENDATION,
-        PER_THREAD_WITH_CPUS_FREE,
-        WHERE_TIME_GOES,
-    ]
-    .iter()
-    .zip(CLAIMS)
-    .map(|(part, claim)| Part::other(&format!("{file}/{part}"), claim, Outcome::Inconclusive, why))
-    .collect()
+/// A file's parts (its `registry`) where none of its cells ran: each inconclusive with
+/// `why`, so the server stays in the finding and the verdict cannot read past it.
+pub(super) fn failed_parts(registry: &Registry<'_>, why: &str) -> Vec<Part> {
+    registry
+        .entries()
+        .iter()
+        .map(|e| Part::other(&e.name, &e.claim, Outcome::Inconclusive, why))
+        .collect()
 }

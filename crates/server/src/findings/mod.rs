@@ -1,13 +1,14 @@
 //! Seed 002's question asked of any server a scenario file of the `server` hot path
 //! names: (a) more worker threads than CPUs cost throughput, (b) threads = CPUs against
 //! the server's own default (the file's `default_threads`), (c) per-thread decline while
-//! CPUs are free, (d) where the server's time goes as threads grow. Parts (a)-(c) are
-//! comparisons measured as pairs adjacent in time ([`claims::Question`]), (d) is read
-//! from the server's own profiles ([`profile`]); the verdict follows from the parts
-//! alone. Every file gets the four parts, named `<file>/<part>`, so one run of several
-//! servers keeps each server's parts apart; the ldap hot path asks the same question of
-//! 389 DS with its own words. Per-thread figures (X/N) are shown as the seed's
-//! arithmetic and decide nothing: past the CPUs they fall for any server.
+//! CPUs are free, (d) where the server's time goes as threads grow. The four parts are one
+//! registry per file (declared by [`claims::Question::registry`]) that the claims and the
+//! answer both read, by name. Parts (a)-(c) are comparisons measured as pairs adjacent in
+//! time, (d) is read from the server's own profiles ([`profile`]); the verdict follows
+//! from the parts alone. Every file gets the four parts, named `<file>/<part>`, so one run
+//! of several servers keeps each server's parts apart; the ldap hot path asks the same
+//! question of 389 DS with its own words. Per-thread figures (X/N) are shown as the
+//! seed's arithmetic and decide nothing: past the CPUs they fall for any server.
 //!
 //! This module measures nothing and renders nothing: `lab` lays the [`Answer`] out.
 
@@ -23,9 +24,13 @@ use std::collections::BTreeMap;
 use harness::decide::{Claim, Outcome, Part, Planned};
 use harness::findings::{Answer, Basis, Chart, Run, Table, Verdict};
 use harness::judge::{self, si, Est};
+use harness::registry::{Parts, Registry};
 use harness::RunRecord;
 
-use claims::{Question, PER_THREAD_WITH_CPUS_FREE, RECOMMENDATION, THREADS_PAST_CPUS};
+use claims::{
+    Against, Claims, Question, PER_THREAD_WITH_CPUS_FREE, RECOMMENDATION, THREADS_PAST_CPUS,
+    WHERE_TIME_GOES,
+};
 use profile::Profiled;
 
 /// The question, in the seed's words, for any server.
@@ -34,13 +39,13 @@ pub const QUESTION: &str = "Do more worker threads than CPUs cost your server th
 /// The variant every part compares.
 pub const VARIANT: &str = crate::VARIANT;
 
-/// The four parts' sentences, in order.
-pub const CLAIMS: [&str; 4] = [
-    "more worker threads than CPUs cost total throughput: X at the most threads is below X at threads = CPUs",
-    "threads = CPUs does more than the server's own default thread count",
-    "per-thread throughput falls as threads rise past the knee while CPUs are free (threads below the server's CPUs, the clients on other CPUs)",
-    "some server functions take a growing share of the server's on-CPU time from 1 thread to the most threads (its own differential profile)",
-];
+/// The four parts' claims.
+pub const CLAIMS: Claims<'static> = Claims {
+    threads_past_cpus: "more worker threads than CPUs cost total throughput: X at the most threads is below X at threads = CPUs",
+    recommendation: "threads = CPUs does more than the server's own default thread count",
+    per_thread_with_cpus_free: "per-thread throughput falls as threads rise past the knee while CPUs are free (threads below the server's CPUs, the clients on other CPUs)",
+    where_time_goes: "some server functions take a growing share of the server's on-CPU time from 1 thread to the most threads (its own differential profile)",
+};
 
 /// What one file's cells say of their server: its name in words, its stacks' roots and
 /// its default thread count per CPU count.
@@ -129,23 +134,33 @@ where
     out
 }
 
+/// Seed 002's question asked of `file`'s server: its four parts, each named
+/// `<file>/<part>`, part (c) asked on a machine of `nproc` CPUs; `against` is what
+/// threads = CPUs is compared against (the file's default, [`FileFacts::against`]).
+fn registry<'a>(
+    file: &'a str,
+    f: &'a FileFacts,
+    against: &'a Against<'a>,
+    nproc: usize,
+) -> Registry<'a> {
+    Question {
+        file,
+        variant: VARIANT,
+        server: &f.server,
+        claims: CLAIMS,
+        against,
+        named_by_file: true,
+    }
+    .registry(nproc)
+}
+
 /// The parts every server file of the plan declares, on a machine of `nproc` CPUs.
 pub fn claims_on(planned: &Planned<'_>, nproc: usize) -> Vec<Claim> {
     let mut all = Vec::new();
     for (file, params) in files(planned.cells.iter().map(|c| (c.file.as_str(), &c.params))) {
         let f = facts(&file, &params);
-        let against = |cores| f.against(cores);
-        let q = Question {
-            file: &file,
-            variant: VARIANT,
-            server: &f.server,
-            claims: CLAIMS,
-            against: &against,
-        };
-        all.extend(q.claims(planned, nproc).into_iter().map(|mut c| {
-            c.part = format!("{file}/{}", c.part);
-            c
-        }));
+        let against = |_: &Planned<'_>, cores| f.against(cores);
+        all.extend(registry(&file, &f, &against, nproc).claims(planned));
     }
     all
 }
@@ -308,31 +323,30 @@ fn brief(run: &Run<'_>, p: &Part) -> String {
     }
 }
 
-/// One file's four parts, in order.
-fn parts_of(run: &Run<'_>, file: &str, f: &FileFacts) -> Vec<Part> {
-    let named = |part: &str, claim: &str| {
-        let mut p = run.part(&format!("{file}/{part}"), claim);
-        p.name = format!("{file}/{part}");
-        p
-    };
+/// One file's four parts as `run` measured them, part (d) read from the profiles.
+fn parts_of<'r, 'a>(
+    registry: &'r Registry<'a>,
+    run: &Run<'_>,
+    file: &str,
+    f: &FileFacts,
+) -> Parts<'r, 'a> {
+    let mut parts = registry.parts(run);
     let roots: Vec<&str> = f.roots.iter().map(String::as_str).collect();
-    let mut time = profile::where_time_goes(
-        run,
-        &Profiled {
-            file,
-            variant: VARIANT,
-            server: &f.server,
-            roots: &roots,
-            claim: CLAIMS[3],
-        },
-    );
-    time.name = format!("{file}/{}", time.name);
-    vec![
-        named(THREADS_PAST_CPUS, CLAIMS[0]),
-        named(RECOMMENDATION, CLAIMS[1]),
-        named(PER_THREAD_WITH_CPUS_FREE, CLAIMS[2]),
-        time,
-    ]
+    let time = parts.get_mut(&format!("{file}/{WHERE_TIME_GOES}"));
+    *time = Part {
+        name: std::mem::take(&mut time.name),
+        ..profile::where_time_goes(
+            run,
+            &Profiled {
+                file,
+                variant: VARIANT,
+                server: &f.server,
+                roots: &roots,
+                claim: CLAIMS.where_time_goes,
+            },
+        )
+    };
+    parts
 }
 
 /// The answer for `run`: every server file's parts, those of a file whose cells all
@@ -345,12 +359,16 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
     );
     let mut parts = Vec::new();
     let (mut sentences, mut details, mut tables) = (Vec::new(), Vec::new(), Vec::new());
+    // The machine's CPUs only matter to part (c)'s sides, which the answer does not ask.
+    let nproc = crate::procstat::machine_cpus().len();
     for (file, params) in &found {
         let f = facts(file, params);
+        let against = |_: &Planned<'_>, cores| f.against(cores);
+        let registry = registry(file, &f, &against, nproc);
         if let Some(why) = all_failed(run.cells, file) {
             // First, so that keeping three sentences never hides a server that never ran.
             sentences.insert(0, format!("{} ({file}): {why}.", f.server));
-            parts.extend(failed_parts(file, &why));
+            parts.extend(failed_parts(&registry, &why));
             continue;
         }
         let cells = run.of_file(file);
@@ -358,26 +376,27 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
         if curves.is_empty() {
             continue;
         }
-        let p = parts_of(run, file, &f);
+        let p = parts_of(&registry, run, file, &f);
+        let part = |name: &str| p.get(&format!("{file}/{name}"));
         sentences.push(format!(
             "{} ({file}): more threads than CPUs, {}; threads = CPUs over its default, {}; where its time goes, {}.",
             f.server,
-            brief(run, &p[0]),
-            brief(run, &p[1]),
-            p[3].outcome.word()
+            brief(run, part(THREADS_PAST_CPUS)),
+            brief(run, part(RECOMMENDATION)),
+            part(WHERE_TIME_GOES).outcome.word()
         ));
         details.push(format!(
             "{}: per-thread figures, the seed's arithmetic X/N (they fall past the CPUs for any server, so they decide nothing): {}; per-thread while CPUs are free, {}; where the time goes: {}.",
             f.server,
             curves.iter().map(curve_sentence).collect::<Vec<_>>().join("; "),
-            said(run, &p[2]),
-            p[3].why
+            said(run, part(PER_THREAD_WITH_CPUS_FREE)),
+            part(WHERE_TIME_GOES).why
         ));
         tables.push(table(
             &format!("{} ({file}), threads = its worker-thread setting", f.server),
             &curves,
         ));
-        parts.extend(p);
+        parts.extend(p.into_vec());
     }
     if parts.is_empty() {
         return None;

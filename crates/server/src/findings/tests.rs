@@ -1,8 +1,25 @@
 use std::collections::BTreeMap;
 
-use harness::decide::{CellRef, Planned};
+use harness::decide::{CellRef, Measured, Planned};
+use harness::registry::Entry;
 
 use super::*;
+
+/// The claim of part `name` (`<file>/<part>`) among `claims`.
+fn claim<'c>(claims: &'c [Claim], name: &str) -> &'c Claim {
+    claims
+        .iter()
+        .find(|c| c.part == name)
+        .unwrap_or_else(|| panic!("no part {name} in {claims:?}"))
+}
+
+/// Part `name` of the answer `a`.
+fn part<'a>(a: &'a Answer, name: &str) -> &'a Part {
+    a.parts
+        .iter()
+        .find(|p| p.name == name)
+        .unwrap_or_else(|| panic!("no part {name} in {:?}", a.parts))
+}
 
 fn plan(
     file: &str,
@@ -55,18 +72,30 @@ fn every_server_file_gets_its_four_parts_against_its_own_default() {
     );
     // memcached on 2 CPUs: threads = CPUs against its own 4; the most threads other
     // than 4 against 2.
-    let rec = claims[1].comparison.as_ref().expect("decided by pairs");
+    let rec = claim(&claims, "server-memcached/recommendation");
+    assert!(
+        rec.claim.ends_with(
+            ": threads = CPUs (2) against the server's own default of 4 threads on 2 CPUs"
+        ),
+        "{}",
+        rec.claim
+    );
+    let rec = rec.comparison.as_ref().expect("decided by pairs");
     assert_eq!(
         (rec.a.cell.threads, rec.b.cell.threads, rec.a.cell.cores),
         (2, 4, 2)
     );
-    let past = claims[0].comparison.as_ref().expect("decided by pairs");
+    let past = claim(&claims, "server-memcached/threads_past_cpus");
+    let past = past.comparison.as_ref().expect("decided by pairs");
     assert_eq!((past.a.cell.threads, past.b.cell.threads), (16, 2));
     // nginx's default is one per CPU: threads = CPUs is the default, nothing to compare.
-    assert!(claims[5].comparison.is_none());
-    assert!(claims[5].missing.contains("own default"), "{:?}", claims[5]);
+    let nginx = claim(&claims, "server-nginx/recommendation");
+    assert!(nginx.comparison.is_none());
+    assert!(nginx.missing.contains("own default"), "{nginx:?}");
+    assert_eq!(nginx.claim, CLAIMS.recommendation);
     // 2 CPUs leave none free for part (c).
-    assert!(claims[2].comparison.is_none());
+    let free = claim(&claims, "server-memcached/per_thread_with_cpus_free");
+    assert!(free.comparison.is_none());
 }
 
 /// Usable cells of `file` on 8 CPUs at 1, 2, 4, 8 and 16 threads, the server's parameters
@@ -103,9 +132,12 @@ fn each_comparison_part_can_be_shown_contradicted_or_inconclusive() {
         },
         9,
     );
-    let outcome = |i: usize, ratio: f64| {
+    let outcome = |name: &str, ratio: f64| {
         let m = [harness::testing::synthetic_pairs(
-            &claims[i], ratio, 0.04, 24,
+            claim(&claims, name),
+            ratio,
+            0.04,
+            24,
         )];
         let run = Run {
             cells: &cells,
@@ -113,20 +145,24 @@ fn each_comparison_part_can_be_shown_contradicted_or_inconclusive() {
             comparisons: &m,
         };
         let a = answer(&run).expect("an answer from usable cells");
-        assert_eq!(a.parts[i].name, claims[i].part);
-        a.parts[i].outcome
+        part(&a, name).outcome
     };
     use Outcome::*;
-    for (i, shown, contradicted, between) in [
+    for (name, shown, contradicted, between) in [
         // 16 against 8 threads on 8 CPUs; threads = CPUs (8) against the default 4; per
         // thread at 4 threads on 8 CPUs against 1 (9 CPUs: one left for the clients).
-        (0, 0.85, 1.05, 0.96),
-        (1, 1.20, 0.90, 1.035),
-        (2, 0.70, 1.00, 0.925),
+        ("server-memcached/threads_past_cpus", 0.85, 1.05, 0.96),
+        ("server-memcached/recommendation", 1.20, 0.90, 1.035),
+        (
+            "server-memcached/per_thread_with_cpus_free",
+            0.70,
+            1.00,
+            0.925,
+        ),
     ] {
-        assert_eq!(outcome(i, shown), Shown, "part {i}");
-        assert_eq!(outcome(i, contradicted), Contradicted, "part {i}");
-        assert_eq!(outcome(i, between), Inconclusive, "part {i}");
+        assert_eq!(outcome(name, shown), Shown, "{name}");
+        assert_eq!(outcome(name, contradicted), Contradicted, "{name}");
+        assert_eq!(outcome(name, between), Inconclusive, "{name}");
     }
     // Without pairs every part is inconclusive, and so the verdict cannot tell.
     let run = Run {
@@ -157,10 +193,14 @@ fn a_file_whose_cells_all_failed_keeps_its_four_parts_inconclusive_with_the_fail
         9,
     );
     // memcached's three comparison parts shown.
-    let m: Vec<_> = [(0, 0.85), (1, 1.20), (2, 0.70)]
-        .into_iter()
-        .map(|(i, r)| harness::testing::synthetic_pairs(&claims[i], r, 0.04, 24))
-        .collect();
+    let m: Vec<_> = [
+        ("server-memcached/threads_past_cpus", 0.85),
+        ("server-memcached/recommendation", 1.20),
+        ("server-memcached/per_thread_with_cpus_free", 0.70),
+    ]
+    .into_iter()
+    .map(|(name, r)| harness::testing::synthetic_pairs(claim(&claims, name), r, 0.04, 24))
+    .collect();
     let run = Run {
         cells: &cells,
         seeds: &seeds,
@@ -204,17 +244,26 @@ fn per_thread_is_asked_past_the_knee_the_files_seed_table_names() {
         cells: &cells,
         seeds: &seeds,
     };
+    const FREE: &str = "server-memcached/per_thread_with_cpus_free";
     // 9 CPUs: the server on 8, 6 threads past the knee of 4 against 4, per thread.
-    let c = &claims_on(&planned, 9)[2];
+    let claims = claims_on(&planned, 9);
+    let c = claim(&claims, FREE);
     let cmp = c.comparison.as_ref().expect("decided by pairs");
     assert_eq!(
         (cmp.a.cell.threads, cmp.b.cell.threads, cmp.a.cell.cores),
         (6, 4, 8)
     );
     assert_eq!(cmp.scale, 4.0 / 6.0);
-    assert!(c.claim.contains("knee of 4"), "{}", c.claim);
+    assert_eq!(
+        c.claim,
+        format!(
+            "{}: per thread at 6 threads against at the seed's knee of 4 threads (knee_threads in benches/server-memcached.toml)",
+            CLAIMS.per_thread_with_cpus_free
+        )
+    );
     // 2 CPUs (this machine): too few, and the reason says how many it needs.
-    let c = &claims_on(&planned, 2)[2];
+    let claims = claims_on(&planned, 2);
+    let c = claim(&claims, FREE);
     assert!(c.comparison.is_none());
     assert!(
         c.missing.contains("has 2 CPU(s)") && c.missing.contains("needs at least 7"),
@@ -223,14 +272,64 @@ fn per_thread_is_asked_past_the_knee_the_files_seed_table_names() {
     );
     // Without a knee in the file the part is asked from 1 thread, and says so.
     let none = BTreeMap::new();
-    let c = &claims_on(
+    let claims = claims_on(
         &Planned {
             cells: &cells,
             seeds: &none,
         },
         9,
-    )[2];
+    );
+    let c = claim(&claims, FREE);
     let cmp = c.comparison.as_ref().expect("decided by pairs");
     assert_eq!((cmp.a.cell.threads, cmp.b.cell.threads), (6, 1));
     assert!(c.claim.contains("names no knee_threads"), "{}", c.claim);
+}
+
+#[test]
+fn the_registry_conforms_to_a_plan_with_every_parts_cells_and_to_its_answer() {
+    let (cells, planned) = cells_of("server-memcached");
+    let file = "server-memcached";
+    let f = facts(file, &planned[0].params);
+    let against = |_: &Planned<'_>, cores| f.against(cores);
+    let seeds = BTreeMap::new();
+    let plan = Planned {
+        cells: &planned,
+        seeds: &seeds,
+    };
+    // 9 CPUs: every comparison finds its sides (see the test above).
+    let full = registry(file, &f, &against, 9);
+    let claims = full.claims(&plan);
+    assert_eq!(claims, claims_on(&plan, 9));
+    let comparisons: Vec<Measured> = claims
+        .iter()
+        .map(|c| match c.comparison {
+            Some(_) => harness::testing::synthetic_pairs(c, 1.0, 0.04, 24),
+            None => Measured::new(c.clone()),
+        })
+        .collect();
+    let run = Run {
+        cells: &cells,
+        seeds: &seeds,
+        comparisons: &comparisons,
+    };
+    let a = answer(&run).expect("an answer");
+    let time = format!("{file}/{WHERE_TIME_GOES}");
+    // Part (d) is read from profiles and never has sides, which `parts_conformance` asks
+    // of every part: the whole registry is checked against the claims and the answer
+    // here, and the parts measured as pairs by `parts_conformance`.
+    let shown: Vec<&str> = a.parts.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(shown, full.names());
+    assert!(claim(&claims, &time).missing.contains("profiles"));
+    let why = harness::testing::parts_conformance(&full, &plan, Some(&a)).unwrap_err();
+    assert!(why.contains(&format!("`{time}` finds no sides")), "{why}");
+    let paired = Registry::new(
+        full.entries()
+            .iter()
+            .filter(|e| e.name != time)
+            .map(|e| Entry::new(e.name.clone(), e.claim.clone(), |p| (e.sides)(p)))
+            .collect(),
+    );
+    let mut a = a;
+    a.parts.retain(|p| p.name != time);
+    harness::testing::parts_conformance(&paired, &plan, Some(&a)).unwrap();
 }

@@ -2,6 +2,8 @@
 //! that never started is inconclusive with its reason, and the model and OpenLDAP sit
 //! beside the parts.
 
+use harness::registry::Entry;
+
 use super::*;
 
 fn with_profile(mut r: RunRecord, path: &std::path::Path, repeat: &std::path::Path) -> RunRecord {
@@ -45,15 +47,26 @@ fn matrix(dir: Option<&std::path::Path>, grow: f64) -> Vec<RunRecord> {
     out
 }
 
-fn answer_with(cells: &[RunRecord], ratios: [f64; 2]) -> Answer {
+/// Part `name` of the answer `a`.
+fn part<'a>(a: &'a Answer, name: &str) -> &'a Part {
+    a.parts
+        .iter()
+        .find(|p| p.name == name)
+        .unwrap_or_else(|| panic!("no part {name} in {:?}", a.parts))
+}
+
+/// The answer to `cells` with part (a) measured at `past` and (b) at `rec`.
+fn answer_with(cells: &[RunRecord], [past, rec]: [f64; 2]) -> Answer {
     let c = claims_of(&plan(2), 2);
     // As lab keeps them: every claim, those that cannot be compared with no pairs.
-    let comparisons = vec![
-        measured(&c[0], ratios[0], 24),
-        measured(&c[1], ratios[1], 24),
-        Measured::new(c[2].clone()),
-        Measured::new(c[3].clone()),
-    ];
+    let comparisons: Vec<Measured> = c
+        .iter()
+        .map(|c| match c.part.as_str() {
+            THREADS_PAST_CPUS => measured(c, past, 24),
+            RECOMMENDATION => measured(c, rec, 24),
+            _ => Measured::new(c.clone()),
+        })
+        .collect();
     let seeds = BTreeMap::new();
     answer(&Run {
         cells,
@@ -70,10 +83,19 @@ fn the_verdict_follows_the_parts() {
     // Cost past the CPUs, recommendation beats the default, time goes to a function;
     // per-thread cannot be told on 2 CPUs: partly.
     let a = answer_with(&cells, [0.85, 1.2]);
-    let words: Vec<&str> = a.parts.iter().map(|p| p.outcome.word()).collect();
+    let words: Vec<(&str, &str)> = a
+        .parts
+        .iter()
+        .map(|p| (p.name.as_str(), p.outcome.word()))
+        .collect();
     assert_eq!(
         words,
-        ["shown", "shown", "inconclusive", "shown"],
+        [
+            (THREADS_PAST_CPUS, "shown"),
+            (RECOMMENDATION, "shown"),
+            (PER_THREAD_WITH_CPUS_FREE, "inconclusive"),
+            (WHERE_TIME_GOES, "shown")
+        ],
         "{:?}",
         a.parts
     );
@@ -118,8 +140,9 @@ fn the_verdict_follows_the_parts() {
     })
     .unwrap();
     assert_eq!(a.verdict, Verdict::CannotTell);
-    assert_eq!(a.parts.len(), 4);
-    assert!(a.parts[3].why.contains("no profile"), "{}", a.parts[3].why);
+    assert_eq!(names_of(&a), ALL);
+    let time = part(&a, WHERE_TIME_GOES);
+    assert!(time.why.contains("no profile"), "{}", time.why);
 }
 
 #[test]
@@ -128,12 +151,9 @@ fn a_missing_profile_file_is_inconclusive_with_its_reason() {
     let cells = matrix(Some(dir.path()), 0.4);
     std::fs::remove_file(dir.path().join("t16.folded")).unwrap();
     let a = answer_with(&cells, [0.85, 1.2]);
-    assert_eq!(a.parts[3].outcome, Outcome::Inconclusive);
-    assert!(
-        a.parts[3].why.contains("cannot read the profile"),
-        "{}",
-        a.parts[3].why
-    );
+    let time = part(&a, WHERE_TIME_GOES);
+    assert_eq!(time.outcome, Outcome::Inconclusive);
+    assert!(time.why.contains("cannot read the profile"), "{}", time.why);
 }
 
 #[test]
@@ -201,4 +221,52 @@ fn a_389_ds_that_never_started_leaves_four_inconclusive_parts_with_the_failure()
 
 fn names_of(a: &Answer) -> Vec<&str> {
     a.parts.iter().map(|p| p.name.as_str()).collect()
+}
+
+#[test]
+fn the_registry_conforms_to_a_plan_with_every_parts_cells_and_to_its_answer() {
+    // 9 CPUs and the server on up to 8: every comparison finds its sides in the plan
+    // (part (c) at 6 threads against the knee's 4 on 8 CPUs, one CPU left for clients).
+    let planned = plan(8);
+    let seeds = seeds();
+    let plan = Planned {
+        cells: &planned,
+        seeds: &seeds,
+    };
+    let full = registry_on(9);
+    let claims = full.claims(&plan);
+    let comparisons: Vec<Measured> = claims
+        .iter()
+        .map(|c| match c.comparison {
+            Some(_) => measured(c, 1.0, 24),
+            None => Measured::new(c.clone()),
+        })
+        .collect();
+    let cells: Vec<RunRecord> = planned
+        .iter()
+        .map(|p| cell(FILE, VARIANT, p.threads, p.cores, 1e4 * p.cores as f64, 5))
+        .collect();
+    let a = answer(&Run {
+        cells: &cells,
+        seeds: &seeds,
+        comparisons: &comparisons,
+    })
+    .expect("an answer");
+    // Part (d) is read from profiles and never has sides, which `parts_conformance` asks
+    // of every part: the whole registry is checked against the claims and the answer
+    // here, and the parts measured as pairs by `parts_conformance`.
+    assert_eq!(names_of(&a), full.names());
+    assert!(claim(&claims, WHERE_TIME_GOES).missing.contains("profiles"));
+    let why = harness::testing::parts_conformance(&full, &plan, Some(&a)).unwrap_err();
+    assert!(why.contains("`where_time_goes` finds no sides"), "{why}");
+    let paired = Registry::new(
+        full.entries()
+            .iter()
+            .filter(|e| e.name != WHERE_TIME_GOES)
+            .map(|e| Entry::new(e.name.clone(), e.claim.clone(), |p| (e.sides)(p)))
+            .collect(),
+    );
+    let mut a = a;
+    a.parts.retain(|p| p.name != WHERE_TIME_GOES);
+    harness::testing::parts_conformance(&paired, &plan, Some(&a)).unwrap();
 }
