@@ -67,6 +67,9 @@ pub struct Entry<'a> {
     pub shown: String,
     /// What a contradicted outcome means ("no lift worth reporting").
     pub contradicted: String,
+    /// Whether pairs decide it; `false` for a part its answer decides otherwise (from
+    /// profiles, say), whose claim says how and carries no comparison.
+    pub by_pairs: bool,
 }
 
 impl<'a> Entry<'a> {
@@ -84,6 +87,21 @@ impl<'a> Entry<'a> {
             basis: String::new(),
             shown: "shown".to_owned(),
             contradicted: "contradicted".to_owned(),
+            by_pairs: true,
+        }
+    }
+
+    /// A part its answer decides otherwise than by pairs (from profiles, say): `how`
+    /// says how, in the claim's `missing`, and `lab` measures no pairs for it.
+    pub fn otherwise(
+        name: impl Into<String>,
+        claim: impl Into<String>,
+        how: impl Into<String>,
+    ) -> Entry<'a> {
+        let how = how.into();
+        Entry {
+            by_pairs: false,
+            ..Entry::new(name, claim, move |_: &Planned<'_>| Err(how.clone()))
         }
     }
 

@@ -157,7 +157,7 @@ pub fn measured_until_decided(
 /// Checks a hot path's registry of parts against a plan that holds every part's cells
 /// and, where given, the answer to a run of it: the names are well formed (lower case,
 /// `_`, `-`, `/`), the claims are the registry's entries in its order, every part
-/// declared with a comparison finds its sides among the planned cells, and the answer
+/// decided by pairs finds its sides among the planned cells, and the answer
 /// shows every part, none dropped, none added, in the same order. Returns what is wrong.
 pub fn parts_conformance(
     registry: &Registry<'_>,
@@ -182,7 +182,10 @@ pub fn parts_conformance(
             "claims {declared:?} are not the registry's {names:?}"
         ));
     }
-    for c in &claims {
+    for (c, e) in claims.iter().zip(registry.entries()) {
+        if !e.by_pairs {
+            continue;
+        }
         let Some(cmp) = &c.comparison else {
             return Err(format!(
                 "part `{}` finds no sides in a plan with all its cells: {}",
