@@ -110,9 +110,7 @@ impl<'a> Question<'a> {
                 c.per_thread_with_cpus_free,
                 move |p| q.per_thread_with_cpus_free(p, nproc),
             ),
-            Entry::new(q.name(WHERE_TIME_GOES), c.where_time_goes, |_| {
-                Err(FROM_PROFILES.to_owned())
-            }),
+            Entry::otherwise(q.name(WHERE_TIME_GOES), c.where_time_goes, FROM_PROFILES),
         ])
     }
 
