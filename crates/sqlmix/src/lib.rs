@@ -198,7 +198,7 @@ impl HotPath for SqlmixHotPath {
         Some(findings::QUESTION)
     }
     fn claims(&self, planned: &harness::decide::Planned<'_>) -> Vec<harness::decide::Claim> {
-        findings::claims(planned)
+        findings::registry().claims(planned)
     }
     fn answer(&self, run: &harness::findings::Run<'_>) -> Option<harness::findings::Answer> {
         findings::answer(run)

@@ -1,20 +1,24 @@
-//! The parts of seed 000's question on the real dqlite node, and the paired comparison
-//! that decides each among the cells a plan will run.
+//! The parts of seed 000's question on the real dqlite node, declared once in one
+//! registry ([`registry`]): each part's name, claim, basis, and the paired comparison that
+//! decides it among the cells a plan will run. The hot path's claims, the answer and the
+//! tests read these entries, by name.
 //!
 //! Every part is the real node's (`backend=libdqlite`): the model and local SQLite never
 //! stand in for it. The lab's own client asks most of them; the `go-client/*` parts ask
 //! the same with the seed's own client stack (a Go program on go-dqlite under
 //! `database/sql`, `client=go`) on the same node; `k2_at_juju_client_time` is the lab's
 //! stand-in for that client (its own client slowed by `client_us`, a constant calibrated
-//! on another machine), so its basis is `model`. A part whose cells the plan lacks is declared all the same, with what
-//! would make it decidable: on a machine without libdqlite the matrix skips the
-//! `sqlmix-libdqlite*` files, so every part says to install the node with `just setup`.
-//! Both sides of each comparison are at the same threads and cores, taken from the plan
-//! (the files say 48 threads on 2 CPUs today; nothing here assumes it).
+//! on another machine), so its basis is `model`. A part whose cells the plan lacks is
+//! declared all the same, with what would make it decidable: on a machine without
+//! libdqlite the matrix skips the `sqlmix-libdqlite*` files, so every part says to install
+//! the node with `just setup`. Both sides of each comparison are at the same threads and
+//! cores, taken from the plan (the files say 48 threads on 2 CPUs today; nothing here
+//! assumes it).
 //!
 //! Not here: wording the answer ([`super::answer`]), running pairs (`lab`).
 
-use harness::decide::{CellRef, Claim, Comparison, Planned, Rule, Side};
+use harness::decide::{CellRef, Comparison, Planned, Rule, Side};
+use harness::registry::{Entry, Found, Registry};
 use serde_json::Value;
 
 use crate::runner::Design;
@@ -54,49 +58,8 @@ pub const GO_POOL2: &str = "go-client/pool_of_2_beats_k2";
 /// Part: reads/s at 50% writes against 100% reads on the real node.
 pub const WRITES: &str = "writes_tank_reads";
 
-/// The parts in order with their claims, in the user's words. Fixed: `claims` and
-/// `answer` list every one, decided or not.
-pub const PARTS: [(&str, &str); 7] = [
-    (
-        K2,
-        "on the real dqlite node a semaphore of K = 2 around every transaction beats no \
-         semaphore (the seed: 2,489 against about 800 txn/s)",
-    ),
-    (
-        POOL2,
-        "on the real node no semaphore with each database's pool capped at 2 connections \
-         beats the semaphore of K = 2 (the seed: 3,353 against 2,489 req/s)",
-    ),
-    (
-        APPS,
-        "on real nodes three dqlite apps, namespaces hashed between them, each with its own \
-         K = 2, beat one (the seed: 1,337 against about 300 req/s)",
-    ),
-    (
-        JUJU_CLIENT,
-        "the lab's stand-in for Juju's client (its own client slowed by `client_us` per \
-         statement, a constant calibrated on a Go client's time in the gate on another \
-         machine: a model, not Juju's client): K = 2 still beats no semaphore on the real node",
-    ),
-    (
-        GO_K2,
-        "with Juju's own client stack (a Go client on go-dqlite under database/sql, over \
-         TCP), a semaphore of K = 2 around every transaction beats no semaphore on the real \
-         node (the seed: 2,489 against about 800 txn/s)",
-    ),
-    (
-        GO_POOL2,
-        "with Juju's own client stack, no semaphore with each database's pool capped at 2 \
-         connections beats the semaphore of K = 2 on the real node (the seed: 3,353 against \
-         2,489 req/s)",
-    ),
-    (
-        WRITES,
-        "on the real node, half the transactions writing takes the reads down (the seed: \
-         \"the writes just tanked all the reads\"): reads/s at 50% writes well under the half \
-         of all-read reads/s that the mix alone would leave",
-    ),
-];
+/// What tells the Go client's semaphore cells apart: K and the client.
+const GO_KEYS: [&str; 2] = ["slots", "client"];
 
 /// `writes_tank_reads`: reads/s at read_pct = 50 over reads/s at read_pct = 100. The mix
 /// alone gives 0.5 (half the transactions are reads, at an unchanged rate); the seed saw
@@ -192,15 +155,6 @@ fn missing(planned: &Planned<'_>, file: &str, what: &str) -> String {
     }
 }
 
-fn decided(part: usize, a: CellRef, b: CellRef) -> Claim {
-    let (name, claim) = PARTS[part];
-    Claim::decided_by(
-        name,
-        claim,
-        Comparison::throughput(Side::cell(a), Side::cell(b), RULE),
-    )
-}
-
 /// The Go client's planned cells of `file` (`client = "go"`).
 fn go_cells<'a>(
     planned: &Planned<'a>,
@@ -229,11 +183,6 @@ fn go_missing(planned: &Planned<'_>, file: &str, what: &str) -> String {
     }
 }
 
-fn cannot(part: usize, why: String) -> Claim {
-    let (name, claim) = PARTS[part];
-    Claim::cannot(name, claim, why)
-}
-
 /// The largest `client_us` the client file plans (its Juju-like client time), if any.
 pub fn planned_client_us(planned: &Planned<'_>) -> Option<String> {
     planned
@@ -245,124 +194,142 @@ pub fn planned_client_us(planned: &Planned<'_>) -> Option<String> {
         .map(|us| us.to_string())
 }
 
-/// The question's parts, in [`PARTS`] order, each decided by a single-cell pair at
-/// the same threads and cores, or why this plan cannot decide it.
-pub fn claims(planned: &Planned<'_>) -> Vec<Claim> {
-    let k2 = cells(planned, REAL, SEMAPHORE, "slots", "2");
-    let none = cells(planned, REAL, SEMAPHORE, "slots", "unlimited");
-    let k2_part = match paired(&k2, &none) {
-        Some((a, b)) => decided(0, named(a, &["slots"]), named(b, &["slots"])),
-        None => cannot(
-            0,
-            missing(planned, REAL, "K = 2 and unlimited semaphore cells"),
+/// A single-cell pair judged by [`RULE`]: `a`'s txn/s against `b`'s.
+fn gain(a: CellRef, b: CellRef) -> Found {
+    Comparison::throughput(Side::cell(a), Side::cell(b), RULE).into()
+}
+
+/// Every part of the question, declared once, in the order the answer shows them; each
+/// decided by a single-cell pair at the same threads and cores, or saying why this plan
+/// cannot decide it. What [`crate::SqlmixHotPath`]'s claims, the answer and the tests
+/// read.
+pub fn registry() -> Registry<'static> {
+    Registry::new(vec![
+        Entry::new(
+            K2,
+            "on the real dqlite node a semaphore of K = 2 around every transaction beats no \
+             semaphore (the seed: 2,489 against about 800 txn/s)",
+            |planned: &Planned<'_>| {
+                let k2 = cells(planned, REAL, SEMAPHORE, "slots", "2");
+                let none = cells(planned, REAL, SEMAPHORE, "slots", "unlimited");
+                let (a, b) = paired(&k2, &none)
+                    .ok_or_else(|| missing(planned, REAL, "K = 2 and unlimited semaphore cells"))?;
+                Ok(gain(named(a, &["slots"]), named(b, &["slots"])))
+            },
         ),
-    };
-    let pool2 = cells(planned, REAL_POOL, POOL, "pool_size", "2");
-    let pool_part = match paired(&pool2, &k2) {
-        Some((a, b)) => decided(1, named(a, &["pool_size"]), named(b, &["slots"])),
-        None => cannot(
-            1,
-            missing(
-                planned,
-                if pool2.is_empty() { REAL_POOL } else { REAL },
-                "a pool-of-2 cell and a K = 2 cell",
-            ),
+        Entry::new(
+            POOL2,
+            "on the real node no semaphore with each database's pool capped at 2 connections \
+             beats the semaphore of K = 2 (the seed: 3,353 against 2,489 req/s)",
+            |planned: &Planned<'_>| {
+                let pool2 = cells(planned, REAL_POOL, POOL, "pool_size", "2");
+                let k2 = cells(planned, REAL, SEMAPHORE, "slots", "2");
+                let (a, b) = paired(&pool2, &k2).ok_or_else(|| {
+                    let file = if pool2.is_empty() { REAL_POOL } else { REAL };
+                    missing(planned, file, "a pool-of-2 cell and a K = 2 cell")
+                })?;
+                Ok(gain(named(a, &["pool_size"]), named(b, &["slots"])))
+            },
         ),
-    };
-    let three = cells(planned, REAL_APPS, SHARDED, "shards", "3");
-    let one = cells(planned, REAL_APPS, SHARDED, "shards", "1");
-    let apps_part = match paired(&three, &one) {
-        Some((a, b)) => decided(2, named(a, &["shards"]), named(b, &["shards"])),
-        None => cannot(2, missing(planned, REAL_APPS, "3-app and 1-app cells")),
-    };
-    let client_part = match planned_client_us(planned) {
-        Some(us) => {
-            let at = |slots: &str| -> Vec<&CellRef> {
-                cells(planned, REAL_CLIENT, SEMAPHORE, "slots", slots)
-                    .into_iter()
-                    .filter(|c| has(c, "client_us", &us))
-                    .collect()
-            };
-            match paired(&at("2"), &at("unlimited")) {
-                Some((a, b)) => decided(
-                    3,
-                    named(a, &["slots", "client_us"]),
-                    named(b, &["slots", "client_us"]),
-                ),
-                None => cannot(
-                    3,
+        Entry::new(
+            APPS,
+            "on real nodes three dqlite apps, namespaces hashed between them, each with its own \
+             K = 2, beat one (the seed: 1,337 against about 300 req/s)",
+            |planned: &Planned<'_>| {
+                let three = cells(planned, REAL_APPS, SHARDED, "shards", "3");
+                let one = cells(planned, REAL_APPS, SHARDED, "shards", "1");
+                let (a, b) = paired(&three, &one)
+                    .ok_or_else(|| missing(planned, REAL_APPS, "3-app and 1-app cells"))?;
+                Ok(gain(named(a, &["shards"]), named(b, &["shards"])))
+            },
+        ),
+        Entry::new(
+            JUJU_CLIENT,
+            "the lab's stand-in for Juju's client (its own client slowed by `client_us` per \
+             statement, a constant calibrated on a Go client's time in the gate on another \
+             machine: a model, not Juju's client): K = 2 still beats no semaphore on the real node",
+            |planned: &Planned<'_>| {
+                let us = planned_client_us(planned).ok_or_else(|| {
+                    missing(
+                        planned,
+                        REAL_CLIENT,
+                        "cells with a client time (client_us > 0)",
+                    )
+                })?;
+                let at = |slots: &str| -> Vec<&CellRef> {
+                    cells(planned, REAL_CLIENT, SEMAPHORE, "slots", slots)
+                        .into_iter()
+                        .filter(|c| has(c, "client_us", &us))
+                        .collect()
+                };
+                let (a, b) = paired(&at("2"), &at("unlimited")).ok_or_else(|| {
                     missing(
                         planned,
                         REAL_CLIENT,
                         "K = 2 and unlimited cells at one client_us",
-                    ),
-                ),
-            }
-        }
-        None => cannot(
-            3,
-            missing(
-                planned,
-                REAL_CLIENT,
-                "cells with a client time (client_us > 0)",
-            ),
+                    )
+                })?;
+                let keys = ["slots", "client_us"];
+                Ok(gain(named(a, &keys), named(b, &keys)))
+            },
+        )
+        .on("model"),
+        Entry::new(
+            GO_K2,
+            "with Juju's own client stack (a Go client on go-dqlite under database/sql, over \
+             TCP), a semaphore of K = 2 around every transaction beats no semaphore on the real \
+             node (the seed: 2,489 against about 800 txn/s)",
+            |planned: &Planned<'_>| {
+                let k2 = go_cells(planned, REAL_GO, SEMAPHORE, "slots", "2");
+                let none = go_cells(planned, REAL_GO, SEMAPHORE, "slots", "unlimited");
+                let (a, b) = paired(&k2, &none).ok_or_else(|| {
+                    go_missing(planned, REAL_GO, "K = 2 and unlimited semaphore cells")
+                })?;
+                Ok(gain(named(a, &GO_KEYS), named(b, &GO_KEYS)))
+            },
         ),
-    };
-    let go_k2 = go_cells(planned, REAL_GO, SEMAPHORE, "slots", "2");
-    let go_none = go_cells(planned, REAL_GO, SEMAPHORE, "slots", "unlimited");
-    let go_keys = ["slots", "client"];
-    let go_k2_part = match paired(&go_k2, &go_none) {
-        Some((a, b)) => decided(4, named(a, &go_keys), named(b, &go_keys)),
-        None => cannot(
-            4,
-            go_missing(planned, REAL_GO, "K = 2 and unlimited semaphore cells"),
+        Entry::new(
+            GO_POOL2,
+            "with Juju's own client stack, no semaphore with each database's pool capped at 2 \
+             connections beats the semaphore of K = 2 on the real node (the seed: 3,353 against \
+             2,489 req/s)",
+            |planned: &Planned<'_>| {
+                let pool2 = go_cells(planned, REAL_GO_POOL, POOL, "pool_size", "2");
+                let k2 = go_cells(planned, REAL_GO, SEMAPHORE, "slots", "2");
+                let (a, b) = paired(&pool2, &k2).ok_or_else(|| {
+                    let file = if pool2.is_empty() {
+                        REAL_GO_POOL
+                    } else {
+                        REAL_GO
+                    };
+                    go_missing(planned, file, "a pool-of-2 cell and a K = 2 cell")
+                })?;
+                Ok(gain(named(a, &["pool_size", "client"]), named(b, &GO_KEYS)))
+            },
         ),
-    };
-    let go_pool2 = go_cells(planned, REAL_GO_POOL, POOL, "pool_size", "2");
-    let go_pool_part = match paired(&go_pool2, &go_k2) {
-        Some((a, b)) => decided(5, named(a, &["pool_size", "client"]), named(b, &go_keys)),
-        None => cannot(
-            5,
-            go_missing(
-                planned,
-                if go_pool2.is_empty() {
-                    REAL_GO_POOL
-                } else {
-                    REAL_GO
-                },
-                "a pool-of-2 cell and a K = 2 cell",
-            ),
+        Entry::new(
+            WRITES,
+            "on the real node, half the transactions writing takes the reads down (the seed: \
+             \"the writes just tanked all the reads\"): reads/s at 50% writes well under the half \
+             of all-read reads/s that the mix alone would leave",
+            |planned: &Planned<'_>| {
+                let half = cells(planned, REAL_WRITES, SEMAPHORE, "read_pct", "50");
+                let all = cells(planned, REAL_WRITES, SEMAPHORE, "read_pct", "100");
+                let (a, b) = paired(&half, &all).ok_or_else(|| {
+                    missing(
+                        planned,
+                        REAL_WRITES,
+                        "read_pct = 50 and read_pct = 100 cells",
+                    )
+                })?;
+                let mut reads = Comparison::throughput(
+                    Side::cell(named(a, &["read_pct"])),
+                    Side::cell(named(b, &["read_pct"])),
+                    WRITES_RULE,
+                );
+                reads.figure = "reads_per_sec".to_owned();
+                Ok(reads.into())
+            },
         ),
-    };
-    let half = cells(planned, REAL_WRITES, SEMAPHORE, "read_pct", "50");
-    let all = cells(planned, REAL_WRITES, SEMAPHORE, "read_pct", "100");
-    let writes_part = match paired(&half, &all) {
-        Some((a, b)) => {
-            let (name, claim) = PARTS[6];
-            let mut reads = Comparison::throughput(
-                Side::cell(named(a, &["read_pct"])),
-                Side::cell(named(b, &["read_pct"])),
-                WRITES_RULE,
-            );
-            reads.figure = "reads_per_sec".to_owned();
-            Claim::decided_by(name, claim, reads)
-        }
-        None => cannot(
-            6,
-            missing(
-                planned,
-                REAL_WRITES,
-                "read_pct = 50 and read_pct = 100 cells",
-            ),
-        ),
-    };
-    vec![
-        k2_part,
-        pool_part,
-        apps_part,
-        client_part.on("model"),
-        go_k2_part,
-        go_pool_part,
-        writes_part,
-    ]
+    ])
 }

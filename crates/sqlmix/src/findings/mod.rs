@@ -2,8 +2,8 @@
 //! what beats it (Juju on dqlite)?
 //!
 //! The question is the seed's system's, so its parts are the real dqlite node's
-//! (`backend=libdqlite`), each decided by a paired comparison at the same threads and
-//! cores ([`claims`]): K = 2 against no semaphore, a pool of 2 without a semaphore
+//! (`backend=libdqlite`), each declared once in [`registry`] and decided by a paired
+//! comparison at the same threads and cores: K = 2 against no semaphore, a pool of 2 without a semaphore
 //! against K = 2, three apps against one, the first two again with Juju's own client
 //! stack (`go-client/*`: a Go program on go-dqlite under `database/sql`, on the same
 //! node), K = 2 against none with the lab's stand-in for that client (its own client
@@ -27,9 +27,9 @@ use harness::findings::{Answer, Basis, Chart, Run, Verdict};
 use harness::judge::{param_text, si, times, widest, Est};
 use harness::RunRecord;
 
-pub use claims::claims;
+pub use claims::registry;
 use claims::{
-    GO_K2, GO_POOL2, JUJU_CLIENT, K2, PARTS, POOL2, REAL, REAL_APPS, REAL_CLIENT, REAL_GO,
+    APPS, GO_K2, GO_POOL2, JUJU_CLIENT, K2, POOL2, REAL, REAL_APPS, REAL_CLIENT, REAL_GO,
     REAL_GO_POOL, REAL_POOL, REAL_WRITES, WRITES,
 };
 use context::{hold_ms, Backend};
@@ -50,7 +50,9 @@ fn of_backend<'a>(rows: Vec<&'a RunRecord>, backends: &[&str]) -> Vec<&'a RunRec
         .collect()
 }
 
-/// "1.93x [1.85-2.01], 32 pairs: shown", or the reason where no ratio was measured.
+/// "1.93x [1.85-2.01], 32 pairs (shown)", or the reason where no ratio was measured: a
+/// part's clause in the answer's sentences, shorter than [`harness::registry::Parts::said`]
+/// where a part is undecided (its reason stays in the parts table).
 fn said(p: &Part) -> String {
     match p.ratio {
         Some(_) => format!("{} ({})", p.figure(), p.outcome.word()),
@@ -78,10 +80,8 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
         &model_sweep,
         of_backend(model_rows, MODEL),
     );
-    let declared = run
-        .comparisons
-        .iter()
-        .any(|m| PARTS.iter().any(|(n, _)| *n == m.claim.part));
+    let registry = registry();
+    let declared = registry.declared_in(run);
     let main = run.of_file("sqlmix");
     let go_rows: Vec<&RunRecord> = [REAL_GO, REAL_GO_POOL]
         .iter()
@@ -96,21 +96,12 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
     if none_ran && !declared {
         return None;
     }
-    let mut parts: Vec<Part> = PARTS.iter().map(|(n, c)| run.part(n, c)).collect();
-    // The stand-in is a model whether or not this run measured it (a part the run did not
-    // declare comes back without the claim's basis).
-    for p in parts.iter_mut().filter(|p| p.name == JUJU_CLIENT) {
-        p.basis = "model".to_owned();
-    }
-    let outcomes: Vec<Outcome> = parts.iter().map(|p| p.outcome).collect();
-    let part = |name: &str| {
-        parts
-            .iter()
-            .find(|p| p.name == name)
-            .expect("every part of PARTS is in parts")
-    };
-    let (k2, pool2, apps, juju) = (part(K2), part(POOL2), part(claims::APPS), part(JUJU_CLIENT));
-    let (go_k2, go_pool2, writes) = (part(GO_K2), part(GO_POOL2), part(WRITES));
+    let mut parts = registry.parts(run);
+    // The stand-in is a model whether or not this run measured it: a run recorded before
+    // its claim carried the basis still says so.
+    parts.get_mut(JUJU_CLIENT).basis = "model".to_owned();
+    let outcomes: Vec<Outcome> = parts.all().iter().map(|p| p.outcome).collect();
+    let said = |name: &str| said(parts.get(name));
     let client_us = run
         .of_file(REAL_CLIENT)
         .iter()
@@ -133,15 +124,15 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
              semaphore: {}; no semaphore with a pool of 2 against K = 2: {}; 3 apps against 1: \
              {}.",
             context::setup(cell),
-            said(k2),
-            said(pool2),
-            said(apps)
+            said(K2),
+            said(POOL2),
+            said(APPS)
         )),
         // Another file of the real node ran: the node is here, the lab client's sweep is not.
         None if !go_rows.is_empty() || !writes_rows.is_empty() => sentences.push(format!(
             "The real node's K sweep with the lab's own client ({REAL}.toml) did not run \
                  here: K = 2 against no semaphore: {}.",
-            said(k2)
+            said(K2)
         )),
         None => sentences.push(
             "The real dqlite node did not run here, so the seed's question cannot be told on \
@@ -157,8 +148,8 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
     let mut two = format!(
         "Juju's own client (Go, go-dqlite under database/sql) on the same kind of node, over \
          loopback TCP, K = 2 against no semaphore: {}; a pool of 2 against K = 2: {}",
-        said(go_k2),
-        said(go_pool2)
+        said(GO_K2),
+        said(GO_POOL2)
     );
     if let Some((lab, go)) = clients.gate_at_k2() {
         two.push_str(&format!(
@@ -170,20 +161,20 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
     }
     // The stand-in only where its file ran (or its part was measured): without it there is
     // no slowed time to state.
-    if slowed.is_some() || juju.ratio.is_some() {
+    if slowed.is_some() || parts.get(JUJU_CLIENT).ratio.is_some() {
         two.push_str(&format!(
             ". The lab's stand-in for it (its own client, {} in the gate, slowed by \
              {client_us} us per statement to {}: a constant calibrated on a Go client on \
              another machine, a model, not Juju's client) gives {}",
             ms(ours),
             ms(slowed),
-            said(juju)
+            said(JUJU_CLIENT)
         ));
     } else {
         details.push(format!(
             "K = 2 with the lab's stand-in for Juju's client (a model calibrated on another \
              machine): {}.",
-            said(juju)
+            said(JUJU_CLIENT)
         ));
     }
     // Without the real node the parts' reasons say it all; the model's sentence follows.
@@ -191,11 +182,11 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
     if ran {
         sentences.push(format!("{two}."));
     }
-    if ran || writes.ratio.is_some() {
+    if ran || parts.get(WRITES).ratio.is_some() {
         sentences.push(format!(
             "With half the transactions writing, reads/s against all reads (0.5 is what the mix \
          alone leaves): {} (the seed: \"the writes just tanked all the reads\", no figure).",
-            said(writes)
+            said(WRITES)
         ));
     }
     if let Some(t) = clients.table() {
@@ -302,13 +293,15 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
         details.push(text);
     }
     let verdict = Verdict::of_outcomes(&outcomes);
+    let k2 = parts.get(K2);
+    let figure = k2
+        .ratio
+        .map(|_| format!("K = 2 / unlimited on the real node: {}", k2.figure()))
+        .unwrap_or_default();
     Some(Answer {
         verdict,
-        figure: k2
-            .ratio
-            .map(|_| format!("K = 2 / unlimited on the real node: {}", k2.figure()))
-            .unwrap_or_default(),
-        parts,
+        figure,
+        parts: parts.into_vec(),
         basis: Basis::Real,
         calibrated_on,
         sentences,

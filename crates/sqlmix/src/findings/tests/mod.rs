@@ -1,20 +1,20 @@
 //! The question's parts on synthetic plans and pairs (no timing): every part comes out
 //! shown, contradicted and inconclusive from plausible pairs; a plan without the real node
 //! lists every part as undecidable with `just setup`; sides are at one threads and cores.
-//! Here the synthetic plans, cells and pairs; [`parts`] the claims a plan gives, [`answer`]
-//! what the answer makes of their pairs.
+//! Here the synthetic plans, cells and pairs, each part's read by its name; [`parts`] the
+//! claims a plan gives, [`answer`] what the answer makes of their pairs.
 
 mod answer;
 mod parts;
 
 use std::collections::BTreeMap;
 
-use harness::decide::{CellRef, Claim, Measured, Planned};
+use harness::decide::{CellRef, Claim, Comparison, Measured, Planned};
 use harness::testing::synthetic_cell;
 use serde_json::{json, Value};
 
 use super::claims::{
-    APPS, GO_K2, GO_POOL2, JUJU_CLIENT, K2, PARTS, POOL2, REAL, REAL_APPS, REAL_CLIENT, REAL_GO,
+    APPS, GO_K2, GO_POOL2, JUJU_CLIENT, K2, POOL2, REAL, REAL_APPS, REAL_CLIENT, REAL_GO,
     REAL_GO_POOL, REAL_POOL, REAL_WRITES, WRITES,
 };
 use super::*;
@@ -125,10 +125,26 @@ fn plan_without_go(real: bool, cores: usize) -> Vec<CellRef> {
 
 fn claims_of(cells: &[CellRef]) -> Vec<Claim> {
     let seeds = BTreeMap::new();
-    claims(&Planned {
+    registry().claims(&Planned {
         cells,
         seeds: &seeds,
     })
+}
+
+/// Part `name`'s claim among `claims`.
+fn claim<'c>(claims: &'c [Claim], name: &str) -> &'c Claim {
+    claims
+        .iter()
+        .find(|c| c.part == name)
+        .unwrap_or_else(|| panic!("no claim of {name}"))
+}
+
+/// Part `name`'s comparison among `claims`.
+fn comparison<'c>(claims: &'c [Claim], name: &str) -> &'c Comparison {
+    let c = claim(claims, name);
+    c.comparison
+        .as_ref()
+        .unwrap_or_else(|| panic!("{name}: {}", c.missing))
 }
 
 /// `n` pairs whose ratio is `ratio`, spread +-8e+00% ([`harness::testing::synthetic_pairs`]).
@@ -228,51 +244,37 @@ fn records(real: bool) -> Vec<RunRecord> {
     v
 }
 
-/// Ratios that show each part, in [`PARTS`] order (writes_tank_reads claims a fall).
-const SHOWN: [(f64, usize); 7] = [
-    (1.9, 9),
-    (1.9, 9),
-    (1.9, 9),
-    (1.9, 9),
-    (1.9, 9),
-    (1.9, 9),
-    (0.2, 9),
-];
-/// Ratios that contradict each part.
-const AGAINST: [(f64, usize); 7] = [
-    (0.9, 16),
-    (0.9, 16),
-    (0.9, 16),
-    (0.9, 16),
-    (0.9, 16),
-    (0.9, 16),
-    (0.6, 16),
-];
-/// Ratios between each part's thresholds.
-const BETWEEN: [(f64, usize); 7] = [
-    (1.035, 9),
-    (1.035, 9),
-    (1.035, 9),
-    (1.035, 9),
-    (1.035, 9),
-    (1.035, 9),
-    (0.40, 9),
-];
+/// Pairs (ratio, how many) that give part `name` the outcome `want`: writes_tank_reads
+/// claims a fall, every other part a gain.
+fn pairs_for(name: &str, want: Outcome) -> (f64, usize) {
+    match (want, name == WRITES) {
+        (Outcome::Shown, false) => (1.9, 9),
+        (Outcome::Shown, true) => (0.2, 9),
+        (Outcome::Contradicted, false) => (0.9, 16),
+        (Outcome::Contradicted, true) => (0.6, 16),
+        // Between the thresholds.
+        (Outcome::Inconclusive, false) => (1.035, 9),
+        (Outcome::Inconclusive, true) => (0.40, 9),
+    }
+}
 
-/// The answer with each part's pairs at `ratios` (in [`PARTS`] order).
-fn answer_with(real: bool, ratios: [(f64, usize); 7]) -> Answer {
-    let claims = claims_of(&plan(real, 2));
-    let ms: Vec<Measured> = claims
+/// The measured parts of `claims`, each part's pairs giving it `want(name)`.
+fn measured_all(claims: &[Claim], want: impl Fn(&str) -> Outcome) -> Vec<Measured> {
+    claims
         .iter()
-        .zip(ratios)
-        .map(|(c, (r, n))| {
-            if c.comparison.is_some() {
+        .map(|c| match c.comparison {
+            Some(_) => {
+                let (r, n) = pairs_for(&c.part, want(&c.part));
                 measured(c, r, n)
-            } else {
-                Measured::new(c.clone())
             }
+            None => Measured::new(c.clone()),
         })
-        .collect();
+        .collect()
+}
+
+/// The answer with each part's pairs giving it `want(name)`.
+fn answer_with(real: bool, want: impl Fn(&str) -> Outcome) -> Answer {
+    let ms = measured_all(&claims_of(&plan(real, 2)), want);
     let cells = records(real);
     let seeds = seeds();
     answer(&Run {

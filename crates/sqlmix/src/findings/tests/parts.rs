@@ -13,6 +13,7 @@ fn the_default_plan_decides_every_part_with_sides_at_one_threads_and_cores() {
         names,
         [K2, POOL2, APPS, JUJU_CLIENT, GO_K2, GO_POOL2, WRITES]
     );
+    assert_eq!(names, registry().names());
     for c in &claims {
         let cmp = c
             .comparison
@@ -35,34 +36,34 @@ fn the_default_plan_decides_every_part_with_sides_at_one_threads_and_cores() {
             assert_eq!(n, 1, "{}: {}", c.part, side.text());
         }
     }
-    let k2 = claims[0].comparison.as_ref().unwrap();
+    let k2 = comparison(&claims, K2);
     assert_eq!(k2.a.cell.params["slots"], json!(2));
     assert_eq!(k2.b.cell.params["slots"], json!("unlimited"));
-    let pool = claims[1].comparison.as_ref().unwrap();
+    let pool = comparison(&claims, POOL2);
     assert_eq!(
         (pool.a.cell.file.as_str(), pool.b.cell.file.as_str()),
         (REAL_POOL, REAL)
     );
-    let juju = claims[3].comparison.as_ref().unwrap();
+    let juju = comparison(&claims, JUJU_CLIENT);
     assert_eq!(juju.a.cell.params["client_us"], json!(100));
     // The stand-in is a model; the Go client's parts are the real node's.
-    assert_eq!(claims[3].basis, "model");
+    assert_eq!(claim(&claims, JUJU_CLIENT).basis, "model");
     // The Go client's sides are its own cells, never the lab client's beside them.
-    let go = claims[4].comparison.as_ref().unwrap();
+    let go = comparison(&claims, GO_K2);
     for side in [&go.a.cell, &go.b.cell] {
         assert_eq!(
             (side.file.as_str(), &side.params["client"]),
             (REAL_GO, &json!("go"))
         );
     }
-    let go_pool = claims[5].comparison.as_ref().unwrap();
+    let go_pool = comparison(&claims, GO_POOL2);
     assert_eq!(
         (go_pool.a.cell.file.as_str(), go_pool.b.cell.file.as_str()),
         (REAL_GO_POOL, REAL_GO)
     );
     assert_eq!(go_pool.b.cell.params["client"], json!("go"));
     // writes_tank_reads compares reads/s, half writing against none.
-    let writes = claims[6].comparison.as_ref().unwrap();
+    let writes = comparison(&claims, WRITES);
     assert_eq!(writes.figure, "reads_per_sec");
     assert_eq!(
         (
@@ -78,7 +79,7 @@ fn without_the_go_client_its_parts_are_inconclusive_with_their_reason() {
     let cells = plan_without_go(true, 2);
     let claims = claims_of(&cells);
     for name in [GO_K2, GO_POOL2] {
-        let c = claims.iter().find(|c| c.part == name).unwrap();
+        let c = claim(&claims, name);
         assert!(c.comparison.is_none(), "{name}");
         assert!(
             c.missing.contains(REAL_GO)
@@ -88,20 +89,8 @@ fn without_the_go_client_its_parts_are_inconclusive_with_their_reason() {
         );
     }
     // The lab's parts are decided all the same.
-    assert!(claims
-        .iter()
-        .find(|c| c.part == K2)
-        .unwrap()
-        .comparison
-        .is_some());
-    let ms: Vec<Measured> = claims
-        .iter()
-        .zip(SHOWN)
-        .map(|(c, (r, n))| match c.comparison {
-            Some(_) => measured(c, r, n),
-            None => Measured::new(c.clone()),
-        })
-        .collect();
+    assert!(claim(&claims, K2).comparison.is_some());
+    let ms = measured_all(&claims, |_| Outcome::Shown);
     let (cells, seeds) = (records(true), seeds());
     let a = answer(&Run {
         cells: &cells,
@@ -125,17 +114,17 @@ fn sides_are_paired_where_both_exist_never_the_luckiest_of_each() {
         4,
         &[("slots", json!(2))],
     ));
-    let k2 = claims_of(&cells)[0].comparison.clone().unwrap();
+    let k2 = comparison(&claims_of(&cells), K2).clone();
     assert_eq!((k2.a.cell.cores, k2.b.cell.cores), (2, 2));
     // With both at 4 CPUs the widest point leads, derived from the plan.
-    let wide = claims_of(&plan(true, 4))[0].comparison.clone().unwrap();
+    let wide = comparison(&claims_of(&plan(true, 4)), K2).clone();
     assert_eq!((wide.a.cell.cores, wide.b.cell.cores), (4, 4));
 }
 
 #[test]
 fn without_the_real_node_every_part_is_listed_and_says_just_setup() {
     let claims = claims_of(&plan(false, 2));
-    assert_eq!(claims.len(), PARTS.len());
+    assert_eq!(claims.len(), registry().names().len());
     for c in &claims {
         assert!(c.comparison.is_none(), "{}", c.part);
         assert!(
@@ -145,9 +134,9 @@ fn without_the_real_node_every_part_is_listed_and_says_just_setup() {
             c.missing
         );
     }
-    let a = answer_with(false, [(2.0, 16); 7]);
+    let a = answer_with(false, |_| Outcome::Shown);
     assert_eq!(a.verdict, Verdict::CannotTell);
-    assert_eq!(a.parts.len(), PARTS.len());
+    assert_eq!(a.parts.len(), registry().names().len());
     assert!(a.sentences[0].contains("just setup"), "{}", a.sentences[0]);
     // The model's figures are context, labelled, with what it was calibrated on.
     assert!(a.details.iter().any(|d| d.contains("dqlite model")));
@@ -161,16 +150,41 @@ fn a_plan_lacking_one_file_says_which() {
         .filter(|c| c.file != REAL_POOL)
         .collect();
     let claims = claims_of(&cells);
-    assert!(claims[0].comparison.is_some());
-    assert!(claims[1].comparison.is_none());
-    assert!(
-        claims[1].missing.contains(REAL_POOL),
-        "{}",
-        claims[1].missing
-    );
+    assert!(claim(&claims, K2).comparison.is_some());
+    let pool = claim(&claims, POOL2);
+    assert!(pool.comparison.is_none());
+    assert!(pool.missing.contains(REAL_POOL), "{}", pool.missing);
     let no_client: Vec<CellRef> = plan(true, 2)
         .into_iter()
         .filter(|c| c.file != REAL_CLIENT)
         .collect();
-    assert!(claims_of(&no_client)[3].missing.contains(REAL_CLIENT));
+    assert!(claim(&claims_of(&no_client), JUJU_CLIENT)
+        .missing
+        .contains(REAL_CLIENT));
+}
+
+#[test]
+fn the_registry_conforms_to_the_default_plan_and_its_answer() {
+    let cells = plan(true, 2);
+    let no_seeds = BTreeMap::new();
+    let planned = Planned {
+        cells: &cells,
+        seeds: &no_seeds,
+    };
+    let a = answer_with(true, |_| Outcome::Shown);
+    harness::testing::parts_conformance(&registry(), &planned, Some(&a)).unwrap();
+    // Each part's figure is in the answer's sentences, read by name.
+    let ms = measured_all(&claims_of(&cells), |_| Outcome::Shown);
+    let (records, seeds) = (records(true), seeds());
+    let run = Run {
+        cells: &records,
+        seeds: &seeds,
+        comparisons: &ms,
+    };
+    let r = registry();
+    let parts = r.parts(&run);
+    let s = a.sentences.join(" ");
+    for name in r.names() {
+        assert!(s.contains(&parts.get(name).figure()), "{name}: {s}");
+    }
 }
