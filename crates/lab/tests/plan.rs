@@ -92,3 +92,37 @@ fn cpus_without_plan_true_is_refused_before_anything_runs() {
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(!dir.path().join("reports").exists());
 }
+
+#[test]
+fn every_part_of_the_default_plan_is_named_in_the_readme_as_the_report_names_it() {
+    // One name for a part in code, README and report: the plan lists every hot path's
+    // parts by the names findings.json carries, and the README's table must use them.
+    let dir = tempfile::tempdir().unwrap();
+    copy_benches(dir.path());
+    let out = lab(dir.path(), &["matrix", "plan=true", "cpus=64"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let readme = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"),
+    )
+    .unwrap();
+    let names: Vec<&str> = stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("  "))
+        .filter_map(|l| l.split_once(": "))
+        .filter(|(_, rest)| rest.starts_with("not asked") || rest.contains(" pairs"))
+        .map(|(name, _)| name)
+        .collect();
+    assert!(names.len() >= 20, "{stderr}");
+    for named in names {
+        // The plan names a part after its hot path (`lookup/short_of_linear`), as the
+        // report's table of parts sits under its hot path's finding.
+        let (_, name) = named.split_once('/').expect("hot path/part");
+        // A server file's parts carry its file's name (`my-memcached/recommendation`),
+        // which the README writes once and then as `/recommendation`.
+        let suffix = name.rsplit_once('/').map(|(_, s)| s);
+        let named = readme.contains(&format!("`{name}`"))
+            || suffix.is_some_and(|s| readme.contains(&format!("`/{s}`")));
+        assert!(named, "part `{name}` is not named in README.md");
+    }
+}
