@@ -143,11 +143,14 @@ pub fn fold(script: &str) -> SwitchProfile {
 /// time).
 fn header(line: &str) -> Option<(&str, u32, f64, &str)> {
     let (head, rest) = line.split_once(": ")?;
-    let mut words = head.rsplitn(3, char::is_whitespace);
-    let at = words.next()?.trim_end_matches(':').parse::<f64>().ok()?;
-    let tid = words.next()?.parse::<u32>().ok()?;
-    let comm = words.next()?.trim();
-    Some((comm, tid, at, rest.trim()))
+    // perf pads its columns (the time to a width, so a machine up for less than about
+    // three hours prints two spaces before it), and a thread's name may hold spaces: the
+    // last two words are the time and the tid, whatever the spaces between them.
+    let (head, at) = head.trim_end().rsplit_once(char::is_whitespace)?;
+    let at = at.trim_end_matches(':').parse::<f64>().ok()?;
+    let (comm, tid) = head.trim_end().rsplit_once(char::is_whitespace)?;
+    let tid = tid.parse::<u32>().ok()?;
+    Some((comm.trim(), tid, at, rest.trim()))
 }
 
 /// A frame line's symbol (`ip sym+off (dso)`), kernel frames marked `_[k]` as the on-CPU
@@ -169,6 +172,24 @@ fn frame(line: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn headers_are_read_however_perf_pads_its_columns() {
+        for line in [
+            "tiny-worker-1 11115  2221.641810: PERF_RECORD_SWITCH IN",
+            "tiny-worker-1 11115 12221.641810: PERF_RECORD_SWITCH IN",
+            "tiny conn   215 100.000600: sched:sched_switch: prev_comm=tiny conn",
+        ] {
+            let (comm, tid, at, rest) = header(line).unwrap_or_else(|| panic!("{line}"));
+            assert!(comm.starts_with("tiny") && !comm.ends_with(' '), "{comm:?}");
+            assert!(tid == 11115 || tid == 215, "{tid}");
+            assert!(at > 100.0, "{at}");
+            assert!(
+                rest.starts_with("PERF_RECORD") || rest.starts_with("sched:"),
+                "{rest}"
+            );
+        }
+    }
 
     #[test]
     fn a_switch_out_weighs_until_the_same_thread_is_back() {
