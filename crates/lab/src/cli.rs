@@ -132,7 +132,8 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                 for line in plan.plan_lines() {
                     println!("{line}");
                 }
-                for note in plan.plan_notes() {
+                // What was left out and why, where scripts do not read (stderr).
+                for note in plan.skipped.iter().cloned().chain(plan.plan_notes()) {
                     eprintln!("{note}");
                 }
                 return Ok(ExitCode::SUCCESS);

@@ -66,7 +66,14 @@ pub(super) fn plan_file(
     let sweeps = sweeps_of(settings, file, mode, &mut how)?;
     let param_sets = combinations(file.hot_path, &sweeps, &file.paired)
         .with_context(|| format!("{}.toml", file.name))?;
-    if let Some(missing) = param_sets.iter().find_map(|p| file.hot_path.missing(p)) {
+    // A plan for another machine (`cpus=`) cannot know what that machine has installed:
+    // it plans what `just setup` would give it, so the plan does not change with what
+    // this machine happens to lack.
+    let here = settings.cpus.is_none();
+    if let Some(missing) = here
+        .then(|| param_sets.iter().find_map(|p| file.hot_path.missing(p)))
+        .flatten()
+    {
         return Ok(Err(Skipped::Lacking(missing)));
     }
     check_counts(file, &param_sets, &threads)?;

@@ -265,6 +265,11 @@ impl MatrixPlan {
                 Err(file::Skipped::Lacking(m)) => lacking.push((file.name.clone(), m)),
             }
         }
+        if let Some(n) = settings.cpus {
+            skipped.push(format!(
+                "cpus={n}: planned for a machine with what `just setup` installs (what this one lacks skips no file)"
+            ));
+        }
         let lacking = file::lacking_line(&lacking);
         if let Some(line) = &lacking {
             skipped.push(line.clone());

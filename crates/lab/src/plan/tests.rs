@@ -81,12 +81,19 @@ fn fresh_root() -> tempfile::TempDir {
 }
 
 /// The plan of `list` over the repository's scenario files, with no budget unless `list`
-/// gives one, so that cells do not depend on measured costs.
+/// gives one, so that cells do not depend on measured costs; for a machine of this one's
+/// CPUs unless `list` names others (`cpus=`, with `plan=true`), so that the files do not
+/// depend on which packages this machine has installed.
 pub(super) fn plan(list: &[&str]) -> anyhow::Result<MatrixPlan> {
-    let mut list = list.to_vec();
+    let mut list: Vec<String> = list.iter().map(|s| s.to_string()).collect();
     if !list.iter().any(|a| a.starts_with("budget=")) {
-        list.push("budget=none");
+        list.push("budget=none".to_owned());
     }
+    if !list.iter().any(|a| a.starts_with("cpus=")) {
+        list.push(format!("cpus={}", nproc()));
+        list.push("plan=true".to_owned());
+    }
+    let list: Vec<&str> = list.iter().map(String::as_str).collect();
     let root = fresh_root();
     MatrixPlan::build(&Settings::parse(&args(&list))?, root.path())
 }
@@ -134,7 +141,12 @@ fn the_seed_columns_change_thread_axes_only() {
     assert_eq!(counts(&plan, "sqlmix-slots"), [16]);
     assert_eq!(counts(&plan, "sqlmix-writes"), [16]);
     assert_eq!(counts(&plan, "pool"), [1, 2, 4, 6, 12]);
-    let lines = plan.settings_lines();
+    // One line a file, and the line that says the plan assumes what `just setup` installs.
+    let lines: Vec<String> = plan
+        .settings_lines()
+        .into_iter()
+        .filter(|l| !l.starts_with("cpus="))
+        .collect();
     assert_eq!(lines.len(), files.len());
     let line = |file: &str| {
         lines
