@@ -44,7 +44,7 @@ if [ "${1:-}" = "--if-missing" ]; then
     bash "$here/build-go-client.sh" 2>/dev/null || true
     exit 0
   fi
-  echo "setup: installing the real systems the default matrix measures (${PACKAGES[*]}); this counts against the budget" >&2
+  echo "setup: installing the real systems the default matrix measures (${PACKAGES[*]}); before the run, not counted in budget= (it covers the measurement only)" >&2
   log="${TMPDIR:-/tmp}/lab-setup.log"
   if bash "$0" >"$log" 2>&1; then
     rm -f "$log"
