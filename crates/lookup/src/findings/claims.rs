@@ -123,7 +123,13 @@ pub fn registry(seeds: Seeds<'_>) -> Registry<'static> {
              at least 5% less than a lock-free control on the same CPUs",
             move |planned: &Planned<'_>| short_of_linear(&Pair::of(planned, &d1)?),
         )
-        .says(SHOWN, CONTRADICTED),
+        .says(SHOWN, CONTRADICTED)
+        // A measurement of size only: `entry-cache` takes a mutex and moves the entry to
+        // the LRU front on every read, the control one atomic load, so which scales worse
+        // is known before the run; how much worse is what it measures. Weighed nothing
+        // wherever it is asked, as a fixed outcome weighs nothing whether or not a plan
+        // can measure it.
+        .sized(),
         Entry::new(
             PER_THREAD_PAST_KNEE,
             format!(
@@ -147,24 +153,8 @@ pub fn registry(seeds: Seeds<'_>) -> Registry<'static> {
 /// The question's parts among the cells `planned` will run, as [`registry`] declares them:
 /// each decided by a paired comparison, or [`Claim::cannot`] saying what would make it
 /// decidable. What [`crate::LookupHotPath`] declares.
-///
-/// [`SHORT_OF_LINEAR`] is a measurement of size only where it is decided: `entry-cache`
-/// takes a mutex and moves the entry to the LRU front on every read, the control one atomic
-/// load, so which scales worse is known before the run; how much worse is what it measures.
-/// Where this plan cannot decide it, it stays a part the verdict waits on, as a part the run
-/// did not declare does in the answer (the registry's weight is per entry, not per plan).
 pub fn claims(planned: &Planned<'_>) -> Vec<Claim> {
-    registry(planned.seeds())
-        .claims(planned)
-        .into_iter()
-        .map(|c| {
-            if c.part == SHORT_OF_LINEAR && c.comparison.is_some() {
-                c.sized()
-            } else {
-                c
-            }
-        })
-        .collect()
+    registry(planned.seeds()).claims(planned)
 }
 
 /// The baseline and the control among one plan's cells.
