@@ -51,12 +51,17 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
             sentence(registry.entry(name), part, comparison_of(run, name), knee)
         })
         .collect();
-    let figure = parts
-        .all()
-        .iter()
-        .find(|p| p.ratio.is_some())
-        .map(|p| format!("{} {}", p.name, p.figure()))
-        .unwrap_or_default();
+    // The verdict's figure is a part it rests on, decided where one is; a size only
+    // (short_of_linear) is the figure only where nothing the verdict weighs has a ratio.
+    let figure = [
+        |p: &&Part| p.decides() && p.outcome != Outcome::Inconclusive,
+        |p: &&Part| p.decides(),
+        |_: &&Part| true,
+    ]
+    .iter()
+    .find_map(|rule| parts.all().iter().filter(|p| p.ratio.is_some()).find(rule))
+    .map(|p| format!("{} {}", p.name, p.figure()))
+    .unwrap_or_default();
 
     let mut details: Vec<String> = parts
         .all()
