@@ -60,9 +60,9 @@ pub fn registry() -> Registry<'static> {
     registry_on(crate::procstat::machine_cpus().len())
 }
 
-/// The fixed list of parts for a plan, on this machine's CPUs.
+/// The fixed list of parts for a plan, on the CPUs of the machine it is for.
 pub fn claims(planned: &Planned<'_>) -> Vec<Claim> {
-    registry().claims(planned)
+    registry_on(server::findings::plan_cpus(planned)).claims(planned)
 }
 
 /// The fixed list of parts for a plan on a machine of `nproc` CPUs, in order.

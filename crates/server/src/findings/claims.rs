@@ -233,10 +233,20 @@ impl<'a> Question<'a> {
             Some((self.cell(planned, t, c)?, self.cell(planned, knee, c)?, t))
         });
         let Some((a, b, t)) = found else {
-            return Err(format!(
-                "this machine has {nproc} CPU(s); the part needs at least {}: the server on more CPUs than a planned thread count past {from}, that count and the knee's both planned on them, and CPUs left for the clients",
-                knee + 3
-            ));
+            let needs = knee + 3;
+            // Too few CPUs is the machine's (reason `needs_cpus`); enough CPUs but no such
+            // cells is the plan's (`no_cells`: a budget that left the smaller core counts
+            // out, or `cores=`), and says what to plan.
+            return Err(if nproc < needs {
+                format!(
+                    "this machine has {nproc} CPU(s); the part needs at least {needs}: the server on more CPUs than a planned thread count past {from}, that count and the knee's both planned on them, and CPUs left for the clients"
+                )
+            } else {
+                format!(
+                    "the plan has no {} cells on fewer CPUs than the machine's {nproc} at the knee and at more threads than it but fewer than the CPUs (plan cores of {needs} or more, below {nproc})",
+                    self.server
+                )
+            });
         };
         Ok(Found::with_detail(
             Comparison {

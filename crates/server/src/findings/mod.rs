@@ -165,9 +165,16 @@ pub fn claims_on(planned: &Planned<'_>, nproc: usize) -> Vec<Claim> {
     all
 }
 
-/// The parts on this machine's CPUs.
+/// The parts on the CPUs of the machine `planned` is for.
 pub fn claims(planned: &Planned<'_>) -> Vec<Claim> {
-    claims_on(planned, crate::procstat::machine_cpus().len())
+    claims_on(planned, plan_cpus(planned))
+}
+
+/// The CPUs of the machine a plan is for: this one's, or more where its cells run on more
+/// (`plan=true cpus=64` plans for a machine of 64, whose cells go up to 64 cores).
+pub fn plan_cpus(planned: &Planned<'_>) -> usize {
+    let widest = planned.cells.iter().map(|c| c.cores).max().unwrap_or(0);
+    crate::procstat::machine_cpus().len().max(widest)
 }
 
 /// One core count's curve: its cells by thread count, ascending.
