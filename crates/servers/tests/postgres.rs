@@ -61,10 +61,12 @@ fn it_starts_answers_and_leaves_nothing_when_dropped() {
         .query_one(
             "select current_setting('synchronous_commit'), current_setting('fsync'), \
              (select count(*) from pg_extension where extname = 'pg_stat_statements'), \
-             pg_backend_pid()",
+             pg_backend_pid(), current_setting('dynamic_shared_memory_type')",
             &[],
         )
         .unwrap();
+    // Its shared memory lives in its folder, so a killed server leaves none in /dev/shm.
+    assert_eq!(row.get::<_, String>(4), "mmap");
     assert_eq!(row.get::<_, String>(0), "on");
     assert_eq!(row.get::<_, String>(1), "on");
     assert_eq!(row.get::<_, i64>(2), 1);
@@ -82,6 +84,7 @@ fn it_starts_answers_and_leaves_nothing_when_dropped() {
     let folder = server.folder().to_path_buf();
     let pid = server.pid();
     assert!(folder.join("data/PG_VERSION").is_file());
+    assert!(folder.join("data/pg_dynshmem").is_dir());
     drop(client);
     drop(server);
     assert!(gone(pid), "the postmaster is gone once dropped");

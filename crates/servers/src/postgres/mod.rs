@@ -50,6 +50,12 @@ const SETTINGS: &[(&str, &str)] = &[
     ("full_page_writes", "on"),
     ("max_connections", "100"),
     ("logging_collector", "off"),
+    // Dynamic shared memory as files in the data folder (`pg_dynshmem`), not POSIX
+    // segments in /dev/shm: a server killed whole (SIGKILL, as every cell's end and a
+    // killed lab leave it) never unlinks its segments, and 272 of them (143 MB of RAM)
+    // piled up in /dev/shm over a day's runs here. In the folder they go with it. The
+    // lab's statements run no parallel query, the one heavy user of these segments.
+    ("dynamic_shared_memory_type", "mmap"),
 ];
 
 /// A running PostgreSQL; dropping it kills it and removes its folder.
