@@ -72,20 +72,13 @@ fn txn_log_against_itself_contradicts_the_cut_on_the_leases() {
     let m = harness::testing::measured_until_decided(&LeaseHotPath, &claim, 24, 50, 200);
     let i = m.interval().expect("9 pairs or more give an interval");
     eprintln!(
-        "busy_time_leases, txn-log against itself: {:.3} [{:.3}-{:.3}], {} pairs, against {}",
-        i.ratio,
-        i.low,
-        i.high,
-        m.pairs.len(),
+        "busy_time_leases, txn-log against itself: {i}, against {}",
         rule.text()
     );
     assert_eq!(
         m.outcome(),
         Outcome::Contradicted,
-        "{:.3} [{:.3}-{:.3}] against {}",
-        i.ratio,
-        i.low,
-        i.high,
+        "{i} against {}",
         rule.text()
     );
     // Contradicted because there is no cut, not because of a cut deeper than the seed's.

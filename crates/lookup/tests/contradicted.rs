@@ -91,24 +91,12 @@ fn a_lock_free_baseline_against_a_locked_control_contradicts_short_of_linear() {
     let lock_free_scaling = median(m.pairs.iter().map(|p| p[0] / p[1]).collect());
     let locked_scaling = median(m.pairs.iter().map(|p| p[2] / p[3]).collect());
     eprintln!(
-        "short_of_linear, {LOCK_FREE} over {LOCKED}: {:.3} [{:.3}-{:.3}], {} pairs, {:?}; \
-         scalings {lock_free_scaling:.2} and {locked_scaling:.2}; other jobs' share of the \
-         CPUs {}",
-        i.ratio,
-        i.low,
-        i.high,
-        m.pairs.len(),
+        "short_of_linear, {LOCK_FREE} over {LOCKED}: {i}, {:?}; scalings \
+         {lock_free_scaling:.2} and {locked_scaling:.2}; other jobs' share of the CPUs {}",
         m.outcome(),
         others.map_or("unknown".to_owned(), |o| format!("{:.0}%", o * 100.0)),
     );
-    let figure = format!(
-        "{:.3} [{:.3}-{:.3}], {} pairs, against {:?}",
-        i.ratio,
-        i.low,
-        i.high,
-        m.pairs.len(),
-        cmp.rule
-    );
+    let figure = format!("{i}, against {:?}", cmp.rule);
     // Never shown, whatever the machine did: a shortfall that came from the lab rather than
     // the lock would show here.
     assert_ne!(m.outcome(), Outcome::Shown, "{figure}");

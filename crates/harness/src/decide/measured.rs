@@ -40,6 +40,17 @@ pub struct Interval {
     pub pairs: usize,
 }
 
+/// "1.930x [1.850-2.010], 32 pairs", as reports and tests print it.
+impl std::fmt::Display for Interval {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{:.3}x [{:.3}-{:.3}], {} pairs",
+            self.ratio, self.low, self.high, self.pairs
+        )
+    }
+}
+
 impl Interval {
     /// Half the interval's width relative to the ratio, e.g. 0.03 for +-3%.
     pub fn half_width(&self) -> f64 {
@@ -306,9 +317,13 @@ impl Part {
     /// "1.93x [1.85-2.01], 32 pairs", or the outcome's reason where there is no ratio.
     pub fn figure(&self) -> String {
         match (self.ratio, self.low, self.high) {
-            (Some(r), Some(l), Some(h)) => {
-                format!("{r:.3}x [{l:.3}-{h:.3}], {} pairs", self.pairs)
+            (Some(ratio), Some(low), Some(high)) => Interval {
+                ratio,
+                low,
+                high,
+                pairs: self.pairs,
             }
+            .to_string(),
             _ => self.why.clone(),
         }
     }
