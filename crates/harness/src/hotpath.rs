@@ -153,6 +153,15 @@ pub trait HotPath: Sync {
     fn answer(&self, _run: &Run<'_>) -> Option<Answer> {
         None
     }
+    /// Whether two cells with these parameters can stay resident together in one process
+    /// and alternate in short turns ([`crate::slices`]): their work runs in this process's
+    /// runner ([`HotPath::measure`] calls [`crate::runner::run`] once, on the calling
+    /// thread), a team parked between operations leaves nothing of its own running, and
+    /// no operation is paced by the clock (a fixed rate would bunch up after a parked
+    /// turn). `lab` then measures their pairs interleaved; by default not.
+    fn interleaves(&self, _params: &Params) -> bool {
+        false
+    }
     /// Whether [`HotPath::measure_pairs`] is implemented: `lab` then measures a part's
     /// pairs of single cells on the same CPUs in one child, a block of pairs at a time.
     fn pairs_in_one_process(&self) -> bool {

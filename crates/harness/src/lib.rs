@@ -49,6 +49,7 @@ pub mod sampler;
 pub mod schema;
 pub mod scratch;
 pub mod seeds;
+pub mod slices;
 pub mod stats;
 pub mod team;
 pub mod testing;

@@ -121,4 +121,9 @@ impl HotPath for LookupHotPath {
     fn answer(&self, run: &harness::findings::Run<'_>) -> Option<harness::findings::Answer> {
         findings::answer(run)
     }
+    fn interleaves(&self, params: &harness::Params) -> bool {
+        // A dispatching server's own threads (a queue's searchers, rayon's pool) would go
+        // on spinning or sleeping on their own while the team is parked.
+        params.word("dispatch") == "direct"
+    }
 }

@@ -25,6 +25,11 @@ pub struct Measured {
     /// failure of a side.
     #[serde(default)]
     pub stopped: String,
+    /// Slices per side in each pair: above 1 where the sides stayed resident and
+    /// alternated in short turns (`harness::slices`), 1 (or 0, in files from before it
+    /// was kept) where each pair measured whole windows.
+    #[serde(default)]
+    pub slices: usize,
 }
 
 /// A ratio's median and interval over some pairs.
@@ -66,6 +71,7 @@ impl Measured {
             pairs: Vec::new(),
             seconds: 0.0,
             stopped: String::new(),
+            slices: 1,
         }
     }
 
@@ -75,6 +81,17 @@ impl Measured {
             return Vec::new();
         };
         self.pairs.iter().map(|p| c.ratio_of(p).ln()).collect()
+    }
+
+    /// The sd of the pairs' log ratios (the instrument's noise for this part); `None`
+    /// with fewer than two pairs.
+    pub fn sd(&self) -> Option<f64> {
+        let logs = self.log_ratios();
+        (logs.len() >= 2).then(|| {
+            let n = logs.len() as f64;
+            let mean = logs.iter().sum::<f64>() / n;
+            (logs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
+        })
     }
 
     /// The median paired ratio (the Hodges-Lehmann centre of the log ratios) and its
@@ -148,6 +165,8 @@ impl Measured {
             low: interval.map(|i| i.low),
             high: interval.map(|i| i.high),
             pairs: self.pairs.len(),
+            sd: self.sd(),
+            slices: self.slices.max(1),
             thresholds: self
                 .claim
                 .comparison
@@ -210,6 +229,13 @@ pub struct Part {
     pub high: Option<f64>,
     /// Pairs behind it.
     pub pairs: usize,
+    /// The sd of its pairs' log ratios; null with fewer than two pairs.
+    #[serde(default)]
+    pub sd: Option<f64>,
+    /// Slices per side in each pair: 1 where each pair measured whole windows in turn,
+    /// more where the sides stayed resident and alternated in short turns.
+    #[serde(default = "one_slice")]
+    pub slices: usize,
     /// The rule's thresholds, ascending.
     pub thresholds: Vec<f64>,
     /// Seconds its pairs took.
@@ -237,6 +263,10 @@ pub struct Part {
 
 fn decides() -> String {
     DECIDES.to_owned()
+}
+
+fn one_slice() -> usize {
+    1
 }
 
 /// [`Part::weight`] of a part the verdict rests on.
@@ -288,6 +318,8 @@ impl Part {
             low: None,
             high: None,
             pairs: 0,
+            sd: None,
+            slices: 1,
             thresholds: Vec::new(),
             seconds: 0.0,
             sides: String::new(),

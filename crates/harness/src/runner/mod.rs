@@ -30,7 +30,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use measurement::{Joined, Tally};
-use window::{Shared, STOP, WARMUP};
+use window::{Shared, MEASURE, PAUSED, STOP, WARMUP};
 
 use crate::account::{ThreadAccount, ThreadClock};
 use crate::interference::Interference;
@@ -60,7 +60,9 @@ fn run_inner<W: Workload>(workload: &W, settings: RunSettings) -> Result<Measure
     let sample_every = workload.latency_sample_every().max(1);
     let lock_every = workload.lock_sample_every().max(1);
     let workers = crate::workload::workers(workload, threads);
-    let shared = Shared::new(threads);
+    // A side of a block of interleaved pairs (`crate::slices`) runs its conductor's turns.
+    let resident = crate::slices::take_side();
+    let shared = Shared::new(threads, resident.is_some());
     // Measured on the calling thread, which runs under the cell's affinity like the workers.
     let clock_read_ns = sampler::clock_read_ns();
 
@@ -82,7 +84,10 @@ fn run_inner<W: Workload>(workload: &W, settings: RunSettings) -> Result<Measure
                     .expect("spawning a worker thread")
             })
             .collect();
-        let window = window::control(&settings, &shared);
+        let window = match &resident {
+            Some((conductor, side)) => window::conduct(&shared, threads, conductor, *side),
+            None => window::control(&settings, &shared),
+        };
         let joined: Vec<Joined<W::Worker>> = handles.into_iter().map(|h| h.join()).collect();
         (joined, window)
     });
@@ -116,10 +121,24 @@ fn worker_loop<K: Worker>(
     let clock = ThreadClock::open();
     let mut opened = None;
     let mut precise_sleep = false;
+    // A resident side's running count of completed operations (`crate::slices`).
+    let done = shared.done.get(seed as usize).map(|d| &d.0);
+    let mut completed = 0u64;
+    let _gone = Gone(shared);
     shared.barrier.wait();
     let account = loop {
         let now = shared.phase.load(Ordering::Acquire);
         if now != seen {
+            if now == PAUSED {
+                shared.park_worker();
+                seen = PAUSED;
+                continue;
+            }
+            if now == WARMUP || (now == MEASURE && opened.is_some()) {
+                // A resident side's next turn: the warm-up, or its window going on.
+                seen = now;
+                continue;
+            }
             let reading = clock.read();
             if now == STOP {
                 let Some(opened) = opened else {
@@ -154,9 +173,23 @@ fn worker_loop<K: Worker>(
         let started = start_of(&mut worker, sampler.time_next(), &mut precise_sleep);
         let outcome = worker.op(&mut ctx);
         tally.record(&outcome, started);
+        if let Some(done) = done {
+            completed += u64::from(outcome.is_ok());
+            done.store(completed, Ordering::Relaxed);
+        }
     };
     worker.finish();
     (worker, tally, account)
+}
+
+/// Tells the controller, when a worker's thread ends (a panic included), to stop waiting
+/// for it to park.
+struct Gone<'a>(&'a Shared);
+
+impl Drop for Gone<'_> {
+    fn drop(&mut self) {
+        self.0.worker_gone();
+    }
 }
 
 /// Waits until a paced worker's next operation is due, and the instant its latency counts

@@ -37,6 +37,7 @@ pub fn synthetic_pairs(claim: &Claim, ratio: f64, spread: f64, n: usize) -> Meas
         pairs,
         seconds: 2.0 * n as f64,
         stopped: if n >= 192 { "most pairs" } else { "decided" }.to_owned(),
+        slices: 1,
     }
 }
 
@@ -59,6 +60,7 @@ pub fn measured_pairs(
         pairs: pairs_from(hot_path, claim, 0..n, warmup_ms, window_ms),
         seconds: 0.0,
         stopped: String::new(),
+        slices: 1,
     }
 }
 
@@ -138,6 +140,7 @@ pub fn measured_until_decided(
         pairs: Vec::new(),
         seconds: 0.0,
         stopped: String::new(),
+        slices: 1,
     };
     while let Some(look) = interval::next_look(m.pairs.len()).filter(|&n| n <= most) {
         let range = m.pairs.len()..look;

@@ -41,6 +41,12 @@ pub struct PairsRequest {
     /// a the first window, right after a start, in most pairs).
     #[serde(default)]
     pub first: usize,
+    /// Whether to interleave: above 1 (the most turns a side gets in a pair at
+    /// `harness::slices::SLICE`), the sides stay resident together and alternate in
+    /// short turns cut by their response times ([`harness::slices`]); 0 or 1, each pair
+    /// measures whole windows in turn.
+    #[serde(default)]
+    pub slices: usize,
 }
 
 /// What `lab pairs` prints: each pair's records, in the request's cell order.
@@ -48,11 +54,16 @@ pub struct PairsRequest {
 pub struct PairsOutput {
     /// The pairs measured.
     pub pairs: Vec<Vec<Repetition>>,
+    /// Turns per side in each pair: 1 for whole windows, more where interleaved (the
+    /// count the sides' response times allowed, `harness::slices::Schedule::cut`).
+    #[serde(default)]
+    pub slices: usize,
 }
 
 impl PairsRequest {
-    /// The request for `count` pairs of `cells` at their planned windows.
-    pub fn of(cells: &[&CellSpec<'_>], count: usize, first: usize) -> PairsRequest {
+    /// The request for `count` pairs of `cells` at their planned windows, whole windows
+    /// (`slices` 1) or interleaved.
+    pub fn of(cells: &[&CellSpec<'_>], count: usize, first: usize, slices: usize) -> PairsRequest {
         let args = |c: &CellSpec<'_>| {
             let mut v = c.request(c.file.duration, None).to_args();
             v.remove(0);
@@ -62,6 +73,7 @@ impl PairsRequest {
             cells: cells.iter().map(|c| args(c)).collect(),
             pairs: count,
             first,
+            slices,
         }
     }
 
@@ -122,9 +134,14 @@ impl super::Runner for Children<'_> {
         }) && (cells.len() == 2 || !first.file.hot_path.pairs_in_one_process())
     }
 
-    fn block_cost(&self, cells: &[usize], count: usize) -> Duration {
+    fn slices(&self, cells: &[usize], figure: &str) -> usize {
         let sides: Vec<&CellSpec<'_>> = cells.iter().map(|&i| &self.cells[i]).collect();
-        crate::plan::parts::pairs_cost(&sides, count)
+        crate::plan::parts::slices(&sides, figure)
+    }
+
+    fn block_cost(&self, cells: &[usize], count: usize, slices: usize) -> Duration {
+        let sides: Vec<&CellSpec<'_>> = cells.iter().map(|&i| &self.cells[i]).collect();
+        crate::plan::parts::pairs_cost(&sides, count, slices)
     }
 
     fn block(
@@ -132,18 +149,24 @@ impl super::Runner for Children<'_> {
         cells: &[usize],
         count: usize,
         start: usize,
-    ) -> Option<Result<Vec<Vec<Repetition>>, String>> {
+        slices: usize,
+    ) -> Option<Result<super::Block, String>> {
         let specs: Vec<&CellSpec<'_>> = cells.iter().map(|&i| &self.cells[i]).collect();
         let first = specs[0];
         self.bar.set_message(format!(
-            "{}/{} t={} c={}: {count} pairs of {} cells in one process",
+            "{}/{} t={} c={}: {count} pairs of {} cells in one process{}",
             first.file.file,
             first.variant,
             first.threads,
             first.cores,
-            specs.len()
+            specs.len(),
+            if slices > 1 {
+                format!(", interleaved in {slices} slices a side")
+            } else {
+                String::new()
+            }
         ));
-        let args = PairsRequest::of(&specs, count, start).to_args();
+        let args = PairsRequest::of(&specs, count, start, slices).to_args();
         let dirs = specs
             .iter()
             .flat_map(|c| crate::cell_child::data_dirs(c))
@@ -153,7 +176,10 @@ impl super::Runner for Children<'_> {
             root: self.root,
             args: &args,
             // Twice the expected time, and at least a cell's own limit.
-            timeout: first.file.timeout.max(self.block_cost(cells, count) * 2),
+            timeout: first
+                .file
+                .timeout
+                .max(self.block_cost(cells, count, slices) * 2),
             round: 0,
             data_dirs: dirs,
         };
@@ -184,15 +210,19 @@ impl super::Runner for Children<'_> {
                 }),
         };
         Some(output.map(|o| {
-            o.pairs
-                .into_iter()
-                .map(|mut pair| {
-                    for (r, c) in pair.iter_mut().zip(&specs) {
-                        r.scenario_file = c.file.file.clone();
-                    }
-                    pair
-                })
-                .collect()
+            super::Block {
+                slices: o.slices.max(1),
+                pairs: o
+                    .pairs
+                    .into_iter()
+                    .map(|mut pair| {
+                        for (r, c) in pair.iter_mut().zip(&specs) {
+                            r.scenario_file = c.file.file.clone();
+                        }
+                        pair
+                    })
+                    .collect(),
+            }
         }))
     }
 }
@@ -228,6 +258,117 @@ fn in_turn(
         pair[i] = Some(measure(i, &resolved[i]));
     }
     pair.into_iter().flatten().collect()
+}
+
+/// One side of an interleaved block: the cell and its runner settings.
+struct Side<'a> {
+    resolved: &'a Resolved,
+    settings: RunSettings,
+}
+
+/// Pairs of `sides` interleaved ([`harness::slices`]), each pair built afresh: why
+/// afresh, a probe here kept one build of each side for a block of 16 pairs, and a
+/// mutex-guarded map against an identical second instance came out 0.95x-1.06x from
+/// block to block (where its memory, its hash seeds and its threads land) while the
+/// pairs inside a block varied by 0.02-0.05; pairs of one build are not independent of
+/// that, pairs of fresh builds are. Returns each pair's measurements and the fewest
+/// turns a pair was cut into.
+fn interleaved(
+    sides: &[Side<'_>],
+    request: &PairsRequest,
+) -> anyhow::Result<(Vec<Vec<harness::Measurement>>, usize)> {
+    let mut pairs = Vec::with_capacity(request.pairs);
+    let mut slices = usize::MAX;
+    for n in request.first..request.first + request.pairs {
+        let (pair, cut) = one_interleaved(sides, n)?;
+        pairs.push(pair);
+        slices = slices.min(cut);
+    }
+    Ok((pairs, slices.min(request.slices.max(1))))
+}
+
+/// Pair `n` of a comparison's sequence, interleaved: each side's `measure` runs once on
+/// a thread of its own, the sides built one after the other (last to first on odd
+/// pairs: where a side's memory and threads land moved a contended mutex by 40% in a
+/// probe here, the side built first running faster), and each side's measurement is its
+/// whole one (verification, latency) with its counted turns' operations and length as
+/// its window. Extras are left out: they are the whole run's, warm-ups and re-warms
+/// included, not the counted turns' (`pairs::share` then takes no figure from them).
+fn one_interleaved(
+    sides: &[Side<'_>],
+    n: usize,
+) -> anyhow::Result<(Vec<harness::Measurement>, usize)> {
+    use harness::slices::{Conductor, Schedule};
+    let first = sides[0].settings;
+    let conductor = Conductor::new(Schedule {
+        sides: sides.len(),
+        pairs: 1,
+        window: first.duration,
+        warmup: first.warmup,
+        first: n,
+    });
+    let mut order: Vec<usize> = (0..sides.len()).collect();
+    if n % 2 == 1 {
+        order.reverse();
+    }
+    let mut wholes: Vec<Option<Result<harness::Measurement, String>>> = vec![None; sides.len()];
+    std::thread::scope(|scope| {
+        let mut handles = Vec::new();
+        for (started, &i) in order.iter().enumerate() {
+            let side = &sides[i];
+            let this = std::sync::Arc::clone(&conductor);
+            let handle = std::thread::Builder::new()
+                .name(format!("side-{}", i + 1))
+                .spawn_scoped(scope, move || {
+                    this.side(i, || {
+                        side.resolved.hot_path.measure(
+                            side.resolved.variant.name,
+                            &side.resolved.params,
+                            side.settings,
+                        )
+                    })
+                });
+            match handle {
+                Ok(h) => handles.push((i, h)),
+                Err(e) => {
+                    wholes[i] = Some(Err(format!("could not start side {}: {e}", i + 1)));
+                    break;
+                }
+            }
+            conductor.wait_started(started + 1);
+        }
+        for (i, h) in handles {
+            wholes[i] = Some(match h.join() {
+                Ok(Ok(m)) => Ok(m),
+                Ok(Err(failure)) => Err(failure.reason),
+                Err(payload) => Err(format!(
+                    "panicked: {}",
+                    harness::runner::panic_message(payload.as_ref())
+                )),
+            });
+        }
+    });
+    let mut measured = Vec::with_capacity(sides.len());
+    for (i, whole) in wholes.into_iter().enumerate() {
+        match whole {
+            Some(Ok(m)) => measured.push(m),
+            Some(Err(why)) => bail!("side {}: {why}", i + 1),
+            None => bail!("side {}: not started", i + 1),
+        }
+    }
+    let (log, cut) = conductor.result().map_err(anyhow::Error::msg)?;
+    let counts = log.into_iter().next().unwrap_or_default();
+    let pair = counts
+        .iter()
+        .zip(measured)
+        .map(|(counts, mut m)| {
+            m.ops = counts.ops;
+            m.window = counts.window;
+            m.extra.clear();
+            m
+        })
+        .collect();
+    Ok((pair, cut.slices))
 }
 
 /// The request's sides, each checked as `lab run` checks it, all of one hot path, on
@@ -294,7 +435,23 @@ pub fn run(request_json: &str) -> anyhow::Result<ExitCode> {
         .collect();
     let record =
         |i: usize, m: &harness::Measurement| Repetition::from_measurement(&keys[i], &mask, m);
-    let pairs: Vec<Vec<Repetition>> = if resident {
+    let mut slices = 1;
+    let pairs: Vec<Vec<Repetition>> = if request.slices > 1 && !resident {
+        let sides: Vec<Side<'_>> = resolved
+            .iter()
+            .zip(&requests)
+            .map(|(r, req)| Side {
+                resolved: r,
+                settings: settings(req.threads),
+            })
+            .collect();
+        let (measured, cut) = interleaved(&sides, &request)?;
+        slices = cut;
+        measured
+            .iter()
+            .map(|pair| pair.iter().enumerate().map(|(i, m)| record(i, m)).collect())
+            .collect()
+    } else if resident {
         let side = |i: usize| PairSide {
             variant: resolved[i].variant.name,
             params: &resolved[i].params,
@@ -336,7 +493,7 @@ pub fn run(request_json: &str) -> anyhow::Result<ExitCode> {
             })
             .collect()
     };
-    println!("{}", serde_json::to_string(&PairsOutput { pairs })?);
+    println!("{}", serde_json::to_string(&PairsOutput { pairs, slices })?);
     Ok(ExitCode::SUCCESS)
 }
 

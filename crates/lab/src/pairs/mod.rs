@@ -68,21 +68,38 @@ pub trait Runner {
     fn blocks(&self, _cells: &[usize]) -> bool {
         false
     }
+    /// Slices per side in one pair of these plan cells compared on `figure`: above 1
+    /// where `block` can keep them resident and alternate them in short turns
+    /// (`harness::slices`), 1 where each pair measures whole windows.
+    fn slices(&self, _cells: &[usize], _figure: &str) -> usize {
+        1
+    }
     /// `count` pairs of `cells` in one child, each pair's records in `cells`' order, the
-    /// first of them pair `start` of the comparison (which fixes the order of its sides);
-    /// `None` when interrupted, `Some(Err(why))` when it failed.
+    /// first of them pair `start` of the comparison (which fixes the order of its sides),
+    /// interleaved in `slices` turns a side where above 1; `None` when interrupted,
+    /// `Some(Err(why))` when it failed.
     fn block(
         &mut self,
         _cells: &[usize],
         _count: usize,
         _start: usize,
-    ) -> Option<Result<Vec<Vec<Repetition>>, String>> {
+        _slices: usize,
+    ) -> Option<Result<Block, String>> {
         Some(Err("no block mode".to_owned()))
     }
     /// What a block of `count` pairs of `cells` is expected to cost.
-    fn block_cost(&self, _cells: &[usize], _count: usize) -> Duration {
+    fn block_cost(&self, _cells: &[usize], _count: usize, _slices: usize) -> Duration {
         Duration::ZERO
     }
+}
+
+/// What a block of pairs gave: each pair's records in its cells' order, and the turns
+/// per side each pair was cut into (1: whole windows).
+pub struct Block {
+    /// The pairs.
+    pub pairs: Vec<Vec<Repetition>>,
+    /// Turns per side in each pair.
+    pub slices: usize,
 }
 
 /// Why a comparison stops now, if it does.
@@ -174,7 +191,14 @@ pub fn measure(
         let spent = m.seconds;
         let target = interval::next_look(m.pairs.len()).unwrap_or(m.pairs.len());
         let mut records = Vec::new();
-        if run.blocks(order) {
+        let figure = m
+            .claim
+            .comparison
+            .as_ref()
+            .map_or("", |c| c.figure.as_str());
+        let slices = run.slices(order, figure);
+        if slices > 1 || run.blocks(order) {
+            m.slices = slices;
             let went_on = block(m, order, target, deadline, run, &mut records);
             let seconds = m.seconds - spent;
             share(parts, i, &plans, &records, seconds);
@@ -282,7 +306,8 @@ fn settle(m: &mut Measured) {
 }
 
 /// Pairs up to `target` for a comparison as one block in one child (as many as fit
-/// before `deadline`). False when interrupted.
+/// before `deadline`), interleaved in `m.slices` turns a side where above 1. False when
+/// interrupted.
 fn block(
     m: &mut Measured,
     cells: &[usize],
@@ -299,7 +324,7 @@ fn block(
     let least = least(m).min(count);
     if let Some(d) = deadline {
         let left = d.saturating_duration_since(Instant::now());
-        while count > least && run.block_cost(cells, count) > left {
+        while count > least && run.block_cost(cells, count, m.slices) > left {
             count -= 1;
         }
     }
@@ -311,7 +336,7 @@ fn block(
         return true;
     };
     let started = Instant::now();
-    let measured = run.block(cells, count, m.pairs.len());
+    let measured = run.block(cells, count, m.pairs.len(), m.slices.max(1));
     m.seconds += started.elapsed().as_secs_f64();
     match measured {
         None => {
@@ -319,7 +344,8 @@ fn block(
             return false;
         }
         Some(Err(why)) => m.stopped = format!("failed: {why}"),
-        Some(Ok(pairs)) => {
+        Some(Ok(Block { pairs, slices })) => {
+            m.slices = slices;
             for pair in pairs.iter() {
                 if pair.len() != cells.len() {
                     m.stopped = "failed: a pair came back short".to_owned();

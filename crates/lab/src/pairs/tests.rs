@@ -226,7 +226,7 @@ impl Runner for Blocks {
     fn blocks(&self, _: &[usize]) -> bool {
         true
     }
-    fn block_cost(&self, _: &[usize], count: usize) -> Duration {
+    fn block_cost(&self, _: &[usize], count: usize, _: usize) -> Duration {
         Duration::from_secs(count as u64)
     }
     fn block(
@@ -234,7 +234,8 @@ impl Runner for Blocks {
         cells: &[usize],
         count: usize,
         start: usize,
-    ) -> Option<Result<Vec<Vec<Repetition>>, String>> {
+        _: usize,
+    ) -> Option<Result<Block, String>> {
         self.asked.push(count);
         self.starts.push(start);
         assert_eq!(cells.len(), 2);
@@ -246,7 +247,7 @@ impl Runner for Blocks {
                 vec![Repetition(ra), Repetition(rb)]
             })
             .collect();
-        Some(Ok(pairs))
+        Some(Ok(Block { pairs, slices: 1 }))
     }
 }
 

@@ -158,7 +158,10 @@ pub fn plan_parts(
             let cost = match (shares.is_empty(), measured.pair_seconds().get(&name)) {
                 (false, _) => Duration::ZERO,
                 (true, Some(&s)) => Duration::from_secs_f64(s * pairs as f64),
-                (true, None) => pairs_cost(&sides, pairs),
+                (true, None) => {
+                    let figure = m.claim.comparison.as_ref().map_or("", |c| &c.figure);
+                    pairs_cost(&sides, pairs, slices(&sides, figure))
+                }
             };
             PartPlan {
                 name,
@@ -188,20 +191,54 @@ pub fn pairs_for(sd: f64) -> usize {
         .min(MOST_PLANNED)
 }
 
-/// What `count` pairs of `sides` cost: a hot path that keeps both sides resident (a real
-/// server, started once) pays its start once and then each window; any other pays a
-/// child's whole run per side per pair, the cost model's upper bound (a block in one
-/// child skips the process starts).
-pub fn pairs_cost(sides: &[&CellSpec<'_>], count: usize) -> Duration {
-    let resident = sides
-        .first()
-        .is_some_and(|c| c.file.hot_path.pairs_in_one_process());
+/// How long one turn of an interleaved pair lasts ([`slices`]): short against the host's
+/// slow phases (a probe here: 5 ms turns took the sd of a pair's log ratio from 0.156 to
+/// 0.035), long against a switch (parking and waking a team, tens of microseconds).
+pub const SLICE: Duration = Duration::from_millis(10);
+
+/// Slices per side in one pair of `sides` compared on `figure` (`harness::slices`): above
+/// 1 where the sides can stay resident together and alternate, each side's window cut
+/// into turns of about [`SLICE`] (an even number, so each side leads as often); 1 where
+/// they cannot and each pair measures whole windows in turn. They can when every side is
+/// of one hot path that says so of its cells (`HotPath::interleaves`), on the same CPUs
+/// with one window and warm-up, the hot path has no resident mode of its own (a real
+/// server's `measure_pairs`), and the figure is throughput (an extra is the whole
+/// block's, not a pair's).
+pub fn slices(sides: &[&CellSpec<'_>], figure: &str) -> usize {
+    let Some(first) = sides.first() else {
+        return 1;
+    };
+    let alike = sides.iter().all(|c| {
+        c.file.hot_path.name() == first.file.hot_path.name()
+            && c.cores == first.cores
+            && c.file.duration == first.file.duration
+            && c.file.warmup == first.file.warmup
+            && c.file.hot_path.interleaves(&c.params)
+    });
+    if !alike || figure != "ops_per_sec" || first.file.hot_path.pairs_in_one_process() {
+        return 1;
+    }
+    let n = (first.file.duration.as_secs_f64() / SLICE.as_secs_f64()).round() as usize;
+    (n.max(2) + 1) / 2 * 2
+}
+
+/// What `count` pairs of `sides` cost: interleaved (`slices` above 1), a process start
+/// and each side's build and warm-up once, then each window; a hot path that keeps both
+/// sides resident (a real server, started once) pays its start once and then each
+/// window; any other pays a child's whole run per side per pair, the cost model's upper
+/// bound (a block in one child skips the process starts).
+pub fn pairs_cost(sides: &[&CellSpec<'_>], count: usize, slices: usize) -> Duration {
+    let resident = slices > 1
+        || sides
+            .first()
+            .is_some_and(|c| c.file.hot_path.pairs_in_one_process());
     sides
         .iter()
         .map(|c| {
-            let window = c.file.warmup + c.file.duration;
-            if resident {
-                c.file.overhead + window * count as u32
+            if slices > 1 {
+                c.file.overhead + c.file.warmup + c.file.duration * count as u32
+            } else if resident {
+                c.file.overhead + (c.file.warmup + c.file.duration) * count as u32
             } else {
                 c.file.run_cost(c.threads) * count as u32
             }
