@@ -247,7 +247,7 @@ impl Finding {
                 p.basis = answer.basis.part_word().to_owned();
             }
         }
-        // A measurement of size only has no weight in the verdict.
+        // A measurement of size only, or a placebo, has no weight in the verdict.
         let outcomes: Vec<Outcome> = answer
             .parts
             .iter()
@@ -259,7 +259,9 @@ impl Finding {
             .filter(|o| **o != Outcome::Inconclusive)
             .count();
         let cut_short = answer.parts.iter().any(|p| {
-            p.outcome == Outcome::Inconclusive && p.reason == crate::decide::reason::BUDGET
+            p.decides()
+                && p.outcome == Outcome::Inconclusive
+                && p.reason == crate::decide::reason::BUDGET
         });
         // A model that agrees with the seed it was fitted to is not a reproduction.
         let on_a_model = answer.parts.iter().any(|p| {

@@ -342,7 +342,9 @@ impl Conductor {
             }
             let turn = s.turns.get(s.next).copied();
             match turn {
-                None if s.cut.is_some() => return Next::Stop,
+                // Stop once the last turn has ended, not while it runs: a side that
+                // left then would end the block under it.
+                None if s.cut.is_some() && !s.running => return Next::Stop,
                 Some(Turn::Warmup { side: t }) if t == side && !s.running => {
                     s.next += 1;
                     s.running = true;
@@ -469,6 +471,44 @@ mod tests {
         // A side leaving ends the block for the one still waiting.
         c.leave(0);
         assert_eq!(first.join().unwrap(), Next::Stop);
+    }
+
+    #[test]
+    fn three_sides_take_every_turn_and_stop_after_the_last() {
+        let c = Conductor::new(Schedule {
+            sides: 3,
+            ..schedule(2, 20, 0)
+        });
+        let counts = Counts {
+            ops: 1000,
+            window: Duration::from_millis(1),
+            threads: 1,
+        };
+        let turns: Vec<_> = (0..3)
+            .map(|side| {
+                let c = Arc::clone(&c);
+                std::thread::spawn(move || {
+                    let mut taken = 0;
+                    let mut finished = None;
+                    loop {
+                        match c.next(side, finished.take()) {
+                            Next::Stop => return taken,
+                            Next::Warmup(_) => finished = Some(counts),
+                            Next::Measure { .. } => {
+                                taken += 1;
+                                finished = Some(counts);
+                            }
+                        }
+                    }
+                })
+            })
+            .collect();
+        let taken: Vec<usize> = turns.into_iter().map(|t| t.join().unwrap()).collect();
+        // Two pairs of two turns a side, every count logged.
+        assert_eq!(taken, [4, 4, 4]);
+        let (log, cut) = c.result().unwrap();
+        assert_eq!(cut.slices, 2);
+        assert!(log.iter().flatten().all(|n| n.ops == 2000));
     }
 
     #[test]

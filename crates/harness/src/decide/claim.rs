@@ -54,6 +54,13 @@ impl Side {
     }
 }
 
+/// The name of every hot path's placebo part ([`Claim::placebo`]), read by scripts.
+pub const PLACEBO: &str = "placebo";
+
+/// The band a placebo's interval is judged by: shown (the instrument's error is within
+/// the precision a part is measured to) inside it, contradicted wholly outside.
+pub const PLACEBO_BAND: (f64, f64) = (0.97, 1.03);
+
 /// Two sides and what their ratio means: `scale x figure(a) / figure(b)`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Comparison {
@@ -170,6 +177,10 @@ pub struct Claim {
     /// `model`); empty: the hot path's.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub basis: String,
+    /// The instrument's own error: both sides are one cell ([`Claim::placebo`]), so its
+    /// interval should hold 1.0 as often as its 95% promises; no verdict rests on it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub placebo: bool,
 }
 
 impl Claim {
@@ -183,6 +194,7 @@ impl Claim {
             missing: String::new(),
             size_only: false,
             basis: String::new(),
+            placebo: false,
         }
     }
 
@@ -198,6 +210,34 @@ impl Claim {
         self
     }
 
+    /// The placebo part [`PLACEBO`]: `cell` against itself on `figure`, the same method
+    /// as the hot path's parts (two builds, or two servers, of one cell), judged inside
+    /// [`PLACEBO_BAND`]. Why every run has one: a probe here found the side of a pair
+    /// built first in a process ran a contended mutex 26-42% faster than an identical
+    /// second instance; only a comparison of a cell with itself shows such a bias.
+    pub fn placebo(cell: CellRef, figure: &str) -> Claim {
+        let (low, high) = PLACEBO_BAND;
+        Claim {
+            placebo: true,
+            ..Claim::decided_by(
+                PLACEBO,
+                format!(
+                    "the instrument's own error: {} against itself should come out 1.0 \
+                     on {figure}",
+                    cell.text()
+                ),
+                Comparison {
+                    figure: figure.to_owned(),
+                    ..Comparison::throughput(
+                        Side::cell(cell.clone()),
+                        Side::cell(cell),
+                        Rule::Within { low, high },
+                    )
+                },
+            )
+        }
+    }
+
     /// A part this plan cannot decide, and why.
     pub fn cannot(part: &str, claim: impl Into<String>, why: impl Into<String>) -> Claim {
         Claim {
@@ -208,6 +248,7 @@ impl Claim {
             missing: why.into(),
             size_only: false,
             basis: String::new(),
+            placebo: false,
         }
     }
 }

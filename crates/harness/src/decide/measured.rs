@@ -181,7 +181,9 @@ impl Measured {
                 .map(Comparison::sides_text)
                 .unwrap_or_default(),
             reason: self.reason().to_owned(),
-            weight: if self.claim.size_only {
+            weight: if self.claim.placebo {
+                PLACEBO_WEIGHT
+            } else if self.claim.size_only {
                 SIZE_ONLY
             } else {
                 DECIDES
@@ -252,7 +254,8 @@ pub struct Part {
     /// its cells, or a side failed).
     #[serde(default)]
     pub reason: String,
-    /// `decides` (the verdict rests on it) or `size_only` (how much, by construction).
+    /// `decides` (the verdict rests on it), `size_only` (how much, by construction) or
+    /// `placebo` (a cell against itself: the instrument's own error).
     #[serde(default = "decides")]
     pub weight: String,
     /// What its sides run on: `real` (the seed's own kind of system), `lab` (the lab's
@@ -273,6 +276,8 @@ fn one_slice() -> usize {
 pub const DECIDES: &str = "decides";
 /// [`Part::weight`] of a measurement of size only.
 pub const SIZE_ONLY: &str = "size_only";
+/// [`Part::weight`] of a placebo ([`super::Claim::placebo`]): the instrument's own error.
+pub const PLACEBO_WEIGHT: &str = "placebo";
 
 /// The words [`Part::reason`] takes.
 pub mod reason {
@@ -335,9 +340,19 @@ impl Part {
         }
     }
 
-    /// Whether the verdict rests on it (not a measurement of size only).
+    /// Whether the verdict rests on it (not a measurement of size only, nor a placebo).
     pub fn decides(&self) -> bool {
-        self.weight != SIZE_ONLY
+        self.weight != SIZE_ONLY && self.weight != PLACEBO_WEIGHT
+    }
+
+    /// Whether it is a placebo, the instrument's own error.
+    pub fn is_placebo(&self) -> bool {
+        self.weight == PLACEBO_WEIGHT
+    }
+
+    /// Whether its interval holds `ratio` (1.0 for a placebo); `None` without one.
+    pub fn holds(&self, ratio: f64) -> Option<bool> {
+        Some(self.low? <= ratio && ratio <= self.high?)
     }
 
     /// Whether the part was measured to its end: decided, or found unable to decide at

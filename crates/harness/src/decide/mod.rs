@@ -22,6 +22,6 @@ mod rule;
 mod tests;
 
 pub use cell::{CellRef, Planned};
-pub use claim::{Claim, Comparison, Side};
-pub use measured::{reason, Interval, Measured, Part, DECIDES, SIZE_ONLY};
+pub use claim::{Claim, Comparison, Side, PLACEBO, PLACEBO_BAND};
+pub use measured::{reason, Interval, Measured, Part, DECIDES, PLACEBO_WEIGHT, SIZE_ONLY};
 pub use rule::{Outcome, Rule};

@@ -30,7 +30,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use measurement::{Joined, Tally};
-use window::{Shared, MEASURE, PAUSED, STOP, WARMUP};
+use window::{Shared, MEASURE, PAUSED, STOP, WARMUP, WOKEN};
 
 use crate::account::{ThreadAccount, ThreadClock};
 use crate::interference::Interference;
@@ -131,7 +131,10 @@ fn worker_loop<K: Worker>(
         if now != seen {
             if now == PAUSED {
                 shared.park_worker();
-                seen = PAUSED;
+                // Whatever the phase is now, it is news: it may already be PAUSED again
+                // (a turn that ended before this thread woke), which must park it again
+                // rather than read as no change.
+                seen = WOKEN;
                 continue;
             }
             if now == WARMUP || (now == MEASURE && opened.is_some()) {

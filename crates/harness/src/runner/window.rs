@@ -21,6 +21,9 @@ pub(super) const MEASURE: u8 = 1;
 pub(super) const STOP: u8 = 2;
 /// Phase between a resident side's turns ([`crate::slices`]): the workers park.
 pub(super) const PAUSED: u8 = 3;
+/// Never a phase: what a worker just woken from [`PAUSED`] has seen, so that whatever
+/// the phase is then counts as a change.
+pub(super) const WOKEN: u8 = u8::MAX;
 
 /// The team's parked workers.
 #[derive(Default)]

@@ -168,7 +168,9 @@ pub fn measure(
                 // A measurement of size only waits like a decided part: no verdict rests
                 // on it.
                 let decided = |i: usize| {
-                    parts[i].outcome() != Outcome::Inconclusive || parts[i].claim.size_only
+                    parts[i].outcome() != Outcome::Inconclusive
+                        || parts[i].claim.size_only
+                        || parts[i].claim.placebo
                 };
                 let tier = |i: usize| match (parts[i].pairs.len() < MIN_PAIRS, decided(i)) {
                     (true, false) => 0,
@@ -288,7 +290,11 @@ fn share(
 /// verdict rests on it), its first look.
 fn least(m: &Measured) -> usize {
     let decided = !m.pairs.is_empty() && m.outcome() != Outcome::Inconclusive;
-    let want = if decided || m.claim.size_only {
+    // A placebo takes the plan's least whatever it shows: its interval's coverage is
+    // what it is for, and a first look's is too wide to say much.
+    let want = if m.claim.placebo {
+        MIN_PAIRS
+    } else if decided || m.claim.size_only {
         interval::LOOKS[0]
     } else {
         MIN_PAIRS

@@ -8,13 +8,16 @@
 //! the report adds [`REPORT`] once. When the plan's estimate is over [`PLAN_SHARE`] of the
 //! budget, `fit`
 //! trims, in this order, stopping as soon as it fits: (1) windows and warm-ups, down to
-//! each file's `min_duration` (files without one keep theirs); (2) core counts of files
-//! without `keep_cores`, one at a time, file by file, keeping the most cores and 1
-//! longest; (3) repetitions, towards 5 (`lab compare`'s least for a verdict; 3 where the
-//! findings' parts are measured as pairs, which then decide); (4) core
-//! counts of `keep_cores` files. Nothing the user typed (`duration=`, `warmup=`,
-//! `repeats=`, `cores=`) is trimmed. What was trimmed is recorded per file. It runs
-//! nothing.
+//! each file's `min_duration` (files without one keep theirs); (2) repetitions, towards 5
+//! (`lab compare`'s least for a verdict; 3 where the findings' parts are measured as
+//! pairs, which then decide); then, the rounds being elastic down to [`KEPT_REPEATS`] a
+//! cell, (3) core counts of files without `keep_cores` and (4) of `keep_cores` files,
+//! one at a time, file by file, keeping the most cores and 1 longest, only while two
+//! repetitions of every cell and the profiles would leave the pairs less than
+//! [`PAIRS_FLOOR`] of the budget: the thread x core matrix is the first thing a reader
+//! reads, and its rows at fewer cores cost a minute here. Nothing the user typed
+//! (`duration=`, `warmup=`, `repeats=`, `cores=`) is trimmed. What was trimmed is
+//! recorded per file. It runs nothing.
 
 use std::time::Duration;
 
@@ -151,6 +154,14 @@ pub fn rounds_share(budget: Duration, with_pairs: bool, pairs: Duration) -> Dura
 /// The least share of the budget the rounds keep, however many pairs the parts need.
 pub const MIN_ROUNDS_SHARE: f64 = 0.25;
 
+/// The least share of the budget the pairs keep when the core axis needs the rest: a
+/// plan drops a core count only when two repetitions of every cell and the profiles
+/// would leave the pairs less than this.
+pub const PAIRS_FLOOR: f64 = 0.25;
+
+/// Repetitions the rounds keep of every cell whatever the budget (`matrix::rounds`).
+pub const KEPT_REPEATS: usize = 2;
+
 /// What a file had before trimming.
 struct Own {
     duration: Duration,
@@ -162,8 +173,8 @@ struct Own {
 /// Trims `plan` until its estimate fits its budget, in the order the module describes,
 /// and records what each file lost.
 pub(super) fn fit(plan: &mut MatrixPlan, settings: &Settings, pairs: Duration) {
-    let Some(budget) = plan.budget else { return };
-    let budget = rounds_share(budget, plan.pairs, pairs);
+    let Some(whole) = plan.budget else { return };
+    let budget = rounds_share(whole, plan.pairs, pairs);
     let fits = |plan: &MatrixPlan| plan.estimate().time <= budget;
     if fits(plan) {
         return;
@@ -189,9 +200,6 @@ pub(super) fn fit(plan: &mut MatrixPlan, settings: &Settings, pairs: Duration) {
                 }
             }
         }
-        if settings.cores.is_none() && thin_cores(plan, false, &fits) {
-            break 'done;
-        }
         if settings.repeats.is_none() {
             let most = plan.scenarios.iter().map(|s| s.repeats).max().unwrap_or(0);
             let least = if plan.pairs {
@@ -208,8 +216,20 @@ pub(super) fn fit(plan: &mut MatrixPlan, settings: &Settings, pairs: Duration) {
                 }
             }
         }
-        if settings.cores.is_none() {
-            thin_cores(plan, true, &fits);
+        // The core axis goes last, and only while even the repetitions the rounds keep
+        // whatever the budget says (two a cell) and the profiles would leave the pairs
+        // less than their floor: a row of core counts costs a minute of rounds here, and
+        // the seed's own table has a row per CPU count.
+        let floor = whole.mul_f64(PLAN_SHARE - PAIRS_FLOOR);
+        let core_fits = |plan: &MatrixPlan| {
+            let mut least = plan.clone();
+            for s in &mut least.scenarios {
+                s.repeats = s.repeats.min(KEPT_REPEATS);
+            }
+            least.estimate().time <= floor
+        };
+        if settings.cores.is_none() && !core_fits(plan) && !thin_cores(plan, false, &core_fits) {
+            thin_cores(plan, true, &core_fits);
         }
     }
     for (s, own) in plan.scenarios.iter_mut().zip(&own) {

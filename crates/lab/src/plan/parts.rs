@@ -63,13 +63,31 @@ pub fn declare(plan: &MatrixPlan, cells: &[CellSpec<'_>]) -> Vec<Measured> {
         .iter()
         .filter(|h| cells.iter().any(|c| c.file.hot_path.name() == h.name()))
         .flat_map(|h| {
-            h.claims(&planned).into_iter().map(|mut claim| {
+            let mut claims: Vec<Claim> = h
+                .claims(&planned)
+                .into_iter()
+                .map(|claim| resolvable(claim, &refs))
+                .collect();
+            claims.extend(placebo(&claims, cells, &refs));
+            claims.into_iter().map(|mut claim| {
                 claim.hot_path = h.name().to_owned();
-                claim
+                Measured::new(claim)
             })
         })
-        .map(|claim| Measured::new(resolvable(claim, &refs)))
         .collect()
+}
+
+/// The hot path's placebo ([`Claim::placebo`]), where any of its `claims` is decided by
+/// pairs: the cheapest of their cells against itself on its part's figure, measured the
+/// way that part is (interleaved, in one child, or two servers resident).
+fn placebo(claims: &[Claim], cells: &[CellSpec<'_>], refs: &[CellRef]) -> Option<Claim> {
+    claims
+        .iter()
+        .filter_map(|c| c.comparison.as_ref())
+        .flat_map(|c| c.cells().into_iter().map(move |r| (r, c.figure.as_str())))
+        .filter_map(|(r, figure)| Some((position(r, refs)?, figure)))
+        .min_by_key(|&(i, _)| cells[i].file.run_cost(cells[i].threads))
+        .map(|(i, figure)| Claim::placebo(refs[i].clone(), figure))
 }
 
 /// A cell as a comparison names it.

@@ -47,6 +47,13 @@ fn findings_of(
                 "None of the cells that answer it ran: run the default matrix.",
             )
         });
+        // The placebo is the lab's, not the question's: shown beside the parts, never in
+        // the verdict.
+        answer.parts.extend(
+            own.iter()
+                .filter(|m| m.claim.placebo)
+                .map(harness::decide::Measured::part),
+        );
         answer.tables.extend(advice_table(groups, hot_path.name()));
         out.push(Finding::new(hot_path.name(), question, answer));
     }

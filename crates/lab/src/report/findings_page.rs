@@ -118,6 +118,9 @@ fn finding(f: &Finding, prefix: &str, level: u8) -> Block {
         .map(|s| Block::Para(code_spans(s)))
         .collect();
     in_view.extend(parts_table(f).iter().flat_map(table_blocks));
+    if let Some(line) = f.parts.iter().find(|p| p.is_placebo()).map(placebo_line) {
+        in_view.push(Block::Para(code_spans(&line)));
+    }
     let mut body = vec![Block::div("finding-text", in_view)];
     if !f.chart_svg.is_empty() {
         body.push(Block::Figure {
@@ -156,6 +159,11 @@ fn finding(f: &Finding, prefix: &str, level: u8) -> Block {
 /// part says `model`, an undecided part says why.
 fn outcome_word(p: &harness::decide::Part) -> String {
     let word = match (p.outcome, p.reason.as_str()) {
+        _ if p.is_placebo() => match p.holds(1.0) {
+            Some(true) => "placebo: holds 1.0".to_owned(),
+            Some(false) => "placebo: misses 1.0".to_owned(),
+            None => format!("placebo: {}", p.reason.replace('_', " ")),
+        },
         _ if !p.decides() => format!("size only ({})", p.outcome.word()),
         (harness::decide::Outcome::Inconclusive, r) if !r.is_empty() => {
             format!("inconclusive ({})", r.replace('_', " "))
@@ -167,6 +175,26 @@ fn outcome_word(p: &harness::decide::Part) -> String {
     } else {
         word
     }
+}
+
+/// The placebo in one line: "The instrument's own error here: 0.998x [0.985-1.012],
+/// 24 pairs (sd 0.031, 14 slices a side): `lookup/dashmap ...` against itself."
+pub fn placebo_line(p: &harness::decide::Part) -> String {
+    let how = match (p.sd, p.slices) {
+        (Some(sd), 1) => format!(" (sd {sd:.3}, whole windows)"),
+        (Some(sd), k) => format!(" (sd {sd:.3}, {k} slices a side)"),
+        (None, _) => String::new(),
+    };
+    let verdict = match p.holds(1.0) {
+        Some(true) => "its interval holds 1.0",
+        Some(false) => "its interval misses 1.0: read the parts' intervals as that much wider",
+        None => "not measured",
+    };
+    format!(
+        "The instrument's own error here: {}{how}; {verdict} (placebo: {}).",
+        p.figure(),
+        p.sides
+    )
 }
 
 /// A table of the finding's parts, one row each from `row`; none without parts.
@@ -189,7 +217,15 @@ pub fn parts_table(f: &Finding) -> Option<Table> {
     parts_rows(
         f,
         "Parts",
-        &["part", "outcome", "ratio [interval]", "pairs", "weight"],
+        &[
+            "part",
+            "outcome",
+            "ratio [interval]",
+            "pairs",
+            "sd",
+            "slices",
+            "weight",
+        ],
         |p| {
             vec![
                 format!("`{}`", p.name),
@@ -199,7 +235,9 @@ pub fn parts_table(f: &Finding) -> Option<Table> {
                     _ => "-".to_owned(),
                 },
                 p.pairs.to_string(),
-                if p.decides() { "decides" } else { "size only" }.to_owned(),
+                p.sd.map_or("-".to_owned(), |sd| format!("{sd:.3}")),
+                p.slices.to_string(),
+                p.weight.replace('_', " "),
             ]
         },
     )
