@@ -33,7 +33,8 @@ enum Command {
     /// (force=true: on another commit or host). interference=0.25 retakes a repetition
     /// during which other processes took more than 0.25 CPU (off: never); machine_speed=0.15
     /// also one whose canary says the machine ran outside 0.85x-1.15x its usual speed (the
-    /// default, off: recorded, never retaken for it). A matrix is
+    /// default, off: recorded, never retaken for it). interleave=on measures the parts'
+    /// pairs with both sides resident, alternating in short turns, where they can. A matrix is
     /// refused while another lab matrix measures on this machine (force=true: run anyway).
     Matrix {
         /// key=value settings.

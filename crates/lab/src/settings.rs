@@ -38,6 +38,7 @@ pub const KEYS: &[&str] = &[
     "plan",
     "cpus",
     "locks",
+    "interleave",
 ];
 
 /// The time budget a matrix plans to unless `budget=` says otherwise.
@@ -116,6 +117,10 @@ pub struct Settings {
     /// `locks=off`: measure with the lock table's instrument off in every child (the
     /// uninstrumented figure, no lock table); `locks=on` is the default.
     pub locks_off: bool,
+    /// `interleave=on`: a part whose sides can stay resident together in one process
+    /// measures its pairs alternating in short turns (`harness::slices`); off (the
+    /// default), whole windows in turn.
+    pub interleave: bool,
     /// Everything else: hot-path parameters, checked when scenario files are known.
     pub params: Vec<(String, String)>,
     /// The arguments as typed, for the command that reproduces the run.
@@ -190,6 +195,14 @@ fn locks_off(value: &str) -> anyhow::Result<bool> {
         _ => bail!(
             "locks={value:?}: expected on (the lock table, the default) or off (the uninstrumented figure, no lock table)"
         ),
+    }
+}
+
+fn on_off(key: &str, value: &str) -> anyhow::Result<bool> {
+    match value.trim() {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        _ => bail!("{key}={value:?}: expected on or off"),
     }
 }
 
@@ -299,6 +312,7 @@ impl Settings {
             "resume" => s.resume = Some(value.trim().to_owned()),
             "force" => s.force = boolean(key, value)?,
             "locks" => s.locks_off = locks_off(value)?,
+            "interleave" => s.interleave = on_off(key, value)?,
             "interference" => s.interference = Some(interference(value)?),
             "machine_speed" => s.machine_speed = Some(machine_speed(value)?),
             "duration" => s.duration = Some(duration(value)?),

@@ -84,6 +84,9 @@ pub(super) fn plan_file(
     if settings.locks_off {
         how.applied("locks=off".to_owned());
     }
+    if settings.interleave {
+        how.applied("interleave=on".to_owned());
+    }
     let (overhead, overhead_from) = overhead_of(measured, file);
     Ok(Ok(ScenarioPlan {
         file: file.name.clone(),
@@ -107,6 +110,7 @@ pub(super) fn plan_file(
         min_duration: file.min_duration.unwrap_or(duration).min(duration),
         trimmed: Vec::new(),
         locks_off: settings.locks_off,
+        interleave: settings.interleave,
     }))
 }
 

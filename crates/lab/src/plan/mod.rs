@@ -101,6 +101,8 @@ pub struct ScenarioPlan {
     pub seed: serde_json::Value,
     /// `locks=off`: its children measure with the lock table's instrument off.
     pub locks_off: bool,
+    /// `interleave=on`: its parts' pairs alternate in short turns where their sides can.
+    pub interleave: bool,
 }
 
 /// One cell: everything a child `lab run` needs.

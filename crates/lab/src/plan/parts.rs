@@ -209,15 +209,10 @@ pub fn pairs_for(sd: f64) -> usize {
         .min(MOST_PLANNED)
 }
 
-/// How long one turn of an interleaved pair lasts ([`slices`]): short against the host's
-/// slow phases (a probe here: 5 ms turns took the sd of a pair's log ratio from 0.156 to
-/// 0.035), long against a switch (parking and waking a team, tens of microseconds).
-pub const SLICE: Duration = Duration::from_millis(10);
-
 /// Slices per side in one pair of `sides` compared on `figure` (`harness::slices`): above
 /// 1 where the sides can stay resident together and alternate, each side's window cut
-/// into turns of about [`SLICE`] (an even number, so each side leads as often); 1 where
-/// they cannot and each pair measures whole windows in turn. They can when every side is
+/// into turns of about `harness::slices::SLICE` (an even number, so each side leads as often); 1 where
+/// they cannot and each pair measures whole windows in turn. They can with `interleave=on` when every side is
 /// of one hot path that says so of its cells (`HotPath::interleaves`), on the same CPUs
 /// with one window and warm-up, the hot path has no resident mode of its own (a real
 /// server's `measure_pairs`), and the figure is throughput (an extra is the whole
@@ -231,13 +226,16 @@ pub fn slices(sides: &[&CellSpec<'_>], figure: &str) -> usize {
             && c.cores == first.cores
             && c.file.duration == first.file.duration
             && c.file.warmup == first.file.warmup
+            && c.file.interleave
             && c.file.hot_path.interleaves(&c.params)
     });
     if !alike || figure != "ops_per_sec" || first.file.hot_path.pairs_in_one_process() {
         return 1;
     }
-    let n = (first.file.duration.as_secs_f64() / SLICE.as_secs_f64()).round() as usize;
-    (n.max(2) + 1) / 2 * 2
+    // The most turns the window holds; the child cuts fewer where the sides' response
+    // times ask longer turns (`harness::slices::Schedule::cut`).
+    let n = first.file.duration.as_millis() / harness::slices::SLICE.as_millis().max(1);
+    (n as usize).max(2) / 2 * 2
 }
 
 /// What `count` pairs of `sides` cost: interleaved (`slices` above 1), a process start
