@@ -17,8 +17,10 @@
 //! path, a calibration workload ([`noop`]), a persistent thread team for criterion
 //! benchmarks ([`team`]) and, with the `criterion` feature, their shared group (`bench`),
 //! private folders and the `data_dir` parameter ([`scratch`]), and the conformance test
-//! every hot path runs ([`testing`]), and what a hot path's question answers ([`findings`],
-//! judged by the one rule in [`judge`], over the `[seed]` tables in [`seeds`]).
+//! every hot path runs ([`testing`]), what a hot path's question answers ([`findings`],
+//! judged by the one rule in [`judge`], over the `[seed]` tables in [`seeds`]), and the
+//! conductor of resident sides that alternate in short turns within one process
+//! ([`slices`]).
 //!
 //! It is not a command-line tool and renders nothing: `lab` runs cells in child processes,
 //! pins them to cores, profiles them (through the hooks in [`probe`]) and writes reports.
