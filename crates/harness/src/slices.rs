@@ -114,13 +114,6 @@ impl Schedule {
         }
         turns
     }
-
-    /// The time its turns take at [`SLICE`] turns, switches not counted.
-    pub fn length(&self) -> Duration {
-        let cut = self.cut(Some(Duration::ZERO));
-        (self.warmup + (cut.rewarm + cut.counted) * (self.pairs * cut.slices) as u32)
-            * self.sides as u32
-    }
 }
 
 /// One turn of the schedule.
@@ -235,11 +228,6 @@ impl Conductor {
             }),
             changed: Condvar::new(),
         })
-    }
-
-    /// The schedule it runs.
-    pub fn schedule(&self) -> Schedule {
-        self.schedule
     }
 
     /// How the pairs' turns were cut; `None` before the warm-ups are done.
