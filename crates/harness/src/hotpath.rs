@@ -7,8 +7,6 @@
 //! name is written once, and `lab`'s help, list, scenario-file check and report and
 //! [`HotPath::measure`] all read the same entries.
 
-use crate::decide::{Claim, Planned};
-use crate::findings::{Answer, Run};
 use crate::params::{ParamSpec, Params};
 use crate::runner::{CellFailure, Measurement, RunSettings};
 
@@ -131,26 +129,6 @@ pub trait HotPath: Sync {
     /// What a cell with these parameters needs that this machine lacks, if anything
     /// (e.g. `backend=libdqlite` without libdqlite); `None` when it can run here.
     fn missing(&self, _params: &Params) -> Option<Missing> {
-        None
-    }
-    /// The question the hot path's seed asked, in the user's words; `None` for a hot path
-    /// with no seed (noop), whose cells get no finding.
-    fn question(&self) -> Option<&'static str> {
-        None
-    }
-    /// The parts of [`HotPath::question`], a fixed list, each with the comparison that
-    /// decides it among the cells `planned` (or why none can): `lab matrix` measures each
-    /// as pairs after its rounds, and [`HotPath::answer`] reads them back by name. A hot
-    /// path returns its [`crate::registry::Registry`]'s claims.
-    /// Empty for a hot path whose answer has no parts.
-    fn claims(&self, _planned: &Planned<'_>) -> Vec<Claim> {
-        Vec::new()
-    }
-    /// What `run` answers of [`HotPath::question`]: the verdict chosen by comparisons
-    /// through [`crate::judge`], what it rests on and why, from the cells of the hot path's
-    /// scenario files and their `[seed]` tables. `None` when the run has none of the cells
-    /// that answer it (`lab` then says which files would). Called by `lab report` only.
-    fn answer(&self, _run: &Run<'_>) -> Option<Answer> {
         None
     }
     /// Whether two cells with these parameters can stay resident together in one process

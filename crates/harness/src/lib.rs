@@ -16,13 +16,13 @@
 //! it ([`canary`]), the [`HotPath`] description that `lab` uses to enumerate and run a hot
 //! path, a calibration workload ([`noop`]), a persistent thread team for criterion
 //! benchmarks ([`team`]) and, with the `criterion` feature, their shared group (`bench`),
-//! private folders and the `data_dir` parameter ([`scratch`]), and the conformance test
-//! every hot path runs ([`testing`]), what a hot path's question answers ([`findings`],
-//! judged by the one rule in [`judge`], over the `[seed]` tables in [`seeds`]), and the
-//! conductor of resident sides that alternate in short turns within one process
-//! ([`slices`]).
+//! private folders and the `data_dir` parameter ([`scratch`]), the conformance test
+//! every hot path runs ([`testing`]), and the conductor of resident sides that alternate
+//! in short turns within one process ([`slices`]).
 //!
-//! It is not a command-line tool and renders nothing: `lab` runs cells in child processes,
+//! It holds no verdict: what a seed's question asks and what the cells answer is the
+//! `verdict` crate's, which sits on top of this one. It is not a command-line tool and
+//! renders nothing: `lab` runs cells in child processes,
 //! pins them to cores, profiles them (through the hooks in [`probe`]) and writes reports.
 //!
 //! Why plain scoped threads rather than a rayon pool: a cell must have exactly `threads`
@@ -34,23 +34,18 @@ pub mod affinity;
 #[cfg(feature = "criterion")]
 pub mod bench;
 pub mod canary;
-pub mod decide;
 pub mod env;
-pub mod findings;
 pub mod hotpath;
 pub mod interference;
-pub mod judge;
 pub mod lock_table;
 pub mod locks;
 pub mod noop;
 pub mod params;
 pub mod probe;
-pub mod registry;
 pub mod runner;
 pub mod sampler;
 pub mod schema;
 pub mod scratch;
-pub mod seeds;
 pub mod slices;
 pub mod stats;
 pub mod team;

@@ -14,6 +14,7 @@ use lookup::LookupHotPath;
 use pool::PoolHotPath;
 use server::ServerHotPath;
 use sqlmix::SqlmixHotPath;
+use verdict::Question;
 
 /// Every hot path, in the order `lab list` and reports show them.
 pub fn hot_paths() -> &'static [&'static dyn HotPath] {
@@ -25,6 +26,19 @@ pub fn hot_paths() -> &'static [&'static dyn HotPath] {
         &LdapHotPath,
         &ServerHotPath,
         &NoopHotPath,
+    ]
+}
+
+/// Every hot path with a seed's question, in the order of [`hot_paths`]: the ones whose
+/// parts `lab matrix` plans pairs for and whose answers the report shows. Noop has none.
+pub fn questions() -> &'static [&'static dyn Question] {
+    &[
+        &LookupHotPath,
+        &SqlmixHotPath,
+        &PoolHotPath,
+        &LeaseHotPath,
+        &LdapHotPath,
+        &ServerHotPath,
     ]
 }
 

@@ -15,7 +15,7 @@
 //!
 //! Not here: judging cells (`compare`).
 
-use harness::schema::ResultsFile;
+use crate::results::ResultsFile;
 
 /// How far apart (as a fraction of the faster) the two runs' reference medians may be:
 /// repeated quiet runs on one machine agree within a few percent, while another clock

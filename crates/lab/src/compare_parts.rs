@@ -6,17 +6,17 @@
 //!
 //! Not here: the cells' regression gate (`compare`); nothing here changes the exit status.
 
-use harness::decide::{Outcome, Part};
-use harness::findings::{Run, Verdict};
-use harness::schema::ResultsFile;
+use crate::results::ResultsFile;
+use verdict::decide::{Outcome, Part};
+use verdict::findings::{Run, Verdict};
 
 use crate::catalog;
 
 /// Each hot path's verdict and parts in `results`, in catalog order.
 pub fn of(results: &ResultsFile) -> Vec<(String, Verdict, Vec<Part>)> {
     let mut out = Vec::new();
-    for h in catalog::hot_paths() {
-        if h.question().is_none() || !results.cells.iter().any(|c| c.hot_path == h.name()) {
+    for h in catalog::questions() {
+        if !results.cells.iter().any(|c| c.hot_path == h.name()) {
             continue;
         }
         let own = crate::report::findings::own_parts(results, h.name());

@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 
-use harness::schema::ResultsFile;
+use crate::results::ResultsFile;
 use serde_json::Value;
 
 /// Output formats of `lab export`.

@@ -7,9 +7,9 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::results::ResultsFile;
 use anyhow::{bail, Context};
 use harness::env::EnvInfo;
-use harness::schema::ResultsFile;
 
 use crate::plan::Settings;
 

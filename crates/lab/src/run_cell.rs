@@ -56,6 +56,7 @@ pub fn run(request: &CellRequest) -> anyhow::Result<ExitCode> {
     let cores = request
         .cores
         .unwrap_or_else(|| affinity::allowed_cpus().len());
+    #[cfg(feature = "fault")]
     crate::fault::inject(variant.name, threads, cores);
     // Before any run: the switch reaches every worker's context and every store.
     harness::locks::set_instrument(!request.locks_off);

@@ -6,7 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use harness::schema::{self, ProfileRef, ResultsFile, ResumeState, SCHEMA_VERSION};
+use crate::results::{ResultsFile, ResumeState, SCHEMA_VERSION};
+use harness::schema::{self, ProfileRef};
 use harness::{Repetition, RunRecord};
 
 use crate::fs::write_atomically;
@@ -33,7 +34,7 @@ pub(crate) struct RunState {
     /// The machine's speed over the kept repetitions so far (`env.machine_speed`).
     pub(crate) machine_speed: Option<harness::env::MachineSpeed>,
     /// The findings' parts with the pairs measured so far (`comparisons`).
-    pub(crate) comparisons: Vec<harness::decide::Measured>,
+    pub(crate) comparisons: Vec<verdict::decide::Measured>,
 }
 
 impl RunState {

@@ -4,8 +4,9 @@
 //! machine's speed were. It reads records and results files and decides nothing; the
 //! retake policy is `retake`'s, the speed tolerance `speed`'s and `comparable`'s.
 
+use crate::results::ResultsFile;
 use harness::env::MachineSpeed;
-use harness::schema::{CellStatus, ResultsFile};
+use harness::schema::CellStatus;
 use harness::RunRecord;
 use serde_json::Value;
 
@@ -13,7 +14,7 @@ use crate::comparable::STEADY;
 use crate::retake::{IN_VAIN_LIMIT, MAX_RETAKES};
 
 /// Numbers are written one way across the lab: the judge's three significant figures.
-pub use harness::judge::si;
+pub use verdict::judge::si;
 
 /// The value a sweep gives a parameter, as text.
 pub fn value_text(v: &Value) -> String {

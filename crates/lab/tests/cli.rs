@@ -4,7 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use harness::schema::{CellStatus, ResultsFile};
+use harness::schema::CellStatus;
+use lab::results::ResultsFile;
 
 mod common;
 

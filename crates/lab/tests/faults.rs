@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use harness::schema::{CellStatus, ResultsFile, RunRecord};
+use harness::schema::{CellStatus, RunRecord};
+use lab::results::ResultsFile;
 
 mod common;
 

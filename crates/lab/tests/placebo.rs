@@ -8,7 +8,7 @@
 
 use std::process::Command;
 
-use harness::decide::{CellRef, Claim, Measured};
+use verdict::decide::{CellRef, Claim, Measured};
 
 #[derive(serde::Deserialize)]
 struct Output {

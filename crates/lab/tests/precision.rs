@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use harness::schema::ResultsFile;
+use lab::results::ResultsFile;
 
 mod common;
 

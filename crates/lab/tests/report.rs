@@ -322,8 +322,7 @@ fn interrupted_matrix_leaves_a_report_marked_incomplete() {
         "one whole results file, no temporary left: {data:?}"
     );
     let results =
-        harness::schema::ResultsFile::from_json(&std::fs::read_to_string(&data[0]).unwrap())
-            .unwrap();
+        lab::results::ResultsFile::from_json(&std::fs::read_to_string(&data[0]).unwrap()).unwrap();
     assert!(!results.complete);
     assert!(!results.cells.is_empty(), "cells that finished are kept");
     assert!(results.cells.len() < 7 * 2 * 20);
@@ -664,8 +663,8 @@ fn findings_results(root: &Path, name: &str, entry_cache: [f64; 3], fix_gain: [f
 /// own figures (the first cell of each pair up to 0.4% off, so intervals have a width),
 /// as the matrix's pairs step would have measured them.
 fn pairs_of(cells: &[serde_json::Value]) -> serde_json::Value {
-    use harness::decide::{CellRef, Measured, Planned};
-    use harness::HotPath;
+    use verdict::decide::{CellRef, Measured, Planned};
+    use verdict::Question;
     let refs: Vec<CellRef> = cells
         .iter()
         .map(|c| CellRef {
@@ -695,7 +694,7 @@ fn pairs_of(cells: &[serde_json::Value]) -> serde_json::Value {
         }
     };
     let mut out = Vec::new();
-    let hot_paths: [&dyn HotPath; 2] = [&lookup::LookupHotPath, &pool::PoolHotPath];
+    let hot_paths: [&dyn Question; 2] = [&lookup::LookupHotPath, &pool::PoolHotPath];
     for h in hot_paths {
         for mut claim in h.claims(&planned) {
             claim.hot_path = h.name().to_owned();

@@ -31,6 +31,9 @@ pub mod workload;
 
 use std::path::PathBuf;
 use std::time::Duration;
+use verdict::decide::{Claim, Planned};
+use verdict::findings::{Answer, Run};
+use verdict::Question;
 
 use harness::hotpath::{Description, Variant};
 use harness::{
@@ -186,18 +189,6 @@ impl HotPath for LdapHotPath {
         })
     }
 
-    fn question(&self) -> Option<&'static str> {
-        Some(findings::QUESTION)
-    }
-
-    fn claims(&self, planned: &harness::decide::Planned<'_>) -> Vec<harness::decide::Claim> {
-        findings::claims(planned)
-    }
-
-    fn answer(&self, run: &harness::findings::Run<'_>) -> Option<harness::findings::Answer> {
-        findings::answer(run)
-    }
-
     fn check(&self, params: &Params) -> Result<(), String> {
         scratch::check_data_dir(params.text(scratch::DATA_DIR.name))
     }
@@ -223,6 +214,18 @@ impl HotPath for LdapHotPath {
         settings: RunSettings,
     ) -> Option<Result<Vec<[Measurement; 2]>, CellFailure>> {
         Some(pairs::measure_pairs(a, b, pairs, settings).map_err(CellFailure::new))
+    }
+}
+
+impl Question for LdapHotPath {
+    fn question(&self) -> &'static str {
+        findings::QUESTION
+    }
+    fn claims(&self, planned: &Planned<'_>) -> Vec<Claim> {
+        findings::claims(planned)
+    }
+    fn answer(&self, run: &Run<'_>) -> Option<Answer> {
+        findings::answer(run)
     }
 }
 

@@ -11,7 +11,7 @@
 //! 2% of a CPU here), and its CPU time over the window is recorded (`other_server_cpu_s`,
 //! 0 when stopped) so that a record shows it took none.
 //!
-//! Not here: how many pairs, or what they decide (`lab`, `harness::decide`).
+//! Not here: how many pairs, or what they decide (`lab`, `verdict::decide`).
 
 use harness::hotpath::PairSide;
 use harness::{Measurement, RunSettings};

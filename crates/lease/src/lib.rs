@@ -22,6 +22,9 @@ pub mod workload;
 
 use std::sync::Arc;
 use std::time::Duration;
+use verdict::decide::{Claim, Planned};
+use verdict::findings::{Answer, Run};
+use verdict::Question;
 
 use harness::hotpath::Description;
 use harness::{
@@ -294,15 +297,6 @@ impl HotPath for LeaseHotPath {
     fn description(&self) -> &'static Description {
         &DESCRIPTION
     }
-    fn question(&self) -> Option<&'static str> {
-        Some(findings::QUESTION)
-    }
-    fn claims(&self, planned: &harness::decide::Planned<'_>) -> Vec<harness::decide::Claim> {
-        findings::registry(planned.seeds()).claims(planned)
-    }
-    fn answer(&self, run: &harness::findings::Run<'_>) -> Option<harness::findings::Answer> {
-        findings::answer(run)
-    }
     fn missing(&self, params: &Params) -> Option<harness::hotpath::Missing> {
         // Only the PostgreSQL stores need anything this machine may lack.
         (params.choice("backend", BACKEND) == "postgres")
@@ -333,6 +327,18 @@ impl HotPath for LeaseHotPath {
             );
         }
         harness::scratch::check_data_dir(params.text("data_dir"))
+    }
+}
+
+impl Question for LeaseHotPath {
+    fn question(&self) -> &'static str {
+        findings::QUESTION
+    }
+    fn claims(&self, planned: &Planned<'_>) -> Vec<Claim> {
+        findings::registry(planned.seeds()).claims(planned)
+    }
+    fn answer(&self, run: &Run<'_>) -> Option<Answer> {
+        findings::answer(run)
     }
 }
 
@@ -461,15 +467,15 @@ mod tests {
 
     /// The figures the registry's comparisons read, from a plan of both sides.
     fn claims_figures() -> Vec<String> {
-        let cells: Vec<harness::decide::CellRef> = ["txn-log", "global-clock"]
+        let cells: Vec<verdict::decide::CellRef> = ["txn-log", "global-clock"]
             .iter()
             .map(|v| {
-                harness::decide::CellRef::new(findings::claims::SEED_LOAD, v, 1, 2)
+                verdict::decide::CellRef::new(findings::claims::SEED_LOAD, v, 1, 2)
                     .with("load", "seed")
             })
             .collect();
         let seeds = std::collections::BTreeMap::new();
-        let planned = harness::decide::Planned {
+        let planned = verdict::decide::Planned {
             cells: &cells,
             seeds: &seeds,
         };

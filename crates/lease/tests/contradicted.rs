@@ -19,10 +19,10 @@
 
 use std::collections::BTreeMap;
 
-use harness::decide::{CellRef, Outcome, Planned, Rule, Side};
-use harness::findings::Seeds;
 use lease::findings::claims::{Store, AFTER, BEFORE, BUSY_TIME_LEASES, SEED_LOAD};
 use lease::LeaseHotPath;
+use verdict::decide::{CellRef, Outcome, Planned, Rule, Side};
+use verdict::findings::Seeds;
 
 /// A cell of the seed's load as `lease-seed-load.toml` plans it: 500 leases, each
 /// extended every 30 s of simulated time at 100x (1667 operations a second), one worker.
@@ -69,7 +69,7 @@ fn txn_log_against_itself_contradicts_the_cut_on_the_leases() {
 
     // About 0.7 s a pair: usually decided at 9 pairs (6 s); a busy machine's slow
     // windows take more, and 24 pairs (the last look allowed) some 17 s.
-    let m = harness::testing::measured_until_decided(&LeaseHotPath, &claim, 24, 50, 200);
+    let m = verdict::testing::measured_until_decided(&LeaseHotPath, &claim, 24, 50, 200);
     let i = m.interval().expect("9 pairs or more give an interval");
     eprintln!(
         "busy_time_leases, txn-log against itself: {i}, against {}",

@@ -24,6 +24,9 @@ pub mod workload;
 
 use harness::hotpath::Description;
 use harness::{HotPath, ParamKind, ParamSpec};
+use verdict::decide::{Claim, Planned};
+use verdict::findings::{Answer, Run};
+use verdict::Question;
 
 use crate::dispatch::Dispatch;
 
@@ -112,18 +115,21 @@ impl HotPath for LookupHotPath {
     fn description(&self) -> &'static Description {
         &DESCRIPTION
     }
-    fn question(&self) -> Option<&'static str> {
-        Some(findings::QUESTION)
-    }
-    fn claims(&self, planned: &harness::decide::Planned<'_>) -> Vec<harness::decide::Claim> {
-        findings::claims(planned)
-    }
-    fn answer(&self, run: &harness::findings::Run<'_>) -> Option<harness::findings::Answer> {
-        findings::answer(run)
-    }
     fn interleaves(&self, params: &harness::Params) -> bool {
         // A dispatching server's own threads (a queue's searchers, rayon's pool) would go
         // on spinning or sleeping on their own while the team is parked.
         params.word("dispatch") == "direct"
+    }
+}
+
+impl Question for LookupHotPath {
+    fn question(&self) -> &'static str {
+        findings::QUESTION
+    }
+    fn claims(&self, planned: &Planned<'_>) -> Vec<Claim> {
+        findings::claims(planned)
+    }
+    fn answer(&self, run: &Run<'_>) -> Option<Answer> {
+        findings::answer(run)
     }
 }

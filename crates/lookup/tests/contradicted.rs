@@ -27,10 +27,10 @@
 
 use std::collections::BTreeMap;
 
-use harness::decide::{CellRef, Outcome, Planned};
 use lookup::findings::claims::{Designs, SHORT_OF_LINEAR};
 use lookup::LookupHotPath;
 use serde_json::json;
+use verdict::decide::{CellRef, Outcome, Planned};
 
 /// The lock-free design, named as the part's baseline.
 const LOCK_FREE: &str = "arc-swap-snapshot";
@@ -43,7 +43,7 @@ fn a_lock_free_baseline_against_a_locked_control_contradicts_short_of_linear() {
         "lookup".to_owned(),
         json!({ "baseline": [LOCK_FREE], "control": [LOCKED] }),
     )]);
-    let designs = Designs::of(harness::findings::Seeds(&seeds));
+    let designs = Designs::of(verdict::findings::Seeds(&seeds));
     assert_eq!(
         (designs.baseline.as_slice(), designs.control.as_slice()),
         (
@@ -83,7 +83,7 @@ fn a_lock_free_baseline_against_a_locked_control_contradicts_short_of_linear() {
     );
 
     let before = cpu_time();
-    let m = harness::testing::measured_until_decided(&LookupHotPath, &claim, 24, 20, 100);
+    let m = verdict::testing::measured_until_decided(&LookupHotPath, &claim, 24, 20, 100);
     let others = others_share(before, cpu_time());
     let i = m.interval().expect("9 pairs or more give an interval");
     // Each pair's figures in the comparison's order: the lock-free design at 2 threads and

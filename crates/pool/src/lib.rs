@@ -45,6 +45,9 @@ pub mod workload;
 
 use std::sync::Arc;
 use std::time::Duration;
+use verdict::decide::{Claim, Planned};
+use verdict::findings::{Answer, Run};
+use verdict::Question;
 
 use harness::hotpath::Description;
 use harness::{
@@ -308,15 +311,6 @@ impl HotPath for PoolHotPath {
     fn description(&self) -> &'static Description {
         &DESCRIPTION
     }
-    fn question(&self) -> Option<&'static str> {
-        Some(findings::QUESTION)
-    }
-    fn claims(&self, planned: &harness::decide::Planned<'_>) -> Vec<harness::decide::Claim> {
-        findings::registry(planned.seeds()).claims(planned)
-    }
-    fn answer(&self, run: &harness::findings::Run<'_>) -> Option<harness::findings::Answer> {
-        findings::answer(run)
-    }
     fn missing(&self, params: &Params) -> Option<harness::hotpath::Missing> {
         // Only the lab's own PostgreSQL needs anything this machine may lack.
         (params.word("server") == real::SERVER && params.text("postgres_url").is_empty())
@@ -354,5 +348,17 @@ impl HotPath for PoolHotPath {
             ));
         }
         Ok(())
+    }
+}
+
+impl Question for PoolHotPath {
+    fn question(&self) -> &'static str {
+        findings::QUESTION
+    }
+    fn claims(&self, planned: &Planned<'_>) -> Vec<Claim> {
+        findings::registry(planned.seeds()).claims(planned)
+    }
+    fn answer(&self, run: &Run<'_>) -> Option<Answer> {
+        findings::answer(run)
     }
 }

@@ -7,12 +7,12 @@
 
 use std::collections::BTreeMap;
 
-use harness::decide::{CellRef, Claim, Outcome, Planned};
-use harness::findings::Seeds;
 use pool::findings::claims::{PLATEAU, VARIANT};
 use pool::findings::registry;
 use pool::PoolHotPath;
 use serde_json::json;
+use verdict::decide::{CellRef, Claim, Outcome, Planned};
+use verdict::findings::Seeds;
 
 /// A cell of `pool-clients` whose 10 x 5000 slots never bind: 20 ms a request and no
 /// server CPU, so 200 clients ask about 10k requests/s where the 50k slots serve 2.5M.
@@ -68,7 +68,7 @@ fn a_pool_whose_cap_never_binds_contradicts_the_plateau() {
     let claim = plateau_where_the_cap_never_binds();
     let c = claim.comparison.as_ref().expect("sides found");
     assert_eq!((c.a.cell.threads, c.b.cell.threads), (200, 100));
-    let m = harness::testing::measured_until_decided(&PoolHotPath, &claim, 24, 50, 200);
+    let m = verdict::testing::measured_until_decided(&PoolHotPath, &claim, 24, 50, 200);
     let i = m.interval().expect("9 pairs give an interval");
     eprintln!("plateau, cap never binding: {i}");
     assert_eq!(

@@ -32,6 +32,9 @@ pub mod window;
 
 use harness::hotpath::{Description, Missing, Variant};
 use harness::{scratch, CellFailure, HotPath, Params};
+use verdict::decide::{Claim, Planned};
+use verdict::findings::{Answer, Run};
+use verdict::Question;
 
 /// The most worker threads a cell may ask of a server.
 pub const MAX_SERVER_THREADS: usize = 4096;
@@ -97,16 +100,16 @@ impl HotPath for ServerHotPath {
             reason: format!("{} not found on PATH or in /usr/sbin", lacking.join(", ")),
         })
     }
+}
 
-    fn question(&self) -> Option<&'static str> {
-        Some(findings::QUESTION)
+impl Question for ServerHotPath {
+    fn question(&self) -> &'static str {
+        findings::QUESTION
     }
-
-    fn claims(&self, planned: &harness::decide::Planned<'_>) -> Vec<harness::decide::Claim> {
+    fn claims(&self, planned: &Planned<'_>) -> Vec<Claim> {
         findings::claims(planned)
     }
-
-    fn answer(&self, run: &harness::findings::Run<'_>) -> Option<harness::findings::Answer> {
+    fn answer(&self, run: &Run<'_>) -> Option<Answer> {
         findings::answer(run)
     }
 }

@@ -9,8 +9,8 @@ use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use harness::decide::Outcome;
 use server::findings::profile::{judge, Shares};
+use verdict::decide::Outcome;
 
 const BIN: &str = env!("CARGO_BIN_EXE_lab-tiny-server");
 /// The server's thread names (perf's comm), the roots of its stacks.

@@ -25,6 +25,9 @@ pub use variants::{backend_word, config, is_model_backend, resolve_slots, BACKEN
 
 use harness::hotpath::Description;
 use harness::{HotPath, ParamKind, ParamSpec, Params};
+use verdict::decide::{Claim, Planned};
+use verdict::findings::{Answer, Run};
+use verdict::Question;
 
 use crate::db::{JOURNAL_MODES, SYNCHRONOUS};
 use crate::gate::BREAKER_MODES;
@@ -194,15 +197,6 @@ impl HotPath for SqlmixHotPath {
     fn description(&self) -> &'static Description {
         &DESCRIPTION
     }
-    fn question(&self) -> Option<&'static str> {
-        Some(findings::QUESTION)
-    }
-    fn claims(&self, planned: &harness::decide::Planned<'_>) -> Vec<harness::decide::Claim> {
-        findings::registry().claims(planned)
-    }
-    fn answer(&self, run: &harness::findings::Run<'_>) -> Option<harness::findings::Answer> {
-        findings::answer(run)
-    }
     fn check(&self, params: &Params) -> Result<(), String> {
         harness::scratch::check_data_dir(params.text("data_dir"))?;
         libdqlite::go::check(params)
@@ -233,5 +227,17 @@ impl HotPath for SqlmixHotPath {
                     .collect(),
                 reason,
             })
+    }
+}
+
+impl Question for SqlmixHotPath {
+    fn question(&self) -> &'static str {
+        findings::QUESTION
+    }
+    fn claims(&self, planned: &Planned<'_>) -> Vec<Claim> {
+        findings::registry().claims(planned)
+    }
+    fn answer(&self, run: &Run<'_>) -> Option<Answer> {
+        findings::answer(run)
     }
 }

@@ -19,11 +19,11 @@
 
 use std::collections::BTreeMap;
 
-use harness::decide::{CellRef, Outcome, Planned, Rule};
 use serde_json::json;
 use sqlmix::findings::claims::{K2, REAL, RULE};
 use sqlmix::findings::registry;
 use sqlmix::SqlmixHotPath;
+use verdict::decide::{CellRef, Outcome, Planned, Rule};
 
 /// Threads of each side: K = 2 lets 2 of them at the database.
 const THREADS: usize = 16;
@@ -68,7 +68,7 @@ fn k2_loses_where_nothing_behind_it_needs_protecting() {
         .with("idle_conns", 64);
     }
 
-    let m = harness::testing::measured_until_decided(&SqlmixHotPath, &claim, 16, 30, 100);
+    let m = verdict::testing::measured_until_decided(&SqlmixHotPath, &claim, 16, 30, 100);
     let i = m.interval().expect("9 pairs give an interval");
     eprintln!("{K2}, nothing behind the gate to protect: {i}");
     let Rule::Above { contradicted, .. } = RULE else {

@@ -14,9 +14,6 @@ use crate::hotpath::HotPath;
 use crate::params::Params;
 use crate::runner::{Measurement, RunSettings};
 
-mod parts;
-pub use parts::{measured_pairs, measured_until_decided, parts_conformance, synthetic_pairs};
-
 /// One set of small parameters and the variants that run with it.
 ///
 /// Most hot paths need one case; a second one covers figures that only some settings

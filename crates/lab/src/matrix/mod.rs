@@ -194,7 +194,7 @@ impl<'p> Matrix<'p> {
             let mut parts = crate::pairs::declare(self.plan, &self.cells);
             for m in &mut parts {
                 if m.claim.comparison.is_some() {
-                    m.stopped = harness::decide::reason::NO_PAIRS_STOP.to_owned();
+                    m.stopped = verdict::decide::reason::NO_PAIRS_STOP.to_owned();
                 }
             }
             self.run.comparisons = parts;
@@ -290,7 +290,7 @@ fn pairs_step(
         bar,
     };
     let mut failed_write = None;
-    let mut save = |parts: &[harness::decide::Measured]| {
+    let mut save = |parts: &[verdict::decide::Measured]| {
         run.comparisons = parts.to_vec();
         if let Err(e) = run.write(plan, false) {
             failed_write = Some(e);

@@ -3,7 +3,7 @@
 //! Why pairs and not the rounds' cells: two cells a round apart differ by what the host
 //! did in the minute between them (the sd of their log ratio is 0.29 here), while two
 //! children run back to back vary together (0.08). So each part's comparison
-//! ([`harness::decide`]) runs its cells one after the other, a then b, then b then a
+//! ([`verdict::decide`]) runs its cells one after the other, a then b, then b then a
 //! (alternated, so neither side always runs first), and adds pairs until its interval
 //! decides at a look and is [`PRECISION`] narrow, or the time runs out. Time is shared
 //! by giving the next pairs to the comparison that has had the least time so far, so a
@@ -12,7 +12,7 @@
 //! A pair's children are ordinary repetitions of their cells at their planned window;
 //! they are kept with the comparison, not merged into the cells' figures. Not here: what
 //! a part claims (each hot path's `claims`), turning pairs into outcomes
-//! (`harness::decide`).
+//! (`verdict::decide`).
 
 pub mod child;
 #[cfg(test)]
@@ -20,8 +20,8 @@ mod tests;
 
 use std::time::{Duration, Instant};
 
-use harness::decide::{interval, CellRef, Measured, Outcome};
 use harness::{Repetition, RunRecord};
+use verdict::decide::{interval, CellRef, Measured, Outcome};
 
 pub use crate::plan::parts::declare;
 #[cfg(test)]

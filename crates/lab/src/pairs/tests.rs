@@ -5,9 +5,9 @@
 use std::cell::RefCell;
 use std::time::{Duration, Instant};
 
-use harness::decide::{Claim, Comparison, Measured, Outcome, Rule, Side};
 use harness::testing::synthetic_cell;
 use harness::Repetition;
+use verdict::decide::{Claim, Comparison, Measured, Outcome, Rule, Side};
 
 use super::*;
 use crate::plan::{MatrixPlan, Settings};
@@ -89,7 +89,7 @@ fn pairs_alternate_and_a_clear_effect_stops_at_the_first_look() {
     }));
     let m = &parts[0];
     assert_eq!(m.stopped, "decided");
-    assert_eq!(m.pairs.len(), harness::decide::interval::LOOKS[0]);
+    assert_eq!(m.pairs.len(), verdict::decide::interval::LOOKS[0]);
     assert_eq!(m.outcome(), Outcome::Shown);
     assert!((m.interval().unwrap().ratio - 2.0).abs() < 1e-9);
     let calls = calls.into_inner();
@@ -120,7 +120,7 @@ fn parts_on_the_same_cells_share_one_pair_of_windows() {
         Some(record(&cells, i, ops))
     });
     assert!(measure(&mut parts, &cells, None, &mut run, &mut |_| {}));
-    let first_look = harness::decide::interval::LOOKS[0];
+    let first_look = verdict::decide::interval::LOOKS[0];
     for m in &parts {
         assert_eq!(m.pairs.len(), first_look, "{}", m.claim.part);
         assert_eq!(m.stopped, "decided");
@@ -263,7 +263,7 @@ fn blocks_go_to_the_next_look_and_fit_the_deadline() {
     let mut parts = vec![part()];
     let mut runner = blocks(0.0);
     assert!(measure(&mut parts, &cells, None, &mut runner, &mut |_| {}));
-    assert_eq!(runner.asked, [harness::decide::interval::LOOKS[0]]);
+    assert_eq!(runner.asked, [verdict::decide::interval::LOOKS[0]]);
     assert_eq!(parts[0].stopped, "decided");
     assert!((parts[0].interval().unwrap().ratio - 1.5).abs() < 1e-9);
 
@@ -330,7 +330,7 @@ fn a_ratio_between_the_thresholds_stops_early_as_futile() {
             },
         ),
     ));
-    for i in 0..harness::decide::interval::LOOKS[1] {
+    for i in 0..verdict::decide::interval::LOOKS[1] {
         let wiggle = 1.0 + 0.01 * ((i % 5) as f64 - 2.0);
         m.pairs.push(vec![1.02e6 * wiggle, 1e6]);
     }
@@ -338,11 +338,11 @@ fn a_ratio_between_the_thresholds_stops_early_as_futile() {
     assert!(futile(&m));
     // A clear effect still going to the next look is not futile.
     let mut clear = part();
-    for _ in 0..harness::decide::interval::LOOKS[1] {
+    for _ in 0..verdict::decide::interval::LOOKS[1] {
         clear.pairs.push(vec![1.02e6, 1e6]);
         clear.pairs.push(vec![1.9e6, 1e6]);
     }
-    clear.pairs.truncate(harness::decide::interval::LOOKS[1]);
+    clear.pairs.truncate(verdict::decide::interval::LOOKS[1]);
     assert!(!futile(&clear));
 }
 

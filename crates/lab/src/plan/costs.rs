@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use harness::schema::ResultsFile;
+use crate::results::ResultsFile;
 
 use super::budget::PER_THREAD;
 
@@ -120,9 +120,9 @@ fn newest_results(dir: &Path, before: Option<&str>) -> Vec<PathBuf> {
 
 /// The sd of a comparison's pairs' log ratios, robustly (1.4826 x their median absolute
 /// deviation, so one slow minute does not inflate it); `None` before a first look.
-fn pair_noise(m: &harness::decide::Measured) -> Option<f64> {
+fn pair_noise(m: &verdict::decide::Measured) -> Option<f64> {
     let c = m.claim.comparison.as_ref()?;
-    if m.pairs.len() < harness::decide::interval::LOOKS[0] {
+    if m.pairs.len() < verdict::decide::interval::LOOKS[0] {
         return None;
     }
     let logs: Vec<f64> = m.pairs.iter().map(|p| c.ratio_of(p).ln()).collect();

@@ -10,7 +10,7 @@
 
 use std::time::Duration;
 
-use harness::decide::{interval, CellRef, Claim, Measured, Planned};
+use verdict::decide::{interval, CellRef, Claim, Measured, Planned};
 
 use super::{CellSpec, MatrixPlan};
 
@@ -59,7 +59,7 @@ pub fn declare(plan: &MatrixPlan, cells: &[CellSpec<'_>]) -> Vec<Measured> {
         cells: &refs,
         seeds: &seeds,
     };
-    crate::catalog::hot_paths()
+    crate::catalog::questions()
         .iter()
         .filter(|h| cells.iter().any(|c| c.file.hot_path.name() == h.name()))
         .flat_map(|h| {
@@ -269,14 +269,14 @@ pub fn reserve(parts: &[PartPlan]) -> Duration {
 
 impl MatrixPlan {
     /// The plan as the results file keeps it.
-    pub fn record(&self) -> harness::schema::RunPlan {
-        harness::schema::RunPlan {
+    pub fn record(&self) -> crate::results::RunPlan {
+        crate::results::RunPlan {
             build_seconds: self.build_seconds,
             budget_seconds: self.budget.map(|b| b.as_secs_f64()),
             parts: self
                 .parts
                 .iter()
-                .map(|p| harness::schema::PlannedPart {
+                .map(|p| crate::results::PlannedPart {
                     name: p.name.clone(),
                     pairs: p.pairs,
                     seconds: p.cost.as_secs_f64(),

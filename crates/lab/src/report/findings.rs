@@ -1,15 +1,16 @@
 //! Findings: every registered hot path's question, asked of one run through one driver.
 //!
 //! Each hot path words its own answer ([`harness::HotPath::answer`], in its crate's
-//! `findings` module, judged by [`harness::judge`]); this module knows no hot path by name.
+//! `findings` module, judged by [`verdict::judge`]); this module knows no hot path by name.
 //! It asks each hot path that has cells in the run and a question, says "cannot tell" for
 //! one whose answer needs cells the run lacks, adds the generic parts (thread advice per
 //! variant for files whose axis is threads, as a table), and finds the chart each answer
 //! names among the charts the report drew. `findings_page` lays the findings out;
 //! `render` writes them as `findings.json`.
 
-use harness::findings::{Answer, Basis, Chart, Finding, Run, Table};
-use harness::schema::ResultsFile;
+use crate::results::ResultsFile;
+use verdict::findings::{Answer, Basis, Chart, Finding, Run, Table};
+use verdict::Question;
 
 use super::advice::ThreadAdvice;
 use super::{Group, Sweep};
@@ -18,12 +19,12 @@ use crate::catalog;
 /// The findings of one run, in catalog order; hot paths with no cells or no question are
 /// left out. `groups` are the run's groups, their thread advice already computed.
 pub fn findings(results: &ResultsFile, groups: &[Group<'_>]) -> Vec<Finding> {
-    findings_of(catalog::hot_paths(), results, groups)
+    findings_of(catalog::questions(), results, groups)
 }
 
 /// [`findings`] over the hot paths `hot_paths` (the catalog's, or a test's own).
 fn findings_of(
-    hot_paths: &[&dyn harness::HotPath],
+    hot_paths: &[&dyn Question],
     results: &ResultsFile,
     groups: &[Group<'_>],
 ) -> Vec<Finding> {
@@ -38,9 +39,7 @@ fn findings_of(
             seeds: &results.seeds,
             comparisons: &own,
         };
-        let Some(question) = hot_path.question() else {
-            continue;
-        };
+        let question = hot_path.question();
         let mut answer = hot_path.answer(&run).unwrap_or_else(|| {
             Answer::cannot_tell(
                 Basis::Measured,
@@ -52,7 +51,7 @@ fn findings_of(
         answer.parts.extend(
             own.iter()
                 .filter(|m| m.claim.placebo)
-                .map(harness::decide::Measured::part),
+                .map(verdict::decide::Measured::part),
         );
         answer.tables.extend(advice_table(groups, hot_path.name()));
         out.push(Finding::new(hot_path.name(), question, answer));
@@ -62,7 +61,7 @@ fn findings_of(
 
 /// The parts `hot_path` declared in `results`: each question reads its own only (results
 /// written before parts named their hot path let every question read every part).
-pub fn own_parts(results: &ResultsFile, hot_path: &str) -> Vec<harness::decide::Measured> {
+pub fn own_parts(results: &ResultsFile, hot_path: &str) -> Vec<verdict::decide::Measured> {
     results
         .comparisons
         .iter()
@@ -169,10 +168,10 @@ pub fn attach_charts(findings: &mut [Finding], groups: &[Group<'_>], sweeps: &[S
 
 #[cfg(test)]
 mod tests {
-    use harness::findings::Verdict;
     use harness::noop::NoopHotPath;
     use harness::testing::synthetic_cell;
     use harness::{CellFailure, HotPath, Measurement, Params, RunSettings};
+    use verdict::findings::Verdict;
 
     use super::*;
 
@@ -186,13 +185,22 @@ mod tests {
         fn name(&self) -> &'static str {
             "toy"
         }
-        fn question(&self) -> Option<&'static str> {
-            Some("Does the toy go faster with two threads?")
+        fn measure(&self, _: &str, _: &Params, _: RunSettings) -> Result<Measurement, CellFailure> {
+            Err(CellFailure::new("a toy does not run"))
+        }
+    }
+
+    impl Question for Toy {
+        fn question(&self) -> &'static str {
+            "Does the toy go faster with two threads?"
+        }
+        fn claims(&self, _: &verdict::decide::Planned<'_>) -> Vec<verdict::decide::Claim> {
+            Vec::new()
         }
         fn answer(&self, run: &Run<'_>) -> Option<Answer> {
             let cells = run.of_file("toy");
             let at = |t: usize| cells.iter().find(|c| c.threads == t);
-            let faster = harness::judge::Est::of(at(2)?).above(&harness::judge::Est::of(at(1)?));
+            let faster = verdict::judge::Est::of(at(2)?).above(&verdict::judge::Est::of(at(1)?));
             Some(Answer {
                 parts: Vec::new(),
                 verdict: Verdict::of_parts(&[faster]),
@@ -205,14 +213,11 @@ mod tests {
                 chart: None,
             })
         }
-        fn measure(&self, _: &str, _: &Params, _: RunSettings) -> Result<Measurement, CellFailure> {
-            Err(CellFailure::new("a toy does not run"))
-        }
     }
 
     fn results(reps: usize) -> ResultsFile {
         let text = serde_json::json!({
-            "schema": harness::schema::SCHEMA_VERSION, "run_id": "toy", "started": "",
+            "schema": crate::results::SCHEMA_VERSION, "run_id": "toy", "started": "",
             "env": harness::env::EnvInfo::default(), "cells": []
         });
         let mut r: ResultsFile = serde_json::from_value(text).unwrap();
@@ -263,6 +268,6 @@ mod tests {
         for c in &mut r.cells {
             c.hot_path = "noop".into();
         }
-        assert!(findings_of(&[&NoopHotPath], &r, &[]).is_empty());
+        assert!(findings_of(catalog::questions(), &r, &[]).is_empty());
     }
 }

@@ -10,9 +10,9 @@
 //! words are bounded by a test (`lab/tests/report.rs`).
 //!
 //! Lays out [`Finding`]s only: which sentences, tables and chart a finding has is the hot
-//! path's (`harness::findings`), the driver is `findings`.
+//! path's (`verdict::findings`), the driver is `findings`.
 
-use harness::findings::{Finding, Table};
+use verdict::findings::{Finding, Table};
 
 use super::markup::{self, code_spans, small, text, Attrs, Block, Cell, Inline, Row};
 use super::Analysed;
@@ -157,7 +157,7 @@ fn finding(f: &Finding, prefix: &str, level: u8) -> Block {
 
 /// A part's outcome as the parts tables say it: a measurement of size says so, a model's
 /// part says `model`, an undecided part says why.
-fn outcome_word(p: &harness::decide::Part) -> String {
+fn outcome_word(p: &verdict::decide::Part) -> String {
     let word = match (p.outcome, p.reason.as_str()) {
         _ if p.is_placebo() => match p.holds(1.0) {
             Some(true) => "placebo: holds 1.0".to_owned(),
@@ -165,12 +165,12 @@ fn outcome_word(p: &harness::decide::Part) -> String {
             None => format!("placebo: {}", p.reason.replace('_', " ")),
         },
         _ if !p.decides() => format!("size only ({})", p.outcome.word()),
-        (harness::decide::Outcome::Inconclusive, r) if !r.is_empty() => {
+        (verdict::decide::Outcome::Inconclusive, r) if !r.is_empty() => {
             format!("inconclusive ({})", r.replace('_', " "))
         }
         (o, _) => o.word().to_owned(),
     };
-    if p.basis == harness::findings::Basis::Model.part_word() {
+    if p.basis == verdict::findings::Basis::Model.part_word() {
         format!("model: {word}")
     } else {
         word
@@ -179,7 +179,7 @@ fn outcome_word(p: &harness::decide::Part) -> String {
 
 /// The placebo in one line: "The instrument's own error here: 0.998x [0.985-1.012],
 /// 24 pairs (sd 0.031, 14 slices a side): `lookup/dashmap ...` against itself."
-pub fn placebo_line(p: &harness::decide::Part) -> String {
+pub fn placebo_line(p: &verdict::decide::Part) -> String {
     let how = match (p.sd, p.slices) {
         (Some(sd), 1) => format!(" (sd {sd:.3}, whole windows)"),
         (Some(sd), k) => format!(" (sd {sd:.3}, {k} slices a side)"),
@@ -202,7 +202,7 @@ fn parts_rows(
     f: &Finding,
     title: &str,
     columns: &[&str],
-    row: impl Fn(&harness::decide::Part) -> Vec<String>,
+    row: impl Fn(&verdict::decide::Part) -> Vec<String>,
 ) -> Option<Table> {
     (!f.parts.is_empty()).then(|| Table {
         title: title.to_owned(),

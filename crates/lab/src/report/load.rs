@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::results::ResultsFile;
 use anyhow::Context;
-use harness::schema::ResultsFile;
 
 /// One results file and where it came from.
 pub struct Source {

@@ -117,8 +117,8 @@ fn a_group_gets_its_lock_table_and_the_knee_of_its_fewest_threads_cell() {
 fn source_of(cells: Vec<RunRecord>) -> super::super::Source {
     super::super::Source {
         path: "x.json".into(),
-        results: harness::schema::ResultsFile {
-            schema: harness::schema::SCHEMA_VERSION,
+        results: crate::results::ResultsFile {
+            schema: crate::results::SCHEMA_VERSION,
             run_id: "r".into(),
             started: String::new(),
             finished: String::new(),

@@ -37,8 +37,8 @@ mod time_chart;
 
 use std::path::{Path, PathBuf};
 
+use crate::results::ResultsFile;
 use anyhow::bail;
-use harness::schema::ResultsFile;
 
 use crate::fs::write_atomically;
 pub use group::Group;
@@ -54,7 +54,7 @@ pub struct Analysed<'a> {
     /// Parameter sweeps found among the groups.
     pub sweeps: Vec<Sweep>,
     /// What the run answered, per hot path, in catalog order.
-    pub findings: Vec<harness::findings::Finding>,
+    pub findings: Vec<verdict::findings::Finding>,
     /// The charts and flamegraphs its pages show, to be drawn.
     drawings: Vec<drawing::Planned>,
 }
@@ -151,7 +151,7 @@ const WRITERS: [(&str, Writer); 5] = [
     }),
     // What scripts read: one object per finding, the same ones the pages lay out.
     ("findings.json", |t| {
-        let found: Vec<&harness::findings::Finding> =
+        let found: Vec<&verdict::findings::Finding> =
             t.analysed.iter().flat_map(|a| a.findings.iter()).collect();
         let json = serde_json::to_string_pretty(&found)?;
         Ok(std::fs::write(t.staging.join("findings.json"), json)?)

@@ -3,9 +3,9 @@
 
 use super::*;
 // The words for retakes are `words`'; their tests stay beside the retakes they word.
+use crate::results::ResultsFile;
 use crate::words::{retake_lines as lines, total_line};
 use harness::interference::Interference;
-use harness::schema::ResultsFile;
 
 /// A verified repetition under `other` CPU of other processes' load.
 pub(crate) fn attempt(other: f64) -> Repetition {

@@ -8,9 +8,9 @@
 //! Not here: measuring pairs (`lab`), reading their outcomes (`super::answer`), the
 //! profile part's shares (`super::profile`).
 
-use harness::decide::{Claim, Planned};
-use harness::registry::Registry;
 use server::findings::claims::{Claims, Question};
+use verdict::decide::{Claim, Planned};
+use verdict::registry::Registry;
 
 use super::FILE;
 use crate::ds389;

@@ -16,11 +16,11 @@ pub mod profile;
 #[cfg(test)]
 mod tests;
 
-use harness::decide::{Outcome, Part};
-use harness::findings::{Answer, Basis, Chart, Run, Verdict};
-use harness::judge::{self, Est};
-use harness::registry::{Parts, Registry};
 use harness::RunRecord;
+use verdict::decide::{Outcome, Part};
+use verdict::findings::{Answer, Basis, Chart, Run, Verdict};
+use verdict::judge::{self, Est};
+use verdict::registry::{Parts, Registry};
 
 use claims::*;
 pub use claims::{claims, claims_on, registry, registry_on};

@@ -3,13 +3,13 @@
 //! thread, which 389 DS does not rename); the lab's LDAP client (rooted at the cell frame
 //! `ldap/389-ds`, tokio and helper threads at their names) is left out.
 
-use harness::decide::Part;
-use harness::findings::Run;
 use server::findings::profile::{self as generic, Profiled};
 pub use server::findings::profile::{
     growth, noise_floor, Shares, CONTRADICTED_GROWTH, MIN_SAMPLES, PROFILES_PER_SIDE, SHOWN_GROWTH,
     UNKNOWN,
 };
+use verdict::decide::Part;
+use verdict::findings::Run;
 
 use super::claims::{VARIANT, WHERE_TIME_GOES_CLAIM};
 use super::FILE;

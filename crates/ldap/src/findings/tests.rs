@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 
 use harness::account::TimeShare;
-use harness::decide::{CellRef, Claim, Measured, Outcome, Planned};
 use harness::schema::ProfileRef;
+use verdict::decide::{CellRef, Claim, Measured, Outcome, Planned};
 
 use super::profile::{judge, shares, Shares};
 use super::*;
@@ -200,9 +200,9 @@ fn missing_cells_are_cannot_never_dropped() {
     assert_eq!(sides(claim(&c, THREADS_PAST_CPUS)), (12, 2, 2, 2));
 }
 
-/// `n` pairs whose ratio is `ratio`, spread +-4e+00% ([`harness::testing::synthetic_pairs`]).
+/// `n` pairs whose ratio is `ratio`, spread +-4e+00% ([`verdict::testing::synthetic_pairs`]).
 fn measured(claim: &Claim, ratio: f64, n: usize) -> Measured {
-    harness::testing::synthetic_pairs(claim, ratio, 0.04, n)
+    verdict::testing::synthetic_pairs(claim, ratio, 0.04, n)
 }
 
 fn outcome_of(claim: &Claim, ratio: f64, n: usize) -> Outcome {

@@ -9,9 +9,9 @@
 //!
 //! Not here: wording the answer (the parent module), timing (`crate::busy`).
 
-use harness::decide::{CellRef, Comparison, Planned, Rule, Side};
-use harness::findings::Seeds;
-use harness::registry::{Entry, Registry};
+use verdict::decide::{CellRef, Comparison, Planned, Rule, Side};
+use verdict::findings::Seeds;
+use verdict::registry::{Entry, Registry};
 
 /// The scenario file of the seed's load.
 pub const SEED_LOAD: &str = "lease-seed-load";

@@ -18,11 +18,11 @@ pub mod claims;
 #[cfg(test)]
 mod tests;
 
-use harness::decide::{Outcome, Part};
-use harness::findings::{Answer, Basis, Chart, Run, Table, Verdict};
-use harness::judge::{extra, find, si, times, too_few, variants_of, widest, Est};
-use harness::registry::Parts;
 use harness::RunRecord;
+use verdict::decide::{Outcome, Part};
+use verdict::findings::{Answer, Basis, Chart, Run, Table, Verdict};
+use verdict::judge::{extra, find, si, times, too_few, variants_of, widest, Est};
+use verdict::registry::Parts;
 
 pub use claims::registry;
 use claims::{
@@ -234,10 +234,10 @@ fn part_sentence(run: &Run<'_>, spec: &PartSpec, part: &Part, load: &[&RunRecord
     // A band's contradiction has two sides, and they mean different things: wholly
     // below its lower threshold is a deeper cut than the seed's.
     let side = match (part.outcome, part.high, part.thresholds.first()) {
-        (harness::decide::Outcome::Contradicted, Some(high), Some(&low)) if high < low => {
+        (verdict::decide::Outcome::Contradicted, Some(high), Some(&low)) if high < low => {
             " (a cut far deeper than the seed's)"
         }
-        (harness::decide::Outcome::Contradicted, _, _) => {
+        (verdict::decide::Outcome::Contradicted, _, _) => {
             " (less of a cut than the seed's, or none)"
         }
         _ => "",

@@ -5,10 +5,10 @@
 
 use std::collections::BTreeMap;
 
-use harness::decide::{CellRef, Claim, Measured, Outcome, Planned};
-use harness::findings::{Run, Seeds, Verdict};
 use harness::testing::synthetic_cell;
 use harness::RunRecord;
+use verdict::decide::{CellRef, Claim, Measured, Outcome, Planned};
+use verdict::findings::{Run, Seeds, Verdict};
 
 use super::claims::{BUSY_TIME_TXNS, SEED_LOAD};
 use super::*;
@@ -57,7 +57,7 @@ fn claim<'c>(claims: &'c [Claim], name: &str) -> &'c Claim {
 }
 
 /// Part `name` of answer `a`.
-fn part<'a>(a: &'a harness::findings::Answer, name: &str) -> &'a harness::decide::Part {
+fn part<'a>(a: &'a verdict::findings::Answer, name: &str) -> &'a verdict::decide::Part {
     a.parts
         .iter()
         .find(|p| p.name == name)
@@ -65,7 +65,7 @@ fn part<'a>(a: &'a harness::findings::Answer, name: &str) -> &'a harness::decide
 }
 
 /// The sentence about part `name` of answer `a`.
-fn sentence<'a>(a: &'a harness::findings::Answer, name: &str) -> &'a str {
+fn sentence<'a>(a: &'a verdict::findings::Answer, name: &str) -> &'a str {
     let tag = format!("(`{name}`)");
     a.sentences
         .iter()
@@ -163,9 +163,9 @@ fn a_plan_without_the_seeds_load_declares_every_part_with_why() {
     }
 }
 
-/// `n` pairs whose ratio is `ratio`, spread +-2e+00% ([`harness::testing::synthetic_pairs`]).
+/// `n` pairs whose ratio is `ratio`, spread +-2e+00% ([`verdict::testing::synthetic_pairs`]).
 fn measured(claim: &Claim, ratio: f64, n: usize) -> Measured {
-    harness::testing::synthetic_pairs(claim, ratio, 0.02, n)
+    verdict::testing::synthetic_pairs(claim, ratio, 0.02, n)
 }
 
 /// A cell of the seed's load with its busy times and bytes per extend.
@@ -184,7 +184,7 @@ fn load_cell(variant: &str, leases: f64, txns: f64, bytes: f64) -> RunRecord {
 
 /// The answer to a run of `claims` whose parts `ratios` name were measured as `n` pairs
 /// at those ratios, and the others not at all.
-fn answer_with(claims: &[Claim], ratios: &[(String, f64)], n: usize) -> harness::findings::Answer {
+fn answer_with(claims: &[Claim], ratios: &[(String, f64)], n: usize) -> verdict::findings::Answer {
     let comparisons: Vec<Measured> = ratios
         .iter()
         .map(|(name, r)| measured(claim(claims, name), *r, n))
@@ -213,7 +213,7 @@ fn on(store: Store, ratios: [f64; 3]) -> Vec<(String, f64)> {
 }
 
 /// The answer with SQLite's parts' pairs at `ratios` (leases, transactions, bytes).
-fn answer_at(ratios: [f64; 3], n: usize) -> harness::findings::Answer {
+fn answer_at(ratios: [f64; 3], n: usize) -> verdict::findings::Answer {
     answer_with(&planned_claims(2), &on(Store::Sqlite, ratios), n)
 }
 
@@ -449,7 +449,7 @@ fn the_registry_conforms_to_a_plan_of_every_part_and_its_answer() {
     });
     assert!(a.is_some(), "cells of the seed's load give an answer");
     assert_eq!(
-        harness::testing::parts_conformance(&registry, &planned, a.as_ref()),
+        verdict::testing::parts_conformance(&registry, &planned, a.as_ref()),
         Ok(())
     );
 }

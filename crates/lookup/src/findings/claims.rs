@@ -19,9 +19,9 @@
 //! so X / threads divides out. Not here: wording the answer (`findings`), measuring pairs
 //! or spending the budget (`lab`).
 
-use harness::decide::{CellRef, Claim, Comparison, Planned, Rule, Side};
-use harness::findings::Seeds;
-use harness::registry::{Entry, Found, Registry};
+use verdict::decide::{CellRef, Claim, Comparison, Planned, Rule, Side};
+use verdict::findings::Seeds;
+use verdict::registry::{Entry, Found, Registry};
 
 use crate::variants::VariantName;
 

@@ -19,10 +19,10 @@ mod tables;
 #[cfg(test)]
 mod tests;
 
-use harness::decide::{Comparison, Outcome, Part};
-use harness::findings::{Answer, Basis, Chart, Run, Verdict};
-use harness::judge::{best_of, find, times, too_few, widest, Est};
-use harness::registry::Entry;
+use verdict::decide::{Comparison, Outcome, Part};
+use verdict::findings::{Answer, Basis, Chart, Run, Verdict};
+use verdict::judge::{best_of, find, times, too_few, widest, Est};
+use verdict::registry::Entry;
 
 use self::claims::{Designs, PER_THREAD_PAST_KNEE, SHORT_OF_LINEAR};
 
@@ -217,9 +217,9 @@ fn cell_context(
             format!(
                 "Its CPUs cap it at {} ops/s before its busiest lock ({}, {} ops/s) does, \
                  N* = {:.1} threads.",
-                harness::judge::si(b.limit()),
+                verdict::judge::si(b.limit()),
                 b.lock,
-                harness::judge::si(b.ceiling_ops_per_sec),
+                verdict::judge::si(b.ceiling_ops_per_sec),
                 b.knee_threads
             )
         } else {
@@ -227,7 +227,7 @@ fn cell_context(
                 "Its busiest lock ({}) caps it at {} ops/s, N* = {:.1} threads: past that no \
                  number of cores helps `{base}`.",
                 b.lock,
-                harness::judge::si(b.ceiling_ops_per_sec),
+                verdict::judge::si(b.ceiling_ops_per_sec),
                 b.knee_threads
             )
         });

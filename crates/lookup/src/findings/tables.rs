@@ -4,9 +4,9 @@
 //!
 //! Not here: the parts, the sentences.
 
-use harness::findings::Table;
-use harness::judge::{find, param_text, times, variants_of, widest, Est};
 use harness::RunRecord;
+use verdict::findings::Table;
+use verdict::judge::{find, param_text, times, variants_of, widest, Est};
 
 /// `full / (threads x one)` with the interval the two intervals allow.
 pub fn efficiency(full: &RunRecord, one: &RunRecord, threads: usize) -> Est {

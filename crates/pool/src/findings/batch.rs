@@ -6,9 +6,9 @@
 //!
 //! Returns data; `findings` words it.
 
-use harness::findings::{Run, Seeds, Table};
-use harness::judge::{extra, extra_str, param_text, percent, ratio, Est};
 use harness::RunRecord;
+use verdict::findings::{Run, Seeds, Table};
+use verdict::judge::{extra, extra_str, param_text, percent, ratio, Est};
 
 /// How far a measured gain may sit from the seed's and still agree, as a ratio of
 /// throughput gains (1 + gain): the seed's figures are one run each, read off a mailing

@@ -16,9 +16,9 @@
 //! same cores, and at the same clients unless clients are what the part compares. Not
 //! here: wording the answer beyond a part's clause (`super`), running pairs (`lab`).
 
-use harness::decide::{CellRef, Comparison, Planned, Rule, Side};
-use harness::findings::Seeds;
-use harness::registry::{Entry, Found, Registry};
+use verdict::decide::{CellRef, Comparison, Planned, Rule, Side};
+use verdict::findings::Seeds;
+use verdict::registry::{Entry, Found, Registry};
 
 /// The seed's driver, the one variant both files run.
 pub const VARIANT: &str = crate::DRIVER_V3.name;
@@ -159,7 +159,7 @@ pub fn registry(seeds: Seeds<'_>) -> Registry<'static> {
         Some((b, g)) => format!(
             "At {b} datapoints per request, which the server model was not fitted to, the fix \
              gains about the seed's {}",
-            harness::judge::percent(g)
+            verdict::judge::percent(g)
         ),
         None => "At a large batch size the model was not fitted to, the fix gains about what \
                  the seed saw"

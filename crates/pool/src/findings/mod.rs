@@ -21,11 +21,11 @@ pub mod claims;
 pub mod real;
 pub mod seed;
 
-use harness::decide::Outcome;
-use harness::findings::{Answer, Basis, Chart, Run, Verdict};
-use harness::judge::{extra, extra_str, find, param_text, too_few, widest, Est};
-use harness::registry::Parts;
 use harness::RunRecord;
+use verdict::decide::Outcome;
+use verdict::findings::{Answer, Basis, Chart, Run, Verdict};
+use verdict::judge::{extra, extra_str, find, param_text, too_few, widest, Est};
+use verdict::registry::Parts;
 
 pub use claims::registry;
 use claims::{
@@ -393,7 +393,7 @@ fn design_details(designs: &[&RunRecord]) -> Vec<String> {
         .copied()
         .filter(|c| c.threads == max_t && c.cores == cores);
     if let (Some(best), Some(base)) = (
-        harness::judge::best_of(top.clone()),
+        verdict::judge::best_of(top.clone()),
         find(designs, crate::DRIVER_V3.name, max_t, cores),
     ) {
         if best.variant != base.variant {
@@ -411,7 +411,7 @@ fn design_details(designs: &[&RunRecord]) -> Vec<String> {
         Some((n("connections")? * n("max_requests")?) as usize)
     });
     if let Some(slots) = slots.filter(|s| threads.contains(s) && *s < max_t) {
-        for variant in harness::judge::variants_of(designs) {
+        for variant in verdict::judge::variants_of(designs) {
             let (Some(full), Some(over)) = (
                 find(designs, variant, slots, cores),
                 find(designs, variant, max_t, cores),

@@ -4,8 +4,8 @@
 //! verdict rests on (the seed's question is about the driver's per-connection cap, which
 //! these cells cannot reproduce; see [`MODEL`]).
 
-use harness::judge::{extra, find, variants_of, widest};
 use harness::RunRecord;
+use verdict::judge::{extra, find, variants_of, widest};
 
 /// The scenario file of the real pools.
 pub const FILE: &str = "pool-postgres";

@@ -3,8 +3,8 @@
 //! `[seed]` tables or the seed's own text where a table lacks them, and the bands read
 //! around them. Not here: which cells a part compares (`super::claims`).
 
-use harness::decide::Rule;
-use harness::findings::Seeds;
+use verdict::decide::Rule;
+use verdict::findings::Seeds;
 
 use super::batch;
 

@@ -9,8 +9,8 @@
 //! Not here: measuring pairs (`lab`), reading their outcomes, the profile part's shares
 //! ([`super::profile`]).
 
-use harness::decide::{CellRef, Comparison, Planned, Rule, Side};
-use harness::registry::{Entry, Found, Registry};
+use verdict::decide::{CellRef, Comparison, Planned, Rule, Side};
+use verdict::registry::{Entry, Found, Registry};
 
 /// Part (a): more server threads than CPUs cost total throughput.
 pub const THREADS_PAST_CPUS: &str = "threads_past_cpus";

@@ -2,16 +2,16 @@
 //! the finding, each inconclusive with the failure's first line, so the verdict cannot be
 //! read from the other files alone. Not here: the parts of a file that ran.
 
-use harness::decide::{Outcome, Part};
-use harness::registry::Registry;
 use harness::RunRecord;
+use verdict::decide::{Outcome, Part};
+use verdict::registry::Registry;
 
 /// Why every cell of `file` in `cells` failed, in the first failure's first line;
 /// `None` where the file has a usable cell or no cell at all.
 pub fn all_failed(cells: &[RunRecord], file: &str) -> Option<String> {
     let of: Vec<&RunRecord> = cells
         .iter()
-        .filter(|c| harness::findings::file_of(c) == file)
+        .filter(|c| verdict::findings::file_of(c) == file)
         .collect();
     if of.is_empty() || of.iter().any(|c| c.usable()) {
         return None;

@@ -21,11 +21,11 @@ use failed::failed_parts;
 
 use std::collections::BTreeMap;
 
-use harness::decide::{Claim, Outcome, Part, Planned};
-use harness::findings::{Answer, Basis, Chart, Run, Table, Verdict};
-use harness::judge::{self, si, Est};
-use harness::registry::{Parts, Registry};
 use harness::RunRecord;
+use verdict::decide::{Claim, Outcome, Part, Planned};
+use verdict::findings::{Answer, Basis, Chart, Run, Table, Verdict};
+use verdict::judge::{self, si, Est};
+use verdict::registry::{Parts, Registry};
 
 use claims::{
     Against, Claims, Question, PER_THREAD_WITH_CPUS_FREE, RECOMMENDATION, THREADS_PAST_CPUS,
@@ -362,7 +362,7 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
     let found = files(
         run.cells
             .iter()
-            .map(|c| (harness::findings::file_of(c), &c.params)),
+            .map(|c| (verdict::findings::file_of(c), &c.params)),
     );
     let mut parts = Vec::new();
     let (mut sentences, mut details, mut tables) = (Vec::new(), Vec::new(), Vec::new());

@@ -14,9 +14,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use harness::decide::{Outcome, Part};
-use harness::findings::Run;
 use harness::RunRecord;
+use verdict::decide::{Outcome, Part};
+use verdict::findings::Run;
 
 use super::claims::WHERE_TIME_GOES;
 /// A frame perf could not name.

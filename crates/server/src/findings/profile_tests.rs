@@ -7,7 +7,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 use super::profile::{growth, judge, Shares, SHOWN_GROWTH};
-use harness::decide::Outcome;
+use verdict::decide::Outcome;
 
 const ROOT: &str = "memcached";
 

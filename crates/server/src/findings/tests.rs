@@ -1,6 +1,6 @@
 use std::collections::BTreeMap;
 
-use harness::decide::{CellRef, Measured, Planned};
+use verdict::decide::{CellRef, Measured, Planned};
 
 use super::*;
 
@@ -132,7 +132,7 @@ fn each_comparison_part_can_be_shown_contradicted_or_inconclusive() {
         9,
     );
     let outcome = |name: &str, ratio: f64| {
-        let m = [harness::testing::synthetic_pairs(
+        let m = [verdict::testing::synthetic_pairs(
             claim(&claims, name),
             ratio,
             0.04,
@@ -171,7 +171,7 @@ fn each_comparison_part_can_be_shown_contradicted_or_inconclusive() {
     };
     let a = answer(&run).unwrap();
     assert!(a.parts.iter().all(|p| p.outcome == Inconclusive));
-    assert_eq!(a.verdict, harness::findings::Verdict::CannotTell);
+    assert_eq!(a.verdict, verdict::findings::Verdict::CannotTell);
 }
 
 #[test]
@@ -198,7 +198,7 @@ fn a_file_whose_cells_all_failed_keeps_its_four_parts_inconclusive_with_the_fail
         ("server-memcached/per_thread_with_cpus_free", 0.70),
     ]
     .into_iter()
-    .map(|(name, r)| harness::testing::synthetic_pairs(claim(&claims, name), r, 0.04, 24))
+    .map(|(name, r)| verdict::testing::synthetic_pairs(claim(&claims, name), r, 0.04, 24))
     .collect();
     let run = Run {
         cells: &cells,
@@ -220,7 +220,7 @@ fn a_file_whose_cells_all_failed_keeps_its_four_parts_inconclusive_with_the_fail
     assert!(a.sentences[0].contains("server-nginx"), "{:?}", a.sentences);
     assert_eq!(
         a.chart,
-        Some(harness::findings::Chart::Throughput {
+        Some(verdict::findings::Chart::Throughput {
             file: "server-memcached".to_owned()
         })
     );
@@ -302,7 +302,7 @@ fn the_registry_conforms_to_a_plan_with_every_parts_cells_and_to_its_answer() {
     let comparisons: Vec<Measured> = claims
         .iter()
         .map(|c| match c.comparison {
-            Some(_) => harness::testing::synthetic_pairs(c, 1.0, 0.04, 24),
+            Some(_) => verdict::testing::synthetic_pairs(c, 1.0, 0.04, 24),
             None => Measured::new(c.clone()),
         })
         .collect();
@@ -315,5 +315,5 @@ fn the_registry_conforms_to_a_plan_with_every_parts_cells_and_to_its_answer() {
     let time = format!("{file}/{WHERE_TIME_GOES}");
     // Part (d) is read from profiles: declared without sides, as the claims say.
     assert!(claim(&claims, &time).missing.contains("profiles"));
-    harness::testing::parts_conformance(&full, &plan, Some(&a)).unwrap();
+    verdict::testing::parts_conformance(&full, &plan, Some(&a)).unwrap();
 }

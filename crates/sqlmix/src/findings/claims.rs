@@ -17,9 +17,9 @@
 //!
 //! Not here: wording the answer ([`super::answer`]), running pairs (`lab`).
 
-use harness::decide::{CellRef, Comparison, Planned, Rule, Side};
-use harness::registry::{Entry, Found, Registry};
 use serde_json::Value;
+use verdict::decide::{CellRef, Comparison, Planned, Rule, Side};
+use verdict::registry::{Entry, Found, Registry};
 
 use crate::runner::Design;
 

@@ -7,9 +7,9 @@
 //! point), never the luckiest cell of each side. Medians and intervals are per cell
 //! ([`Est`]); only [`super::claims`]'s paired comparisons decide.
 
-use harness::findings::Table;
-use harness::judge::{param_text, si, times, values_of, widest, Est};
 use harness::RunRecord;
+use verdict::findings::Table;
+use verdict::judge::{param_text, si, times, values_of, widest, Est};
 
 use crate::libdqlite::go::{GO, LAB};
 use crate::runner::Design;

@@ -22,10 +22,10 @@ pub mod context;
 #[cfg(test)]
 mod tests;
 
-use harness::decide::{Outcome, Part};
-use harness::findings::{Answer, Basis, Chart, Run, Verdict};
-use harness::judge::{param_text, si, times, widest, Est};
 use harness::RunRecord;
+use verdict::decide::{Outcome, Part};
+use verdict::findings::{Answer, Basis, Chart, Run, Verdict};
+use verdict::judge::{param_text, si, times, widest, Est};
 
 pub use claims::registry;
 use claims::{
@@ -51,7 +51,7 @@ fn of_backend<'a>(rows: Vec<&'a RunRecord>, backends: &[&str]) -> Vec<&'a RunRec
 }
 
 /// "1.93x [1.85-2.01], 32 pairs (shown)", or the reason where no ratio was measured: a
-/// part's clause in the answer's sentences, shorter than [`harness::registry::Parts::said`]
+/// part's clause in the answer's sentences, shorter than [`verdict::registry::Parts::said`]
 /// where a part is undecided (its reason stays in the parts table).
 fn said(p: &Part) -> String {
     match p.ratio {

@@ -5,7 +5,7 @@
 //!   per-thread efficiency at threads = cores, and one sentence worded from those numbers
 //!   ([`thread_sentence`]); only for files whose axis is threads (`figures` decides);
 //! - the Universal Scalability Law only where it applies (`usl`): in-core points, at least
-//!   4 of them, bootstrap intervals from at least [`harness::judge::MIN_REPS`] repetitions a
+//!   4 of them, bootstrap intervals from at least [`verdict::judge::MIN_REPS`] repetitions a
 //!   level, and advice only when R² >= 0.9, N*'s interval is bounded and, where N* lies
 //!   within the cores, the measured drop past it is beyond the noise;
 //! - `render` builds a group's section of both from them (blocks, for every format).

@@ -151,7 +151,7 @@ pub fn usl_row(all: &[&RunRecord], variant: &str, nproc: usize) -> UslRow {
     let fewest = lv.iter().map(|l| l.samples.len()).min().unwrap_or(0);
     // A 95% interval from two repetitions a level is a resample of noise: the same
     // threshold as every other comparison the report makes.
-    if fewest >= harness::judge::MIN_REPS.max(usl::MIN_SAMPLES_PER_LEVEL) {
+    if fewest >= verdict::judge::MIN_REPS.max(usl::MIN_SAMPLES_PER_LEVEL) {
         let fits: Vec<UslFit> = (0..usl::BOOTSTRAP_RESAMPLES)
             .into_par_iter()
             .filter_map(|i| usl::bootstrap_one(&lv, &fit, i))
@@ -200,8 +200,8 @@ fn verdict(
     let sentence = match intervals {
         None => format!(
             "No advice from the USL: {fewest} repetition(s) at some thread count are too few to resample (it needs {}), so N* has no interval; rerun with repeats={} or more.",
-            harness::judge::MIN_REPS,
-            harness::judge::MIN_REPS
+            verdict::judge::MIN_REPS,
+            verdict::judge::MIN_REPS
         ),
         Some(ci) if !ci.peak_bounded(max_level) => format!(
             "No advice from the USL: N*'s 95% interval ({} to {}) is unbounded, so these points place no peak (κ may be 0); σ = {:.3} [{:.3}–{:.3}].",
@@ -223,7 +223,7 @@ fn verdict(
 /// Whether the fitted points fall after their best one beyond the noise: the largest
 /// thread count's interval lies below the best cell's, with enough repetitions to judge.
 fn drop_measured(cells: &[&RunRecord]) -> bool {
-    use harness::judge::Est;
+    use verdict::judge::Est;
     let best = cells
         .iter()
         .max_by(|a, b| a.ops_per_sec.total_cmp(&b.ops_per_sec));

@@ -252,5 +252,5 @@ fn the_registry_conforms_to_a_plan_with_every_parts_cells_and_to_its_answer() {
     .expect("an answer");
     // Part (d) is read from profiles: declared without sides, as the claims say.
     assert!(claim(&claims, WHERE_TIME_GOES).missing.contains("profiles"));
-    harness::testing::parts_conformance(&full, &plan, Some(&a)).unwrap();
+    verdict::testing::parts_conformance(&full, &plan, Some(&a)).unwrap();
 }

@@ -2,10 +2,10 @@
 //! verdict from the parts alone, a shortfall the control shares not counted against the
 //! lock, and sentences that state the parts' figures.
 
-use harness::decide::{CellRef, Claim, Measured, Outcome, Planned};
-use harness::findings::{Answer, Run, Seeds, Verdict};
 use harness::testing::synthetic_cell;
 use harness::RunRecord;
+use verdict::decide::{CellRef, Claim, Measured, Outcome, Planned};
+use verdict::findings::{Answer, Run, Seeds, Verdict};
 
 use super::super::claims::{LOSS_PAST_CORES, PER_THREAD_PAST_KNEE, SHORT_OF_LINEAR};
 use super::super::{answer, registry, QUESTION};
@@ -13,7 +13,7 @@ use super::{claims_of, parts, plan, seeds, BASE, CONTROL};
 
 /// `n` pairs whose ratio is `ratio`, each moved by up to `spread` either way.
 fn measured(claim: &Claim, ratio: f64, spread: f64, n: usize) -> Measured {
-    harness::testing::synthetic_pairs(claim, ratio, spread, n)
+    verdict::testing::synthetic_pairs(claim, ratio, spread, n)
 }
 
 /// Pairs measured from a throughput curve per design (`curve(variant, threads, cores)`),
@@ -339,7 +339,7 @@ fn the_registry_conforms_to_a_plan_with_every_parts_cells_and_its_answer() {
     })
     .unwrap();
     let registry = registry(Seeds(&seeds));
-    harness::testing::parts_conformance(&registry, &plan, Some(&a)).unwrap();
+    verdict::testing::parts_conformance(&registry, &plan, Some(&a)).unwrap();
     // One sentence a part, stating its figure and its entry's clause for a shown outcome.
     assert_eq!(a.sentences.len(), a.parts.len());
     for p in &a.parts {

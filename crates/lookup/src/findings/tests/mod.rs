@@ -5,9 +5,9 @@
 
 use std::collections::BTreeMap;
 
-use harness::decide::{CellRef, Claim, Planned};
-use harness::findings::Seeds;
 use serde_json::json;
+use verdict::decide::{CellRef, Claim, Planned};
+use verdict::findings::Seeds;
 
 use super::claims::{claims, LOSS_PAST_CORES, PER_THREAD_PAST_KNEE, SHORT_OF_LINEAR};
 use super::registry;
@@ -69,7 +69,7 @@ fn claims_of(cells: &[CellRef], seeds: &BTreeMap<String, serde_json::Value>) -> 
 /// (threads over threads, cores) of each side of a decided claim.
 fn sides(c: &Claim) -> [(String, usize, usize, usize); 2] {
     let cmp = c.comparison.as_ref().expect("decided");
-    let side = |s: &harness::decide::Side| {
+    let side = |s: &verdict::decide::Side| {
         let per = s.per.as_ref().expect("a ratio side");
         assert_eq!(
             (s.cell.cores, s.cell.variant.as_str()),

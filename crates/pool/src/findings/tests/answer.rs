@@ -2,10 +2,11 @@
 //! carry their figures, every constant fitted to the seed is named, and a world where
 //! the pool has no effect never comes out partly.
 
-use harness::decide::{Outcome, Part};
-use harness::findings::{Answer, Finding, Run, Verdict};
-use harness::testing::{parts_conformance, synthetic_cell};
+use harness::testing::synthetic_cell;
 use harness::RunRecord;
+use verdict::decide::{Outcome, Part};
+use verdict::findings::{Answer, Finding, Run, Verdict};
+use verdict::testing::parts_conformance;
 
 use super::super::answer;
 use super::*;

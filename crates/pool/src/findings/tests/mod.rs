@@ -7,9 +7,9 @@ mod parts;
 
 use std::collections::BTreeMap;
 
-use harness::decide::{CellRef, Claim, Measured, Planned};
-use harness::findings::Seeds;
 use serde_json::json;
+use verdict::decide::{CellRef, Claim, Measured, Planned};
+use verdict::findings::Seeds;
 
 use super::claims::{
     registry, BATCH_FILE, CLIENTS_FILE, LARGE_BATCH_GAIN, LIFT, NO_CHANGE_AT_BATCH_1, PLATEAU,
@@ -134,7 +134,7 @@ fn ratios(plateau: f64, lift: f64, large: f64, unchanged: f64) -> [(&'static str
     ]
 }
 
-/// `n` pairs whose ratio is `ratio`, spread +-2e+00% ([`harness::testing::synthetic_pairs`]).
+/// `n` pairs whose ratio is `ratio`, spread +-2e+00% ([`verdict::testing::synthetic_pairs`]).
 fn measured(claim: &Claim, ratio: f64, n: usize) -> Measured {
-    harness::testing::synthetic_pairs(claim, ratio, 0.02, n)
+    verdict::testing::synthetic_pairs(claim, ratio, 0.02, n)
 }

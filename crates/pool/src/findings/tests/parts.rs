@@ -1,7 +1,7 @@
 //! Which parts a plan declares, on which cells, and how each part's pairs come out:
 //! shown, contradicted and inconclusive for every part.
 
-use harness::decide::Outcome;
+use verdict::decide::Outcome;
 
 use super::*;
 

@@ -9,9 +9,9 @@ mod parts;
 
 use std::collections::BTreeMap;
 
-use harness::decide::{CellRef, Claim, Comparison, Measured, Planned};
 use harness::testing::synthetic_cell;
 use serde_json::{json, Value};
+use verdict::decide::{CellRef, Claim, Comparison, Measured, Planned};
 
 use super::claims::{
     APPS, GO_K2, GO_POOL2, JUJU_CLIENT, K2, POOL2, REAL, REAL_APPS, REAL_CLIENT, REAL_GO,
@@ -147,9 +147,9 @@ fn comparison<'c>(claims: &'c [Claim], name: &str) -> &'c Comparison {
         .unwrap_or_else(|| panic!("{name}: {}", c.missing))
 }
 
-/// `n` pairs whose ratio is `ratio`, spread +-8e+00% ([`harness::testing::synthetic_pairs`]).
+/// `n` pairs whose ratio is `ratio`, spread +-8e+00% ([`verdict::testing::synthetic_pairs`]).
 fn measured(claim: &Claim, ratio: f64, n: usize) -> Measured {
-    harness::testing::synthetic_pairs(claim, ratio, 0.08, n)
+    verdict::testing::synthetic_pairs(claim, ratio, 0.08, n)
 }
 
 fn seeds() -> BTreeMap<String, Value> {

@@ -172,7 +172,7 @@ fn the_registry_conforms_to_the_default_plan_and_its_answer() {
         seeds: &no_seeds,
     };
     let a = answer_with(true, |_| Outcome::Shown);
-    harness::testing::parts_conformance(&registry(), &planned, Some(&a)).unwrap();
+    verdict::testing::parts_conformance(&registry(), &planned, Some(&a)).unwrap();
     // Each part's figure is in the answer's sentences, read by name.
     let ms = measured_all(&claims_of(&cells), |_| Outcome::Shown);
     let (records, seeds) = (records(true), seeds());

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::cell::CellRef;
 use super::rule::Rule;
-use crate::schema::RunRecord;
+use harness::schema::RunRecord;
 
 /// One side of a comparison: a cell's figure, or a ratio of two cells' figures (a
 /// design's 2-thread over its 1-thread throughput, say), so a side can be a scaling.

@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::schema::RunRecord;
 use crate::seeds::Seeds;
+use harness::schema::RunRecord;
 
 /// One cell of a plan, named as a comparison names its sides: scenario file, variant,
 /// threads, cores and the parameters that tell it apart from the file's other cells.

@@ -8,7 +8,7 @@
 //! a row, a parameter as text). Not where sentences are chosen: each hot path's
 //! `findings` module does that.
 
-use crate::schema::RunRecord;
+use harness::schema::RunRecord;
 
 /// Fewest repetitions a side for a comparison to be judged: with fewer the interval is
 /// min-max of a handful and one repetition hit by other work sets it (the same threshold

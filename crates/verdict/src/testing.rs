@@ -5,11 +5,11 @@
 //!
 //! Not here: the pairs `lab matrix` measures (in child processes, under a budget).
 
-use super::{params, settings};
 use crate::decide::{interval, Claim, Measured, Outcome, Planned};
 use crate::findings::Answer;
-use crate::hotpath::HotPath;
 use crate::registry::Registry;
+use harness::testing::{params, settings};
+use harness::HotPath;
 
 /// `claim` measured as `n` synthetic pairs whose ratio (as the claim's comparison reads
 /// it, scale included) is `ratio`, each pair moved by up to `spread` either way in a
@@ -107,14 +107,14 @@ fn pairs_from(
                     settings(cell.threads, warmup_ms, window_ms),
                 )
                 .unwrap_or_else(|f| panic!("{}: {}", cell.text(), f.reason));
-            let key = crate::schema::CellKey {
+            let key = harness::schema::CellKey {
                 hot_path: hot_path.name().to_owned(),
                 variant: cell.variant.clone(),
                 params: params.to_map(),
                 threads: cell.threads,
                 cores: cell.cores,
             };
-            let record = crate::Repetition::from_measurement(&key, "", &m).0;
+            let record = harness::Repetition::from_measurement(&key, "", &m).0;
             figures[slot] = comparison
                 .figure_of(&record)
                 .unwrap_or_else(|| panic!("{}: no {}", cell.text(), comparison.figure));

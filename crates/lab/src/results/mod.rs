@@ -1,15 +1,18 @@
 //! The whole results file of one matrix run ([`ResultsFile`]), its version and what a
 //! resumed run continues from.
 //!
-//! Not here: the cells' records ([`super::RunRecord`]).
+//! The file is the pipeline's: the cells' records (`harness::schema`), the judgement's
+//! measured parts (`verdict`), the plan and what a resumed run needs.
+//!
+//! Not here: the cells' records ([`harness::RunRecord`]).
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Repetition, RunRecord};
-use crate::decide::Measured;
-use crate::env::EnvInfo;
+use harness::env::EnvInfo;
+use harness::{Repetition, RunRecord};
+use verdict::decide::Measured;
 
 /// The schema version this build writes and the newest it reads. 2: a record's hot path
 /// is written `hot_path` (1 wrote `scenario`, which this build still reads), so a reader
@@ -126,3 +129,6 @@ impl ResultsFile {
             .map_err(|e| format!("not a contention-lab results file ({e})"))
     }
 }
+
+#[cfg(test)]
+mod tests;

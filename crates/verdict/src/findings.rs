@@ -14,8 +14,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::decide::{Measured, Outcome, Part};
-use crate::schema::RunRecord;
 pub use crate::seeds::Seeds;
+use harness::schema::RunRecord;
 
 /// How a seed's effect came out. The JSON words are read by scripts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
