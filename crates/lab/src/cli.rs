@@ -21,21 +21,9 @@ enum Command {
     Run(RunArgs),
     /// Run every cell of the thread x core matrix in child processes and print tables.
     ///
-    /// SETTINGS are key=value: threads=1,2,4 (scenario files whose axis is threads)
-    /// clients=100,1000 (client axes) sqlmix-slots.threads=8,16 (one scenario file,
-    /// whatever its axis) cores=1,2 scenarios=lookup variants=dashmap,lmdb quick=true
-    /// smoke=true duration=1s warmup=300ms repeats=3 timeout=60s profile=false
-    /// budget=15m (the default; budget=none trims nothing) plan=true (print the plan, run
-    /// nothing) cpus=64 (with plan=true: plan for a machine of 64 CPUs), and any
-    /// hot-path parameter (users=6000 write_pct=0,10 ...). All are optional; defaults come
-    /// from the scenario files benches/<name>.toml.
-    /// resume=<run-id> continues an interrupted run with its recorded settings
-    /// (force=true: on another commit or host). interference=0.25 retakes a repetition
-    /// during which other processes took more than 0.25 CPU (off: never); machine_speed=0.15
-    /// also one whose canary says the machine ran outside 0.85x-1.15x its usual speed (the
-    /// default, off: recorded, never retaken for it). interleave=on measures the parts'
-    /// pairs with both sides resident, alternating in short turns, where they can. A matrix is
-    /// refused while another lab matrix measures on this machine (force=true: run anyway).
+    /// A resumed run keeps its recorded settings; a matrix is refused while another lab
+    /// matrix measures on this machine (force=true: run anyway).
+    #[command(after_help = crate::settings::help())]
     Matrix {
         /// key=value settings.
         #[arg(value_name = "SETTINGS")]

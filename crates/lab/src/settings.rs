@@ -14,33 +14,6 @@ use harness::affinity;
 use crate::cell_request::MAX_REPEATS;
 use crate::scenario_file::{self, max_threads};
 
-/// Settings that are not hot-path parameters (`<file>.threads` stands for every
-/// per-file key).
-pub const KEYS: &[&str] = &[
-    "threads",
-    "clients",
-    "<file>.threads",
-    "cores",
-    "scenarios",
-    "variants",
-    "quick",
-    "smoke",
-    "duration",
-    "warmup",
-    "repeats",
-    "timeout",
-    "profile",
-    "resume",
-    "force",
-    "interference",
-    "machine_speed",
-    "budget",
-    "plan",
-    "cpus",
-    "locks",
-    "interleave",
-];
-
 /// The time budget a matrix plans to unless `budget=` says otherwise.
 pub const DEFAULT_BUDGET: Duration = Duration::from_secs(15 * 60);
 
@@ -230,8 +203,8 @@ impl Settings {
             let Some((key, value)) = arg.split_once('=') else {
                 // A setting typed without its value is the likely slip; the keys, twenty
                 // of them, would bury the reason.
-                let example = match KEYS.iter().find(|k| **k == arg.trim()) {
-                    Some(key) => format!("{key}=<value>"),
+                let example = match SETTINGS.iter().find(|s| s.key == arg.trim()) {
+                    Some(s) => format!("{}={}", s.key, s.example),
                     None => "threads=1,2,4".to_owned(),
                 };
                 bail!("{arg:?}: expected key=value, e.g. {example}");
@@ -267,81 +240,296 @@ impl Settings {
         Ok(s)
     }
 
-    /// Takes one `key=value` setting (its key checked once already); `cores=` is kept as
-    /// text in `cores_text`, to be checked against the machine planned for.
+    /// Takes one `key=value` setting (its key checked once already) through its entry
+    /// in [`SETTINGS`]; `cores=` is kept as text in `cores_text`, to be checked against
+    /// the machine planned for.
     fn set(
         &mut self,
         key: &str,
         value: &str,
         cores_text: &mut Option<String>,
     ) -> anyhow::Result<()> {
-        let s = self;
-        let duration =
-            |v: &str| scenario_file::parse_duration(v).map_err(|m| anyhow::anyhow!("{key}={m}"));
-        match key {
-            "threads" => s.threads = Some(int_list(key, value, max_threads(), "1,2,4")?),
-            "clients" => s.clients = Some(int_list(key, value, max_threads(), "100,1000")?),
-            "cores" => *cores_text = Some(value.to_owned()),
-            "cpus" => {
-                s.cpus = Some(
-                    int_list(key, value, 1 << 16, "64")?
-                        .into_iter()
-                        .last()
-                        .unwrap_or(1),
-                )
+        if let Some(setting) = SETTINGS.iter().find(|s| s.key == key) {
+            return (setting.take)(self, value, cores_text);
+        }
+        match key.split_once('.') {
+            Some((file, "threads" | "clients")) if !file.is_empty() => {
+                self.per_file.push(FileCounts {
+                    file: file.to_owned(),
+                    key: key.to_owned(),
+                    counts: int_list(key, value, max_threads(), "8,16")?,
+                })
             }
-            "plan" => s.plan_only = boolean(key, value)?,
-            "budget" => {
-                s.budget_typed = true;
-                s.budget = if value.trim() == "none" {
-                    None
-                } else {
-                    Some(budget(value)?)
-                };
-            }
-            "scenarios" => s.scenarios = Some(name_list(key, value)?),
-            "variants" => s.variants = Some(name_list(key, value)?),
-            "quick" => s.quick = boolean(key, value)?,
-            "smoke" => s.smoke = boolean(key, value)?,
-            "profile" if value == "all" => s.profile_all = true,
-            "profile" => {
-                s.no_profile = !boolean(key, value).map_err(|_| {
-                    anyhow::anyhow!("profile={value:?}: expected true, false or all")
-                })?
-            }
-            "resume" => s.resume = Some(value.trim().to_owned()),
-            "force" => s.force = boolean(key, value)?,
-            "locks" => s.locks_off = locks_off(value)?,
-            "interleave" => s.interleave = on_off(key, value)?,
-            "interference" => s.interference = Some(interference(value)?),
-            "machine_speed" => s.machine_speed = Some(machine_speed(value)?),
-            "duration" => s.duration = Some(duration(value)?),
-            "warmup" => s.warmup = Some(duration(value)?),
-            "timeout" => s.timeout = Some(duration(value)?),
-            "repeats" => {
-                s.repeats = Some(
-                    int_list(key, value, MAX_REPEATS, "3")?
-                        .into_iter()
-                        .last()
-                        .unwrap_or(1),
-                )
-            }
-            _ => match key.split_once('.') {
-                Some((file, "threads" | "clients")) if !file.is_empty() => {
-                    s.per_file.push(FileCounts {
-                        file: file.to_owned(),
-                        key: key.to_owned(),
-                        counts: int_list(key, value, max_threads(), "8,16")?,
-                    })
-                }
-                Some((file, _)) => bail!(
+            Some((file, _)) => bail!(
                 "{key}=...: unknown per-file setting; accepted {file}.threads and {file}.clients"
             ),
-                None => s.params.push((key.to_owned(), value.to_owned())),
-            },
+            None => self.params.push((key.to_owned(), value.to_owned())),
         }
         Ok(())
     }
+}
+
+/// One `lab matrix` setting, declared once: the parser ([`Settings::parse`]), the help
+/// text ([`help`]) and the list of accepted keys in errors ([`keys`]) read this entry.
+/// ripgrep's flags are the model: the typed result ([`Settings`]) is one struct, each
+/// entry says how its text becomes a field.
+pub struct Setting {
+    /// The key, e.g. `threads`.
+    pub key: &'static str,
+    /// An example value, e.g. `1,2,4`.
+    pub example: &'static str,
+    /// What it applies to and does, one line for the help.
+    pub help: &'static str,
+    /// Parses `value` into its field; `cores=` only keeps the text (checked once `cpus=`
+    /// is known).
+    take: fn(&mut Settings, &str, &mut Option<String>) -> anyhow::Result<()>,
+}
+
+/// The key that stands for every per-file count setting in [`keys`] and the help.
+pub const PER_FILE_KEY: &str = "<file>.threads";
+
+/// Every `lab matrix` setting that is not a hot-path parameter, in the order the help
+/// lists them. A hot-path parameter (`users=6000`) is any other key, checked once the
+/// scenario files are known; `<file>.threads=` / `<file>.clients=` are one file's counts.
+pub const SETTINGS: &[Setting] = &[
+    Setting {
+        key: "threads",
+        example: "1,2,4",
+        help: "thread counts of every scenario file whose axis is threads",
+        take: |s, v, _| {
+            s.threads = Some(int_list("threads", v, max_threads(), "1,2,4")?);
+            Ok(())
+        },
+    },
+    Setting {
+        key: "clients",
+        example: "100,1000",
+        help: "client counts of every scenario file whose axis is clients",
+        take: |s, v, _| {
+            s.clients = Some(int_list("clients", v, max_threads(), "100,1000")?);
+            Ok(())
+        },
+    },
+    Setting {
+        key: "cores",
+        example: "1,2",
+        help: "core counts (at most the CPUs here, or cpus=)",
+        take: |_, v, cores| {
+            *cores = Some(v.to_owned());
+            Ok(())
+        },
+    },
+    Setting {
+        key: "scenarios",
+        example: "lookup",
+        help: "scenario files by name (benches/<name>.toml)",
+        take: |s, v, _| {
+            s.scenarios = Some(name_list("scenarios", v)?);
+            Ok(())
+        },
+    },
+    Setting {
+        key: "variants",
+        example: "dashmap,lmdb",
+        help: "variants by name",
+        take: |s, v, _| {
+            s.variants = Some(name_list("variants", v)?);
+            Ok(())
+        },
+    },
+    Setting {
+        key: "quick",
+        example: "true",
+        help: "each file's quick mode: fewer cells, shorter windows",
+        take: |s, v, _| {
+            s.quick = boolean("quick", v)?;
+            Ok(())
+        },
+    },
+    Setting {
+        key: "smoke",
+        example: "true",
+        help: "each file's [smoke] mode, seconds a file",
+        take: |s, v, _| {
+            s.smoke = boolean("smoke", v)?;
+            Ok(())
+        },
+    },
+    Setting {
+        key: "duration",
+        example: "1s",
+        help: "measured window of a repetition",
+        take: |s, v, _| {
+            s.duration = Some(duration("duration", v)?);
+            Ok(())
+        },
+    },
+    Setting {
+        key: "warmup",
+        example: "300ms",
+        help: "warm-up of a repetition",
+        take: |s, v, _| {
+            s.warmup = Some(duration("warmup", v)?);
+            Ok(())
+        },
+    },
+    Setting {
+        key: "repeats",
+        example: "3",
+        help: "repetitions a cell",
+        take: |s, v, _| {
+            let list = int_list("repeats", v, MAX_REPEATS, "3")?;
+            s.repeats = list.last().copied();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "timeout",
+        example: "60s",
+        help: "limit of one child process",
+        take: |s, v, _| {
+            s.timeout = Some(duration("timeout", v)?);
+            Ok(())
+        },
+    },
+    Setting {
+        key: "profile",
+        example: "false",
+        help: "false: no flamegraphs; all: profile every cell, not only the compared ones",
+        take: |s, v, _| {
+            if v == "all" {
+                s.profile_all = true;
+                return Ok(());
+            }
+            let on = boolean("profile", v)
+                .map_err(|_| anyhow::anyhow!("profile={v:?}: expected true, false or all"))?;
+            s.no_profile = !on;
+            Ok(())
+        },
+    },
+    Setting {
+        key: "resume",
+        example: "<run-id>",
+        help: "continue an interrupted run with its recorded settings",
+        take: |s, v, _| {
+            s.resume = Some(v.trim().to_owned());
+            Ok(())
+        },
+    },
+    Setting {
+        key: "force",
+        example: "true",
+        help: "resume on another commit or host, or run beside another lab matrix",
+        take: |s, v, _| {
+            s.force = boolean("force", v)?;
+            Ok(())
+        },
+    },
+    Setting {
+        key: "interference",
+        example: "0.25",
+        help: "retake a repetition during which other processes took more CPUs than this (off: never)",
+        take: |s, v, _| {
+            s.interference = Some(interference(v)?);
+            Ok(())
+        },
+    },
+    Setting {
+        key: "machine_speed",
+        example: "0.15",
+        help: "also retake one whose canary ran outside 1 -/+ this of the usual speed (default off)",
+        take: |s, v, _| {
+            s.machine_speed = Some(machine_speed(v)?);
+            Ok(())
+        },
+    },
+    Setting {
+        key: "budget",
+        example: "15m",
+        help: "the time the plan fits in (the default 15m; none trims nothing)",
+        take: |s, v, _| {
+            s.budget_typed = true;
+            s.budget = if v.trim() == "none" { None } else { Some(budget(v)?) };
+            Ok(())
+        },
+    },
+    Setting {
+        key: "plan",
+        example: "true",
+        help: "print the plan and run nothing",
+        take: |s, v, _| {
+            s.plan_only = boolean("plan", v)?;
+            Ok(())
+        },
+    },
+    Setting {
+        key: "cpus",
+        example: "64",
+        help: "with plan=true: plan for a machine of this many CPUs",
+        take: |s, v, _| {
+            let list = int_list("cpus", v, 1 << 16, "64")?;
+            s.cpus = list.last().copied();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "locks",
+        example: "off",
+        help: "off: measure without the lock table's instrument (default on)",
+        take: |s, v, _| {
+            s.locks_off = locks_off(v)?;
+            Ok(())
+        },
+    },
+    Setting {
+        key: "interleave",
+        example: "on",
+        help: "measure the parts' pairs with both sides resident, in short turns, where they can (default off)",
+        take: |s, v, _| {
+            s.interleave = on_off("interleave", v)?;
+            Ok(())
+        },
+    },
+];
+
+/// Every setting's key, with [`PER_FILE_KEY`] after the counts, as errors list them.
+pub fn keys() -> Vec<&'static str> {
+    let mut keys: Vec<&'static str> = SETTINGS.iter().map(|s| s.key).collect();
+    keys.insert(2, PER_FILE_KEY);
+    keys
+}
+
+/// The settings as `lab matrix --help` lists them, one line each, from [`SETTINGS`].
+pub fn help() -> String {
+    let mut out = String::from("Settings (key=value, all optional; defaults come from the scenario files benches/<name>.toml):\n");
+    let width = SETTINGS
+        .iter()
+        .map(|s| s.key.len() + s.example.len() + 1)
+        .max()
+        .unwrap_or(0);
+    let per_file = format!("{PER_FILE_KEY}=8,16");
+    let mut line = |left: &str, help: &str| {
+        out.push_str(&format!("  {left:<width$}  {help}\n"));
+    };
+    for (i, s) in SETTINGS.iter().enumerate() {
+        if i == 2 {
+            line(
+                &per_file,
+                "one scenario file's counts, whatever its axis (or <file>.clients)",
+            );
+        }
+        line(&format!("{}={}", s.key, s.example), s.help);
+    }
+    line(
+        "<parameter>=<values>",
+        "any hot-path parameter, e.g. users=6000 write_pct=0,10 (lab list shows them)",
+    );
+    out
+}
+
+/// A duration setting: `duration=1s`, `warmup=300ms`, `timeout=60s`.
+fn duration(key: &str, value: &str) -> anyhow::Result<Duration> {
+    scenario_file::parse_duration(value).map_err(|m| anyhow::anyhow!("{key}={m}"))
 }
 
 #[cfg(test)]

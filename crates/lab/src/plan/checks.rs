@@ -7,7 +7,7 @@ use anyhow::bail;
 use harness::params::{accepted_among, LISTED};
 
 use crate::scenario_file::{join, Axis, Broken, ScenarioFile};
-use crate::settings::{Settings, KEYS};
+use crate::settings::{self, Settings};
 
 /// The files of `broken` a run would not run, each as one warning line; refused with the
 /// file's own error when the run would run it (`scenarios=` names it, or it is among the
@@ -159,7 +159,7 @@ pub(super) fn check_params_exist(
             .iter()
             .any(|f| f.hot_path.params().iter().any(|p| p.name == name));
         if !known {
-            let mut accepted: Vec<&str> = KEYS.to_vec();
+            let mut accepted: Vec<&str> = settings::keys();
             for f in selected {
                 for p in f.hot_path.params() {
                     if !accepted.contains(&p.name) {
