@@ -1,8 +1,11 @@
 // Command sqlmix-go-client is sqlmix's transaction mix driven through Juju's client stack:
 // go-dqlite's driver under Go's database/sql, one *sql.DB per model database (Juju's
-// layout), and Juju's gate: a semaphore of K slots held around each transaction attempt,
-// busy errors retried with backoff outside it (1 ms doubling to 100 ms, jittered, at most
-// 250 attempts, as crates/sqlmix/src/gate.rs).
+// layout), and Juju's transaction runner: a semaphore of K slots held around each
+// transaction attempt, and the errors Juju calls retryable retried outside it with Juju's
+// policy (-retry juju, the default: internal/database/txn/transaction.go's retry.Call with
+// BackoffFunc retry.ExpBackoff(1ms, 100ms, 0.8, true), Attempts 250, MaxDuration 25 s),
+// or with the lab's own Rust runner's (-retry doubling: 1 ms doubling to 100 ms, jittered,
+// at most 250 attempts, as crates/sqlmix/src/gate.rs).
 //
 // It drives a node the lab started (the cell's process) and created the schema and units
 // on; it runs a warm-up, then a window, then prints one JSON object on stdout: the
@@ -23,6 +26,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"math/rand"
 	"os"
 	"runtime"
@@ -47,8 +51,10 @@ const (
 	cullEvery    = 10
 	eventsKept   = 5
 	maxAttempts  = 250
+	maxDuration  = 25 * time.Second
 	backoffFirst = time.Millisecond
 	backoffCap   = 100 * time.Millisecond
+	jujuFactor   = 0.8
 	failedKept   = 1000
 )
 
@@ -61,18 +67,50 @@ func modelName(i int) string {
 
 func unitName(i int) string { return fmt.Sprintf("unit/%d", i) }
 
-// isBusy says whether an attempt met a busy or locked error (retried outside the gate).
-func isBusy(err error) bool {
+// isRetryable is Juju's IsErrRetryable (internal/database/txn): a busy or locked error
+// from the driver, or an error whose text, at any depth of wrapping, says the database is
+// locked, a transaction was started within one, the connection went bad or a checkpoint
+// is in progress. Anything else ends the transaction.
+func isRetryable(err error) bool {
 	var e driver.Error
 	if errors.As(err, &e) {
 		code := e.Code & 0xff
-		return code == 5 || code == 6
+		if code == 5 || code == 6 {
+			return true
+		}
 	}
-	msg := err.Error()
-	return strings.Contains(msg, "database is locked") || strings.Contains(msg, "database is busy")
+	for ; err != nil; err = errors.Unwrap(err) {
+		msg := err.Error()
+		for _, s := range []string{
+			"database is locked",
+			"database is busy",
+			"cannot start a transaction within a transaction",
+			"bad connection",
+			"checkpoint in progress",
+		} {
+			if strings.Contains(msg, s) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
-func backoff(attempt int, rng *rand.Rand) time.Duration {
+// jujuBackoff is juju/retry's ExpBackoff(1ms, 100ms, 0.8, true) before retry `attempt`
+// (0 for the first): minDelay x 0.8^attempt, jittered by a uniform draw below it, clamped
+// to [1 ms, 100 ms]. With a factor under 1 every computed delay is at most 1 ms, so the
+// clamp makes every retry wait 1 ms: Juju retries a busy transaction every millisecond.
+func jujuBackoff(attempt int, rng *rand.Rand) time.Duration {
+	d := float64(backoffFirst) * math.Pow(jujuFactor, float64(attempt))
+	d *= rng.Float64()
+	d = math.Max(d, float64(backoffFirst))
+	d = math.Min(d, float64(backoffCap))
+	return time.Duration(d)
+}
+
+// doublingBackoff is the lab's Rust runner's policy (gate.rs): 1 ms doubling to 100 ms,
+// each wait drawn from half to all of it.
+func doublingBackoff(attempt int, rng *rand.Rand) time.Duration {
 	shift := attempt
 	if shift > 10 {
 		shift = 10
@@ -138,6 +176,9 @@ type run struct {
 	units    int
 	readPct  int
 	counting atomic.Int32 // 0 warm-up, 1 window, 2 closed
+	// backoff is the wait before retry `attempt` (0 for the first): jujuBackoff or
+	// doublingBackoff.
+	backoff func(attempt int, rng *rand.Rand) time.Duration
 }
 
 type readResult struct {
@@ -210,9 +251,12 @@ func (r *run) attempt(ctx context.Context, model, unit int, write bool, status s
 	return res, version, err
 }
 
-// txn is Juju's runner: the gate around each attempt, busy errors backed off outside it.
+// txn is Juju's runner: the gate around each attempt, retryable errors backed off
+// outside it, at most maxAttempts attempts and no retry begun past maxDuration (juju/retry's
+// Attempts and MaxDuration).
 func (r *run) txn(ctx context.Context, w *worker, f *figures, model, unit int, write bool, status string) (readResult, int64, error) {
 	var lastErr error
+	start := time.Now()
 	for attempt := 0; attempt < maxAttempts; attempt++ {
 		t0 := time.Now()
 		if r.gate != nil {
@@ -230,15 +274,18 @@ func (r *run) txn(ctx context.Context, w *worker, f *figures, model, unit int, w
 			return res, version, nil
 		}
 		lastErr = err
-		if !isBusy(err) {
+		if !isRetryable(err) {
 			return res, version, err
 		}
 		f.BusyErrors++
 		if attempt+1 == maxAttempts {
 			break
 		}
+		d := r.backoff(attempt, w.rng)
+		if time.Since(start)+d > maxDuration {
+			return readResult{}, 0, fmt.Errorf("gave up after %v: %w", maxDuration, lastErr)
+		}
 		f.Retries++
-		d := backoff(attempt, w.rng)
 		s := time.Now()
 		time.Sleep(d)
 		f.BackoffNs += int64(time.Since(s))
@@ -339,6 +386,7 @@ func main() {
 	maxIdle := flag.Int("max-idle", 2, "database/sql SetMaxIdleConns per database")
 	warmup := flag.Duration("warmup", 200*time.Millisecond, "warm-up, not counted")
 	duration := flag.Duration("duration", time.Second, "the counted window")
+	retry := flag.String("retry", "juju", "the retry policy: juju (retry.ExpBackoff(1ms, 100ms, 0.8, true): every 1 ms) or doubling (1 ms doubling to 100 ms, jittered)")
 	flag.Parse()
 	fail := func(format string, a ...interface{}) {
 		fmt.Fprintf(os.Stderr, "sqlmix-go-client: "+format+"\n", a...)
@@ -361,6 +409,14 @@ func main() {
 	}
 	sql.Register("dqlite", drv)
 	r := &run{units: *units, readPct: *readPct}
+	switch *retry {
+	case "juju":
+		r.backoff = jujuBackoff
+	case "doubling":
+		r.backoff = doublingBackoff
+	default:
+		fail("bad flag -retry %q: accepted juju, doubling", *retry)
+	}
 	if *slots > 0 {
 		r.gate = make(chan struct{}, *slots)
 	}

@@ -136,6 +136,12 @@ const PARAMS: &[ParamSpec] = &[
         help: "backend=libdqlite: lab = the lab's own Rust wire client; go = a Go program on go-dqlite and database/sql (Juju's stack) with Juju's gate around each transaction (variants semaphore and pool), built from Debian's packages by scripts/build-go-client.sh (on demand)",
     },
     ParamSpec {
+        name: "retry",
+        kind: ParamKind::Choice(libdqlite::go::RETRIES),
+        default: "juju",
+        help: "client=go: how a retryable error is retried outside the gate; juju = Juju's runner (retry.ExpBackoff(1ms, 100ms, 0.8, true), 250 attempts, 25 s: every 1 ms), doubling = the lab's Rust runner's (1 ms doubling to 100 ms, jittered)",
+    },
+    ParamSpec {
         name: "rtt_us",
         kind: ParamKind::Int {
             min: 0,

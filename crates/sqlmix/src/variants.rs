@@ -101,7 +101,8 @@ fn measure(
     let runner = Arc::new(TxnRunner::new(&config).map_err(CellFailure::new)?);
     let read_pct = params.count("read_pct") as u32;
     if params.word("client") == libdqlite::go::GO {
-        return libdqlite::go::measure(&runner, &config, read_pct, settings);
+        let retry = params.word("retry");
+        return libdqlite::go::measure(&runner, &config, read_pct, retry, settings);
     }
     let workload = SqlmixWorkload::new(runner, config.models, config.units, read_pct);
     harness::runner::run(&workload, settings)

@@ -30,6 +30,10 @@ pub const LAB: &str = "lab";
 pub const GO: &str = "go";
 /// Accepted `client` values.
 pub const CLIENTS: &[&str] = &[LAB, GO];
+
+/// Accepted `retry` values, the Go program's `-retry` flag: Juju's runner's policy (a
+/// retry every 1 ms) and the lab's Rust runner's (doubling from 1 ms to 100 ms).
+pub const RETRIES: &[&str] = &["juju", "doubling"];
 /// The program's file name under `<target>/go/`.
 pub const BINARY: &str = "sqlmix-go-client";
 /// Names the program to run instead of the one built into the target folder.

@@ -73,7 +73,13 @@ pub struct ReportedUnit {
 
 /// The program's flags for this cell: the node's address, the gate (K, or 0 for none:
 /// `pool` and `slots=unlimited`), the pools and the mix.
-fn flags(address: &str, config: &RunnerConfig, read_pct: u32, s: RunSettings) -> Vec<String> {
+fn flags(
+    address: &str,
+    config: &RunnerConfig,
+    read_pct: u32,
+    retry: &str,
+    s: RunSettings,
+) -> Vec<String> {
     let slots = match config.design {
         Design::Semaphore => config.slots.unwrap_or(0),
         _ => 0,
@@ -94,6 +100,7 @@ fn flags(address: &str, config: &RunnerConfig, read_pct: u32, s: RunSettings) ->
         ("-max-idle", idle.to_string()),
         ("-warmup", ns(s.warmup)),
         ("-duration", ns(s.duration)),
+        ("-retry", retry.to_owned()),
     ]
     .into_iter()
     .flat_map(|(k, v)| [k.to_owned(), v])
@@ -221,6 +228,7 @@ pub fn measure(
     runner: &TxnRunner,
     config: &RunnerConfig,
     read_pct: u32,
+    retry: &str,
     settings: RunSettings,
 ) -> Result<Measurement, CellFailure> {
     let address = runner
@@ -228,7 +236,7 @@ pub fn measure(
         .next()
         .map(|a| a.address().to_owned())
         .ok_or_else(|| CellFailure::new("client=go needs backend=libdqlite (a real node)"))?;
-    let args = flags(&address, config, read_pct, settings);
+    let args = flags(&address, config, read_pct, retry, settings);
     let limit = settings.warmup + settings.duration + Duration::from_secs(30);
     let Ran {
         output,
