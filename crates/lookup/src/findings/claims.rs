@@ -139,7 +139,10 @@ pub fn registry(seeds: Seeds<'_>) -> Registry<'static> {
             ),
             move |planned: &Planned<'_>| per_thread_past_knee(&Pair::of(planned, &d2)?, knee),
         )
-        .says(SHOWN, CONTRADICTED),
+        .says(SHOWN, CONTRADICTED)
+        // A size, for `short_of_linear`'s reason: `entry-cache` takes one mutex per hit,
+        // so past any knee it gains less than a lock-free control by construction.
+        .sized(),
         Entry::new(
             LOSS_PAST_CORES,
             "past the CPUs (the most threads against threads = CPUs) the seed's design keeps at \

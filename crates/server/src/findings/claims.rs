@@ -110,7 +110,10 @@ impl<'a> Question<'a> {
                 c.per_thread_with_cpus_free,
                 move |p| q.per_thread_with_cpus_free(p, nproc),
             ),
-            Entry::otherwise(q.name(WHERE_TIME_GOES), c.where_time_goes, FROM_PROFILES),
+            // Context, never the reason for a verdict (issue 51): a share that grows is a
+            // correlation, and the seed never claimed it (its author said he would go and
+            // look); the verdict rests on the paired parts.
+            Entry::otherwise(q.name(WHERE_TIME_GOES), c.where_time_goes, FROM_PROFILES).sized(),
         ])
     }
 

@@ -340,8 +340,11 @@ fn parts_of<'r, 'a>(
     let mut parts = registry.parts(run);
     let roots: Vec<&str> = f.roots.iter().map(String::as_str).collect();
     let time = parts.get_mut(&format!("{file}/{WHERE_TIME_GOES}"));
+    // The profiles decide its outcome; its name and weight (context, never the verdict's
+    // reason) are the registry's.
     *time = Part {
         name: std::mem::take(&mut time.name),
+        weight: std::mem::take(&mut time.weight),
         ..profile::where_time_goes(
             run,
             &Profiled {
