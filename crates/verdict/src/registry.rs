@@ -70,6 +70,22 @@ pub struct Entry<'a> {
     /// Whether pairs decide it; `false` for a part its answer decides otherwise (from
     /// profiles, say), whose claim says how and carries no comparison.
     pub by_pairs: bool,
+    /// The tests that show it can come out either way; a part that decides a verdict
+    /// without them fails [`crate::testing::controls_conformance`].
+    pub controls: Option<Controls>,
+}
+
+/// The two tests, in the hot path's crate, that show a deciding part can go either way:
+/// each runs the hot path's own workload, small, through the part's comparison and rule,
+/// once with the seed's cause taken away (the part must come out contradicted) and once
+/// with it present (shown). Without both a part is a size, not a verdict: a lab that built
+/// its two sides so that the outcome follows would pass neither.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Controls {
+    /// The test with the cause taken away: the part comes out contradicted.
+    pub contradicted: &'static str,
+    /// The test with the cause present: the part comes out shown.
+    pub shown: &'static str,
 }
 
 impl<'a> Entry<'a> {
@@ -88,6 +104,7 @@ impl<'a> Entry<'a> {
             shown: "shown".to_owned(),
             contradicted: "contradicted".to_owned(),
             by_pairs: true,
+            controls: None,
         }
     }
 
@@ -110,6 +127,21 @@ impl<'a> Entry<'a> {
         self.shown = shown.into();
         self.contradicted = contradicted.into();
         self
+    }
+
+    /// The same entry with the tests that take its cause away (`contradicted`) and put
+    /// it back (`shown`), named as their functions are ([`Controls`]).
+    pub fn controlled(mut self, contradicted: &'static str, shown: &'static str) -> Self {
+        self.controls = Some(Controls {
+            contradicted,
+            shown,
+        });
+        self
+    }
+
+    /// Whether the part decides a verdict: measured by pairs and not a size.
+    pub fn decides(&self) -> bool {
+        self.by_pairs && !self.size_only
     }
 
     /// The same entry as a measurement of size only.

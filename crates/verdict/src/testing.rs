@@ -1,11 +1,13 @@
 //! What the hot paths' tests of their parts share: pairs made up to give a chosen ratio
 //! ([`synthetic_pairs`]), pairs measured for real through a hot path in this process
-//! ([`measured_pairs`], [`measured_until_decided`]), and the conformance check of a
-//! registry of parts against a plan and an answer ([`parts_conformance`]).
+//! ([`measured_pairs`], [`measured_until_decided`]), a part's control and treatment run
+//! through its own comparison ([`expect_outcome`], [`rewrite_cells`]), the conformance
+//! check of a registry of parts against a plan and an answer ([`parts_conformance`]), and
+//! the check that every deciding part names its two controls ([`controls_conformance`]).
 //!
 //! Not here: the pairs `lab matrix` measures (in child processes, under a budget).
 
-use crate::decide::{interval, Claim, Measured, Outcome, Planned};
+use crate::decide::{interval, CellRef, Claim, Measured, Outcome, Planned};
 use crate::findings::Answer;
 use crate::registry::Registry;
 use harness::testing::{params, settings};
@@ -135,6 +137,9 @@ pub fn measured_until_decided(
     warmup_ms: u64,
     window_ms: u64,
 ) -> Measured {
+    // Two tests of one binary measuring at once would each be the other's noise on a
+    // small machine: pairs run one test at a time.
+    let _one_at_a_time = MEASURING.lock().unwrap_or_else(|e| e.into_inner());
     let mut m = Measured {
         claim: claim.clone(),
         pairs: Vec::new(),
@@ -155,6 +160,105 @@ pub fn measured_until_decided(
         m.stopped = "most pairs".to_owned();
     }
     m
+}
+
+/// Held while a test measures pairs ([`measured_until_decided`]).
+static MEASURING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Every cell of `claim`'s comparison (both sides, numerators and denominators) rewritten
+/// by `f`: how a control moves a part's own sides to where the seed's cause is absent (or
+/// present) while keeping its comparison, figure and rule.
+///
+/// # Panics
+/// When the claim has no comparison, a mistake in the test.
+pub fn rewrite_cells(claim: &mut Claim, f: impl Fn(CellRef) -> CellRef) {
+    let part = claim.part.clone();
+    let cmp = claim
+        .comparison
+        .as_mut()
+        .unwrap_or_else(|| panic!("part `{part}` has no comparison to rewrite"));
+    for side in [&mut cmp.a, &mut cmp.b] {
+        side.cell = f(side.cell.clone());
+        side.per = side.per.take().map(&f);
+    }
+}
+
+/// `claim` measured for real ([`measured_until_decided`], up to `most` pairs) and checked
+/// to come out `expected`; a control's or a treatment's assertion. Returns the pairs for
+/// any further check. Panics with the interval and the rule otherwise.
+pub fn expect_outcome(
+    hot_path: &dyn HotPath,
+    claim: &Claim,
+    expected: Outcome,
+    most: usize,
+    warmup_ms: u64,
+    window_ms: u64,
+) -> Measured {
+    let m = measured_until_decided(hot_path, claim, most, warmup_ms, window_ms);
+    let rule = claim.comparison.as_ref().map(|c| c.rule);
+    let said = m
+        .interval()
+        .map_or_else(|| "no interval".to_owned(), |i| i.to_string());
+    eprintln!("{}: {said} over {} pairs", claim.part, m.pairs.len());
+    assert_eq!(
+        m.outcome(),
+        expected,
+        "part `{}`: {said} over {} pairs against {rule:?}",
+        claim.part,
+        m.pairs.len()
+    );
+    m
+}
+
+/// Checks that every part of `registry` that decides a verdict names its two controls
+/// ([`crate::registry::Controls`]) and that each is a `#[test]` function in `tests` (the
+/// crate's test sources, as `include_str!` gives them), and that no part decided
+/// otherwise than by pairs (from profiles, say) weighs in a verdict: a verdict rests on
+/// paired parts. `Err` lists every part that breaks a rule.
+pub fn controls_conformance(registry: &Registry<'_>, tests: &[&str]) -> Result<(), String> {
+    let is_test = |name: &str| {
+        tests.iter().any(|t| {
+            let lines: Vec<&str> = t.lines().map(str::trim).collect();
+            lines
+                .windows(2)
+                .any(|w| w[0] == "#[test]" && w[1].starts_with(&format!("fn {name}(")))
+        })
+    };
+    let mut broken = Vec::new();
+    for e in registry.entries() {
+        if !e.by_pairs && !e.size_only {
+            broken.push(format!(
+                "part `{}` is decided otherwise than by pairs: weigh it as a size (`sized`)",
+                e.name
+            ));
+            continue;
+        }
+        if !e.decides() {
+            continue;
+        }
+        let Some(c) = e.controls else {
+            broken.push(format!(
+                "part `{}` decides a verdict but names no controls (`controlled`): add the \
+                 test that takes its cause away and the one that puts it back, or weigh it as \
+                 a size",
+                e.name
+            ));
+            continue;
+        };
+        for name in [c.contradicted, c.shown] {
+            if !is_test(name) {
+                broken.push(format!(
+                    "part `{}`: its control `{name}` is not a #[test] fn in the sources given",
+                    e.name
+                ));
+            }
+        }
+    }
+    if broken.is_empty() {
+        Ok(())
+    } else {
+        Err(broken.join("\n"))
+    }
 }
 
 /// Checks a hot path's registry of parts against a plan that holds every part's cells
@@ -243,5 +347,68 @@ mod pair_tests {
             assert!((i.ratio - 0.7).abs() < 0.01, "{}", i.ratio);
             assert!(i.low < 0.7 && i.high > 0.7);
         }
+    }
+}
+
+#[cfg(test)]
+mod controls_tests {
+    use super::controls_conformance;
+    use crate::decide::{CellRef, Comparison, Rule, Side};
+    use crate::registry::{Entry, Registry};
+
+    fn deciding(name: &str) -> Entry<'static> {
+        Entry::new(name, "a claim", |_| {
+            let cell = |v: &str| Side::cell(CellRef::new("f", v, 2, 2));
+            Ok(Comparison::throughput(
+                cell("a"),
+                cell("b"),
+                Rule::Above {
+                    shown: 1.1,
+                    contradicted: 1.02,
+                },
+            )
+            .into())
+        })
+    }
+
+    const TESTS: &str = "#[test]\nfn takes_it_away() {}\n\n#[test]\nfn puts_it_back() {}\n";
+
+    #[test]
+    fn a_deciding_part_needs_both_controls_as_tests() {
+        let without = Registry::new(vec![deciding("p")]);
+        let err = controls_conformance(&without, &[TESTS]).unwrap_err();
+        assert!(
+            err.contains("part `p` decides a verdict but names no controls"),
+            "{err}"
+        );
+
+        let with = Registry::new(vec![
+            deciding("p").controlled("takes_it_away", "puts_it_back")
+        ]);
+        controls_conformance(&with, &[TESTS]).unwrap();
+
+        // A name that is not a test (or not there at all) is refused.
+        let elsewhere = Registry::new(vec![deciding("p").controlled("takes_it_away", "gone")]);
+        let err = controls_conformance(&elsewhere, &[TESTS, "fn gone() {}"]).unwrap_err();
+        assert!(
+            err.contains("its control `gone` is not a #[test] fn"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_size_needs_none_and_a_part_decided_otherwise_must_be_one() {
+        let sized = Registry::new(vec![deciding("p").sized()]);
+        controls_conformance(&sized, &[]).unwrap();
+        let profiles = Registry::new(vec![Entry::otherwise("w", "a claim", "from profiles")]);
+        let err = controls_conformance(&profiles, &[]).unwrap_err();
+        assert!(
+            err.contains("part `w` is decided otherwise than by pairs"),
+            "{err}"
+        );
+        let context = Registry::new(vec![
+            Entry::otherwise("w", "a claim", "from profiles").sized()
+        ]);
+        controls_conformance(&context, &[]).unwrap();
     }
 }
