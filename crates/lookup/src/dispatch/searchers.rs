@@ -79,6 +79,11 @@ pub(crate) enum Searchers {
         pool: Arc<rayon::ThreadPool>,
         exited: Arc<(Mutex<usize>, Condvar)>,
         threads: usize,
+        /// The pool's threads, spawned by us so that they can be joined: rayon's exit
+        /// handler runs before a thread's thread-local destructors, and LMDB's (a reader
+        /// slot released in the environment's lock file) must not run after the
+        /// directory has closed the environment.
+        handles: Arc<Mutex<Vec<JoinHandle<()>>>>,
     },
     /// `batched`.
     Batched {
@@ -135,9 +140,17 @@ impl Searchers {
     pub(crate) fn rayon(threads: usize) -> Result<Searchers, String> {
         let exited = Arc::new((Mutex::new(0usize), Condvar::new()));
         let on_exit = Arc::clone(&exited);
+        let handles: Arc<Mutex<Vec<JoinHandle<()>>>> = Arc::default();
+        let spawned = Arc::clone(&handles);
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
-            .thread_name(|i| format!("worker-{i}"))
+            .spawn_handler(move |thread| {
+                let handle = std::thread::Builder::new()
+                    .name(format!("worker-{}", thread.index()))
+                    .spawn(|| thread.run())?;
+                lock(&spawned).push(handle);
+                Ok(())
+            })
             .exit_handler(move |_| {
                 *lock(&on_exit.0) += 1;
                 on_exit.1.notify_all();
@@ -148,6 +161,7 @@ impl Searchers {
             pool: Arc::new(pool),
             exited,
             threads,
+            handles,
         })
     }
 
@@ -248,6 +262,7 @@ impl Searchers {
                 pool,
                 exited,
                 threads,
+                handles,
             } => {
                 // Dropping the last handle terminates the pool; its threads exit on their own.
                 drop(pool);
@@ -258,7 +273,11 @@ impl Searchers {
                 if timeout.timed_out() {
                     return Err(format!("only {} of {threads} rayon threads exited", *count));
                 }
-                Ok(())
+                drop(count);
+                // Every thread has left rayon's loop; joining waits out its thread-local
+                // destructors too.
+                let handles = std::mem::take(&mut *lock(&handles));
+                join_all(handles)
             }
         }
     }
