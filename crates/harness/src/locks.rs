@@ -36,6 +36,7 @@ use crate::sampler::LatencySampler;
 use crate::stats;
 
 pub mod cost;
+pub mod delay;
 mod hold;
 #[cfg(test)]
 mod tests;

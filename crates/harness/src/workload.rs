@@ -135,7 +135,8 @@ impl OpCtx {
         block: impl FnOnce() -> G,
     ) -> Held<G> {
         if self.locks.off {
-            return Held::new(self.acquire(try_now, block), Hold::NONE);
+            // Not counted, but known by its id: the delay experiment finds it.
+            return Held::new(self.acquire(try_now, block), Hold::begin(id, false, None));
         }
         let timed = self.locks.count(id);
         if let Some(guard) = try_now() {

@@ -51,6 +51,11 @@ pub struct RunArgs {
     /// table); `lab matrix locks=off` passes off.
     #[arg(long, value_name = "on|off", default_value = "on")]
     pub locks: String,
+    /// The delay experiment: spend NS nanoseconds in every hold of the named lock, just
+    /// before its release, or just after it with `:outside` (the control), e.g. `--lock-delay
+    /// "entry cache=200"`; the lock must be one the hot path's lock table names.
+    #[arg(long = "lock-delay", value_name = "NAME=NS[:outside]")]
+    pub lock_delay: Option<String>,
 }
 
 /// One cell to measure in one process, with every number checked.
@@ -76,6 +81,8 @@ pub struct CellRequest {
     pub profile: Option<String>,
     /// Measure with the lock table's instrument off (`--locks off`).
     pub locks_off: bool,
+    /// The delay experiment's lock, amount and place (`--lock-delay`).
+    pub lock_delay: Option<harness::locks::delay::Delay>,
 }
 
 /// Most repetitions one `lab run` accepts.
@@ -125,6 +132,12 @@ impl CellRequest {
                 "off" => true,
                 other => bail!("--locks {other:?}: expected on or off"),
             },
+            lock_delay: args
+                .lock_delay
+                .as_deref()
+                .map(harness::locks::delay::Delay::parse)
+                .transpose()
+                .map_err(|e| anyhow::anyhow!("--lock-delay {e}"))?,
         })
     }
 
@@ -161,6 +174,16 @@ impl CellRequest {
         // Only when off, so that a child's command line reads as before by default.
         if self.locks_off {
             args.extend(["--locks".to_owned(), "off".to_owned()]);
+        }
+        if let Some(d) = &self.lock_delay {
+            let place = match d.place {
+                harness::locks::delay::Place::Inside => "",
+                harness::locks::delay::Place::Outside => ":outside",
+            };
+            args.extend([
+                "--lock-delay".to_owned(),
+                format!("{}={}{place}", d.lock, d.ns),
+            ]);
         }
         args
     }
@@ -205,6 +228,11 @@ mod tests {
                 ],
                 profile: Some("profiles/run/lookup/dashmap/p0/t12-c1".into()),
                 locks_off: true,
+                lock_delay: Some(harness::locks::delay::Delay {
+                    lock: "entry cache".into(),
+                    ns: 250,
+                    place: harness::locks::delay::Place::Outside,
+                }),
             },
             CellRequest {
                 hot_path: "noop".into(),
@@ -217,6 +245,7 @@ mod tests {
                 params: Vec::new(),
                 profile: None,
                 locks_off: false,
+                lock_delay: None,
             },
         ];
         for request in requests {

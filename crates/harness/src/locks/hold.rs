@@ -140,10 +140,19 @@ impl<G> Held<G> {
 impl<G> Drop for Held<G> {
     #[inline]
     fn drop(&mut self) {
+        // The delay experiment (`super::delay`): inside, the hold grows by a known amount,
+        // timed with it; outside, the same time is spent after the release.
+        let delay = super::delay::of(self.hold.id);
+        if let Some((ns, super::delay::Place::Inside)) = delay {
+            super::delay::spin(ns);
+        }
         self.hold.end();
         // SAFETY: the guard is dropped only here, once, and `self` is gone after this;
         // `into_inner` never lets its `Held` reach this drop.
         unsafe { ManuallyDrop::drop(&mut self.guard) };
+        if let Some((ns, super::delay::Place::Outside)) = delay {
+            super::delay::spin(ns);
+        }
         // `self.hold` drops after this body: the record comes after the release.
     }
 }

@@ -57,6 +57,8 @@ pub fn run<W: Workload>(workload: &W, settings: RunSettings) -> Result<Measureme
 
 fn run_inner<W: Workload>(workload: &W, settings: RunSettings) -> Result<Measurement, CellFailure> {
     let threads = settings.threads;
+    // A lock delay asked for by name (`crate::locks::delay`) finds its lock's id here.
+    crate::locks::delay::resolve(workload.locks().as_ref()).map_err(CellFailure::new)?;
     let sample_every = workload.latency_sample_every().max(1);
     let lock_every = workload.lock_sample_every().max(1);
     let workers = crate::workload::workers(workload, threads);

@@ -142,6 +142,7 @@ impl CellSpec<'_> {
                 .collect(),
             profile,
             locks_off: self.file.locks_off,
+            lock_delay: None,
         }
     }
 }
