@@ -15,6 +15,8 @@ pub struct Cli {
     command: Command,
 }
 
+// One value per process, parsed once: boxing `lab run`'s arguments would save nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Measure one cell in this process and print its RunRecord as one line of JSON.
