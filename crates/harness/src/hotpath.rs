@@ -140,6 +140,13 @@ pub trait HotPath: Sync {
     fn interleaves(&self, _params: &Params) -> bool {
         false
     }
+    /// Whether every lock of its lock table that admits one holder is taken through
+    /// [`crate::OpCtx::lock`], so that the delay experiment ([`crate::locks::delay`]) can
+    /// lengthen its holds: `lab` then asks which of them limits (its `limiting_lock`
+    /// part). By default not.
+    fn guards_locks(&self) -> bool {
+        false
+    }
     /// Whether [`HotPath::measure_pairs`] is implemented: `lab` then measures a part's
     /// pairs of single cells on the same CPUs in one child, a block of pairs at a time.
     fn pairs_in_one_process(&self) -> bool {

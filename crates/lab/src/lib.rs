@@ -35,6 +35,8 @@ mod progress;
 mod reference;
 mod report;
 pub mod results;
+
+pub use pairs::lock_delay::{LIMITING_LOCK, RULE as LIMITING_LOCK_RULE};
 mod resume;
 mod retake;
 mod root;

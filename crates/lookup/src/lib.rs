@@ -115,6 +115,11 @@ impl HotPath for LookupHotPath {
     fn description(&self) -> &'static Description {
         &DESCRIPTION
     }
+    fn guards_locks(&self) -> bool {
+        // Every design's mutexes (the directory's, the entry cache's) go through
+        // `OpCtx::lock`; the rwlock's shared side admits many and is not delayed.
+        true
+    }
     fn interleaves(&self, params: &harness::Params) -> bool {
         // A dispatching server's own threads (a queue's searchers, rayon's pool) would go
         // on spinning or sleeping on their own while the team is parked.

@@ -88,9 +88,17 @@ fn pairs_from(
         }
         for slot in order {
             let cell = cells[slot];
+            // The delay experiment's cells carry their delay as a parameter: the switch,
+            // not the hot path, reads it.
+            let delay = cell.params.get(harness::locks::delay::PARAM).map(|v| {
+                harness::locks::delay::Delay::parse(v.as_str().unwrap_or_default())
+                    .unwrap_or_else(|e| panic!("{}: {e}", cell.text()))
+            });
+            harness::locks::delay::set(delay);
             let set: Vec<(String, String)> = cell
                 .params
                 .iter()
+                .filter(|(k, _)| k.as_str() != harness::locks::delay::PARAM)
                 .map(|(k, v)| {
                     let text = match v {
                         serde_json::Value::String(s) => s.clone(),
@@ -109,6 +117,7 @@ fn pairs_from(
                     settings(cell.threads, warmup_ms, window_ms),
                 )
                 .unwrap_or_else(|f| panic!("{}: {}", cell.text(), f.reason));
+            harness::locks::delay::set(None);
             let key = harness::schema::CellKey {
                 hot_path: hot_path.name().to_owned(),
                 variant: cell.variant.clone(),

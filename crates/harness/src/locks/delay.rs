@@ -30,6 +30,11 @@ pub enum Place {
     Outside,
 }
 
+/// The key a cell of the delay experiment carries among its parameters (`lab`'s pairs
+/// and the tests' measured pairs turn it into [`set`] rather than a hot-path parameter),
+/// its value [`Delay::text`].
+pub const PARAM: &str = "lock_delay";
+
 /// A delay asked for by lock name, before the workload's ids are known.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Delay {
@@ -42,6 +47,14 @@ pub struct Delay {
 }
 
 impl Delay {
+    /// `NAME=NS`, or `NAME=NS:outside`: what [`Delay::parse`] reads.
+    pub fn text(&self) -> String {
+        match self.place {
+            Place::Inside => format!("{}={}", self.lock, self.ns),
+            Place::Outside => format!("{}={}:outside", self.lock, self.ns),
+        }
+    }
+
     /// Parses `NAME=NS` (inside) or `NAME=NS:outside`, e.g. `entry cache=200`.
     pub fn parse(text: &str) -> Result<Delay, String> {
         let accepted = "expected NAME=NS or NAME=NS:outside (a lock the lock table names, nanoseconds per hold from 1 to 10000000)";

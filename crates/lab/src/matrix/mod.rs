@@ -275,6 +275,10 @@ fn pairs_step(
     if parts.is_empty() {
         return Ok(());
     }
+    // The delay experiment's lock and cells come from the rounds' lock tables.
+    let records: Vec<harness::RunRecord> = run.reps.iter().flatten().map(|r| r.0.clone()).collect();
+    let extra = crate::pairs::lock_delay::resolve(&mut parts, cells, &records);
+    let cells: &[CellSpec<'_>] = &cells.iter().cloned().chain(extra).collect::<Vec<_>>();
     progress::phase(
         bar,
         &format!(

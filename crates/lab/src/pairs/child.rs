@@ -124,14 +124,17 @@ impl super::Runner for Children<'_> {
     fn blocks(&self, cells: &[usize]) -> bool {
         let first = &self.cells[cells[0]];
         // Two cells with a resident mode of their own, or any cells measured in turn; all
-        // on one CPU mask and one window.
-        cells.iter().all(|&i| {
-            let c = &self.cells[i];
-            c.file.hot_path.name() == first.file.hot_path.name()
-                && c.cores == first.cores
-                && c.file.duration == first.file.duration
-                && c.file.warmup == first.file.warmup
-        }) && (cells.len() == 2 || !first.file.hot_path.pairs_in_one_process())
+        // on one CPU mask and one window. Not the delay experiment's: its switch is the
+        // process's, so each side needs a child of its own.
+        cells.iter().all(|&i| self.cells[i].lock_delay.is_none())
+            && cells.iter().all(|&i| {
+                let c = &self.cells[i];
+                c.file.hot_path.name() == first.file.hot_path.name()
+                    && c.cores == first.cores
+                    && c.file.duration == first.file.duration
+                    && c.file.warmup == first.file.warmup
+            })
+            && (cells.len() == 2 || !first.file.hot_path.pairs_in_one_process())
     }
 
     fn slices(&self, cells: &[usize], figure: &str) -> usize {

@@ -15,6 +15,7 @@
 //! (`verdict::decide`).
 
 pub mod child;
+pub mod lock_delay;
 #[cfg(test)]
 mod tests;
 

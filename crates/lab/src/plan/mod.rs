@@ -120,6 +120,9 @@ pub struct CellSpec<'a> {
     pub threads: usize,
     /// CPUs in the mask.
     pub cores: usize,
+    /// The delay experiment's lock, amount and place: set only on the cells the
+    /// `limiting_lock` part adds for its pairs (`pairs::lock_delay`), never in the rounds.
+    pub lock_delay: Option<harness::locks::delay::Delay>,
 }
 
 impl CellSpec<'_> {
@@ -142,7 +145,7 @@ impl CellSpec<'_> {
                 .collect(),
             profile,
             locks_off: self.file.locks_off,
-            lock_delay: None,
+            lock_delay: self.lock_delay.clone(),
         }
     }
 }
@@ -162,6 +165,7 @@ impl ScenarioPlan {
                             param_index,
                             threads,
                             cores,
+                            lock_delay: None,
                         });
                     }
                 }

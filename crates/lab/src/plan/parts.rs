@@ -69,6 +69,9 @@ pub fn declare(plan: &MatrixPlan, cells: &[CellSpec<'_>]) -> Vec<Measured> {
                 .map(|claim| resolvable(claim, &refs))
                 .collect();
             claims.extend(placebo(&claims, cells, &refs));
+            if h.guards_locks() {
+                claims.extend(crate::pairs::lock_delay::declare(&claims, cells, &refs));
+            }
             claims.into_iter().map(|mut claim| {
                 claim.hot_path = h.name().to_owned();
                 Measured::new(claim)
@@ -92,12 +95,16 @@ fn placebo(claims: &[Claim], cells: &[CellSpec<'_>], refs: &[CellRef]) -> Option
 
 /// A cell as a comparison names it.
 pub fn cell_ref(c: &CellSpec<'_>) -> CellRef {
+    let mut params = c.params.to_map();
+    if let Some(d) = &c.lock_delay {
+        params.insert(harness::locks::delay::PARAM.to_owned(), d.text().into());
+    }
     CellRef {
         file: c.file.file.clone(),
         variant: c.variant.to_owned(),
         threads: c.threads,
         cores: c.cores,
-        params: c.params.to_map(),
+        params,
     }
 }
 

@@ -50,7 +50,9 @@ fn findings_of(
         // the verdict.
         answer.parts.extend(
             own.iter()
-                .filter(|m| m.claim.placebo)
+                .filter(|m| {
+                    m.claim.placebo || m.claim.part == crate::pairs::lock_delay::LIMITING_LOCK
+                })
                 .map(verdict::decide::Measured::part),
         );
         answer.tables.extend(advice_table(groups, hot_path.name()));

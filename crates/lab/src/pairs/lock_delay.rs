@@ -1,0 +1,139 @@
+//! The delay experiment as a part of the lab's own, `limiting_lock` (issue 52): does the
+//! busiest lock of one holder that a hot path names limit its throughput?
+//!
+//! A lock table names each lock with its hold and its ceiling, but a busy lock is not
+//! proof that it limits. The experiment spends a known delay (one mean hold) in every hold
+//! of that lock, just before its release, and, on the other side of each pair, the same
+//! delay just after the release: the same CPU time either way, so only the lock tells the
+//! two sides apart. Where the lock limits, the inside side falls towards 1 / (hold +
+//! delay) while the outside side keeps its throughput; where it does not, the two sides
+//! run alike. Shown when the inside side keeps at most 0.9 of the outside side's
+//! throughput, contradicted at 0.97 and above.
+//!
+//! Like the placebo it is the lab's, declared for every hot path whose locks of one holder
+//! are all taken through `OpCtx::lock` (`HotPath::guards_locks`), weighed as a size (no
+//! verdict rests on it) and shown beside the question's parts. Which lock, how long a
+//! delay and on which cell are known only after the rounds (the lock table is a
+//! measurement), so the plan declares it on the hot path's most threaded compared cell
+//! against itself (what the budget costs) and [`resolve`] moves it after the rounds.
+//!
+//! Not here: the switch that spends the delay (`harness::locks::delay`), running the
+//! pairs (`pairs`).
+
+use harness::locks::delay::{Delay, Place};
+use harness::RunRecord;
+use verdict::decide::{CellRef, Claim, Comparison, Measured, Rule, Side};
+
+use super::super::plan::parts::{cell_ref, position};
+use crate::plan::CellSpec;
+
+/// The part's name (read by scripts).
+pub const LIMITING_LOCK: &str = "limiting_lock";
+
+/// Shown at 0.9 and below (the lock costs the inside side a tenth or more of the outside
+/// side's throughput), contradicted at 0.97 and above (they run alike, within what the
+/// placebo's pairs vary here).
+pub const RULE: Rule = Rule::Below {
+    shown: 0.9,
+    contradicted: 0.97,
+};
+
+const CLAIM: &str = "the busiest lock of one holder limits throughput: the same delay \
+                     spent inside it costs at least 10% more than spent just after its release";
+
+/// The part as the plan declares it, where any of `claims` is decided by pairs: on the
+/// most threaded of their cells (the most cores, then the first), against itself, until
+/// [`resolve`] moves it to the lock the rounds found busiest.
+pub fn declare(claims: &[Claim], cells: &[CellSpec<'_>], refs: &[CellRef]) -> Option<Claim> {
+    let i = claims
+        .iter()
+        .filter(|c| !c.placebo)
+        .filter_map(|c| c.comparison.as_ref())
+        .flat_map(|c| c.cells())
+        .filter_map(|r| position(r, refs))
+        .max_by_key(|&i| (cells[i].threads, cells[i].cores, usize::MAX - i))?;
+    let side = || Side::cell(refs[i].clone());
+    let mut claim = Claim::decided_by(
+        LIMITING_LOCK,
+        CLAIM,
+        Comparison::throughput(side(), side(), RULE),
+    );
+    claim.size_only = true;
+    Some(claim)
+}
+
+/// After the rounds: each `limiting_lock` part of `parts` not yet measured is moved to the
+/// hot path's cell whose lock of one holder was the most used in `records` (its
+/// utilization), with a delay of that lock's mean hold, inside against outside; or says
+/// why it cannot be asked. Returns the cells its pairs need beyond `cells` (the plan's),
+/// which the caller appends in this order: the parts' sides name them.
+pub fn resolve<'a>(
+    parts: &mut [Measured],
+    cells: &[CellSpec<'a>],
+    records: &[RunRecord],
+) -> Vec<CellSpec<'a>> {
+    let mut extra: Vec<CellSpec<'a>> = Vec::new();
+    for m in parts.iter_mut() {
+        if m.claim.part != LIMITING_LOCK || !m.pairs.is_empty() {
+            continue;
+        }
+        let resolved = busiest(&m.claim.hot_path, records).and_then(|(r, lock, hold, use_)| {
+            let i = cells
+                .iter()
+                .position(|c| c.lock_delay.is_none() && cell_ref(c).matches_record(r))?;
+            Some((i, lock, hold, use_))
+        });
+        let Some((i, lock, hold, utilization)) = resolved else {
+            m.claim.comparison = None;
+            m.claim.missing = "no cell of this hot path sampled a lock of one holder".into();
+            continue;
+        };
+        let ns = hold.round().max(1.0) as u64;
+        let delayed = |place| CellSpec {
+            lock_delay: Some(Delay {
+                lock: lock.clone(),
+                ns,
+                place,
+            }),
+            ..cells[i].clone()
+        };
+        let (inside, outside) = (delayed(Place::Inside), delayed(Place::Outside));
+        // Where the lock limits, the inside side runs at 1 / (hold + delay) = 1 / (2 hold)
+        // and the outside side at what the cell did, utilization / hold.
+        let predicted = (1.0 / (2.0 * utilization)).min(1.0);
+        m.claim.claim = format!(
+            "{CLAIM}: `{lock}` on {} (utilization {utilization:.2}, hold {ns} ns), {ns} ns \
+             added; predicted {predicted:.2} where it limits, 1.0 where it does not",
+            cell_ref(&cells[i]).text()
+        );
+        m.claim.comparison = Some(Comparison::throughput(
+            Side::cell(cell_ref(&inside)),
+            Side::cell(cell_ref(&outside)),
+            RULE,
+        ));
+        m.claim.missing.clear();
+        extra.push(inside);
+        extra.push(outside);
+    }
+    extra
+}
+
+/// The record of `hot_path` among `records` (usable ones) whose lock of one holder was the
+/// most used, with that lock's name, mean hold in ns and utilization.
+fn busiest<'r>(
+    hot_path: &str,
+    records: &'r [RunRecord],
+) -> Option<(&'r RunRecord, String, f64, f64)> {
+    records
+        .iter()
+        .filter(|r| r.hot_path == hot_path && r.usable())
+        .flat_map(|r| {
+            r.locks.iter().flatten().filter_map(move |row| {
+                let hold = row.hold_ns.as_ref()?.mean;
+                let utilization = row.utilization?;
+                (row.slots == Some(1) && hold > 0.0 && utilization > 0.0)
+                    .then(|| (r, row.name.clone(), hold, utilization))
+            })
+        })
+        .max_by(|a, b| a.3.total_cmp(&b.3))
+}
