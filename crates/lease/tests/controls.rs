@@ -1,4 +1,12 @@
-//! The lease question's `busy_time_leases` part run on the real workload (SQLite, in
+//! The lease question's controls, where a part decides a verdict: none does today. Every
+//! part is a measurement of size only (issue 51, `lease::findings::claims`): on SQLite
+//! `busy_time_leases` comes out contradicted here, with its cause taken away, but no
+//! setting shows it with the cause present (`global-clock` against `txn-log` measures
+//! 1.0-1.3x at the seed's load, above the seed's band), so no test can show it going
+//! either way. A part that decides later names its two tests here
+//! (`controls_conformance` in the findings tests reads this file).
+//!
+//! What stays: the `busy_time_leases` part run on the real workload (SQLite, in
 //! this process, small) where the seed's cause is absent: no patch between the sides, so
 //! no cut, and the part must come out contradicted by the registry entry's own rule (the
 //! band around the seed's 0.57x) and figure. A lab whose cut followed from its own
@@ -12,8 +20,9 @@
 //! parameter the hot path would carry only for this test.
 //!
 //! What this does not say: on SQLite the real comparison (`global-clock` against
-//! `txn-log`) comes out contradicted too, above the band; this test checks only that
-//! the lab's own timing makes no cut where there is none.
+//! `txn-log`) comes out contradicted too, above the band (which is why the part is a
+//! size); this test checks only that the lab's own timing makes no cut where there is
+//! none.
 //!
 //! Not here: PostgreSQL (it needs a server; `tests/postgres.rs`), the other parts.
 
@@ -69,7 +78,7 @@ fn txn_log_against_itself_contradicts_the_cut_on_the_leases() {
 
     // About 0.7 s a pair: usually decided at 9 pairs (6 s); a busy machine's slow
     // windows take more, and 24 pairs (the last look allowed) some 17 s.
-    let m = verdict::testing::measured_until_decided(&LeaseHotPath, &claim, 24, 50, 200);
+    let m = verdict::testing::measured_until_decided(&LeaseHotPath, &claim, 48, 50, 200);
     let i = m.interval().expect("9 pairs or more give an interval");
     eprintln!(
         "busy_time_leases, txn-log against itself: {i}, against {}",

@@ -1,4 +1,12 @@
-//! The `short_of_linear` part run on the real workload, small, where the lock's cost is
+//! The lookup question's controls, where a part decides a verdict: none does today. All
+//! three parts are measurements of size only (issue 51, `lookup::findings::claims`):
+//! `short_of_linear` and `per_thread_past_knee` follow from the designs' construction,
+//! and `loss_past_cores` found no setting of the lab's designs where a locked design
+//! loses past the CPUs far enough beyond the noise of a shared 2-CPU machine for a test
+//! to show it, or its absence, every time. A part that decides later names its two tests
+//! here (`controls_conformance` in the findings tests reads this file).
+//!
+//! What stays: the `short_of_linear` part run on the real workload, small, where the lock's cost is
 //! absent from the side the part blames: the `[seed]` table names the lock-free
 //! `arc-swap-snapshot` as the "baseline" and `entry-cache` (a mutex and an LRU move on every
 //! read) as the "control", so the baseline's scaling over the control's is far above 1 and

@@ -267,7 +267,10 @@ impl Finding {
         let on_a_model = answer.parts.iter().any(|p| {
             p.decides() && p.outcome == Outcome::Shown && p.basis == Basis::Model.part_word()
         }) || (answer.parts.is_empty() && answer.basis == Basis::Model);
+        // A verdict rests on parts that decide: an answer whose parts are all sizes,
+        // placebos or profiles cannot tell, whatever its own sentence chose.
         let verdict = match (outcomes.is_empty(), Verdict::of_outcomes(&outcomes)) {
+            (true, _) if !answer.parts.is_empty() => Verdict::CannotTell,
             (true, _) => answer.verdict,
             (false, Verdict::Partly) if cut_short => Verdict::CannotTell,
             (false, v) => v,

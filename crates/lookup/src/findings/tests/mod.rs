@@ -216,6 +216,18 @@ fn missing_designs_or_cells_make_every_part_cannot_not_dropped() {
 }
 
 #[test]
+fn every_deciding_part_names_its_two_controls() {
+    // No part decides today (all three are sizes); a part added later that decides must
+    // name the test that takes its cause away and the one that puts it back, in
+    // `tests/controls.rs`, or fail here.
+    verdict::testing::controls_conformance(
+        &registry(Seeds(&seeds())),
+        &[include_str!("../../../tests/controls.rs")],
+    )
+    .unwrap();
+}
+
+#[test]
 fn the_seed_table_names_the_control_and_the_knee() {
     let cells = plan(16, &[BASE, CONTROL, "lmdb"]);
     let lmdb = BTreeMap::from([(

@@ -36,6 +36,19 @@ fn every_part_is_listed_in_order_whatever_the_plan() {
 }
 
 #[test]
+fn every_deciding_part_names_its_two_controls() {
+    // The large batch's gain and "no change" at batch 1 decide the verdict: each names
+    // the test that takes its cause away and the one that puts it back, and a part
+    // added later without them fails here.
+    let none = BTreeMap::new();
+    verdict::testing::controls_conformance(
+        &registry(Seeds(&none)),
+        &[include_str!("../../../tests/controls.rs")],
+    )
+    .unwrap();
+}
+
+#[test]
 fn a_plan_without_the_clients_file_cannot_decide_the_plateau_or_the_lift() {
     let cells: Vec<CellRef> = plan(2, &[1000])
         .into_iter()
