@@ -100,7 +100,13 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
     // The stand-in is a model whether or not this run measured it: a run recorded before
     // its claim carried the basis still says so.
     parts.get_mut(JUJU_CLIENT).basis = "model".to_owned();
-    let outcomes: Vec<Outcome> = parts.all().iter().map(|p| p.outcome).collect();
+    // The verdict rests on the parts that decide, never on a size.
+    let outcomes: Vec<Outcome> = parts
+        .all()
+        .iter()
+        .filter(|p| p.decides())
+        .map(|p| p.outcome)
+        .collect();
     let said = |name: &str| said(parts.get(name));
     let client_us = run
         .of_file(REAL_CLIENT)

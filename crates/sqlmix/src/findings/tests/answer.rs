@@ -40,8 +40,10 @@ fn the_verdict_follows_the_parts() {
     assert!(a.figure.contains("pairs"), "{}", a.figure);
     let against = answer_with(true, |_| Outcome::Contradicted);
     assert_eq!(against.verdict, Verdict::NotReproduced);
+    // A deciding part contradicted (the pools' parts are sizes, which weigh nothing in
+    // the finding's verdict).
     let mixed = answer_with(true, |n| match n {
-        POOL2 => Outcome::Contradicted,
+        K2 => Outcome::Contradicted,
         APPS => Outcome::Inconclusive,
         _ => Outcome::Shown,
     });

@@ -75,6 +75,18 @@ fn the_default_plan_decides_every_part_with_sides_at_one_threads_and_cores() {
 }
 
 #[test]
+fn every_deciding_part_names_its_two_controls() {
+    // K = 2 against none (with either client), at Juju's client time and three apps
+    // against one decide the verdict: each names the test that takes its cause away and
+    // the one that puts it back, and a deciding part added later without them fails here.
+    verdict::testing::controls_conformance(
+        &registry(),
+        &[include_str!("../../../tests/controls.rs")],
+    )
+    .unwrap();
+}
+
+#[test]
 fn without_the_go_client_its_parts_are_inconclusive_with_their_reason() {
     let cells = plan_without_go(true, 2);
     let claims = claims_of(&cells);
