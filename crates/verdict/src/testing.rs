@@ -126,9 +126,16 @@ fn pairs_from(
                 cores: cell.cores,
             };
             let record = harness::Repetition::from_measurement(&key, "", &m).0;
-            figures[slot] = comparison
-                .figure_of(&record)
-                .unwrap_or_else(|| panic!("{}: no {}", cell.text(), comparison.figure));
+            figures[slot] = comparison.figure_of(&record).unwrap_or_else(|| {
+                // An unusable record has no figure: say why it is unusable.
+                panic!(
+                    "{}: no {} (verify: {:?}, failure: {:?})",
+                    cell.text(),
+                    comparison.figure,
+                    record.verify_error,
+                    record.failure
+                )
+            });
         }
         pairs.push(figures);
     }

@@ -313,4 +313,15 @@ fn where_time_goes_can_be_shown_contradicted_or_inconclusive() {
     assert!(p.why.contains("process name"), "{}", p.why);
 }
 
+/// The parts are the server hot path's seed 002 question asked of 389 DS, so their
+/// controls are the server crate's, run on its tiny server.
+#[test]
+fn every_deciding_part_names_its_two_controls() {
+    verdict::testing::controls_conformance(
+        &registry_on(9),
+        &[include_str!("../../../server/tests/controls.rs")],
+    )
+    .unwrap();
+}
+
 mod answer;

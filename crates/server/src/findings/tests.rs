@@ -317,3 +317,16 @@ fn the_registry_conforms_to_a_plan_with_every_parts_cells_and_to_its_answer() {
     assert!(claim(&claims, &time).missing.contains("profiles"));
     verdict::testing::parts_conformance(&full, &plan, Some(&a)).unwrap();
 }
+
+#[test]
+fn every_deciding_part_names_its_two_controls() {
+    let (_, planned) = cells_of("server-memcached");
+    let file = "server-memcached";
+    let f = facts(file, &planned[0].params);
+    let against = |_: &Planned<'_>, cores| f.against(cores);
+    verdict::testing::controls_conformance(
+        &registry(file, &f, &against, 9),
+        &[include_str!("../../tests/controls.rs")],
+    )
+    .unwrap();
+}
