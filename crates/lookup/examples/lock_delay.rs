@@ -126,6 +126,8 @@ fn run() -> Result<(), String> {
         .map(|h| h.mean)
         .ok_or("the lock's hold was not sampled")?;
     let x0 = first.ops_per_sec;
+    // The delay is per acquisition: per operation it weighs this many times.
+    let per_op = row.acquisitions_per_op.unwrap_or(1.0);
     let cores = harness::affinity::allowed_cpus().len() as f64;
     let cpu = first
         .bounds
@@ -161,10 +163,10 @@ fn run() -> Result<(), String> {
             delay::set(None);
             let (c, lo, hi) = centre_interval(&logs, 0.05).ok_or("too few pairs")?;
             let lock_limits = match place {
-                Place::Inside => 1.0 / ((hold + added) * 1e-9 * x0),
-                Place::Outside => 1.0 / (hold * 1e-9 * x0),
+                Place::Inside => 1.0 / ((hold + added) * per_op * 1e-9 * x0),
+                Place::Outside => 1.0 / (hold * per_op * 1e-9 * x0),
             };
-            let cpus_limit = cores / ((cpu + added) * 1e-9 * x0);
+            let cpus_limit = cores / ((cpu + added * per_op) * 1e-9 * x0);
             println!(
                 "{added:>8.0} | {:<7} | {:.3} [{:.3}-{:.3}]    | {:>18.3} | {:>17.3}",
                 if place == Place::Inside {
