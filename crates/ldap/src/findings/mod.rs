@@ -56,7 +56,13 @@ pub fn nearest_model(run: &Run<'_>, real: &Curve<'_>) -> Option<(String, f64, f6
 /// The four parts of `registry` as `run` measured them, part (d) read from the profiles.
 pub fn parts<'r, 'a>(registry: &'r Registry<'a>, run: &Run<'_>) -> Parts<'r, 'a> {
     let mut parts = registry.parts(run);
-    *parts.get_mut(WHERE_TIME_GOES) = profile::where_time_goes(run);
+    // The profiles decide its outcome; its weight (context, never the verdict's reason)
+    // is the registry's.
+    let time = parts.get_mut(WHERE_TIME_GOES);
+    *time = Part {
+        weight: std::mem::take(&mut time.weight),
+        ..profile::where_time_goes(run)
+    };
     parts
 }
 
