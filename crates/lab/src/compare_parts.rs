@@ -8,7 +8,7 @@
 
 use crate::results::ResultsFile;
 use verdict::decide::{Outcome, Part};
-use verdict::findings::{Run, Verdict};
+use verdict::findings::{Finding, Run, Verdict};
 
 use crate::catalog;
 
@@ -26,13 +26,10 @@ pub fn of(results: &ResultsFile) -> Vec<(String, Verdict, Vec<Part>)> {
             comparisons: &own,
         };
         if let Some(answer) = h.answer(&run) {
-            let outcomes: Vec<Outcome> = answer.parts.iter().map(|p| p.outcome).collect();
-            let verdict = if outcomes.is_empty() {
-                answer.verdict
-            } else {
-                Verdict::of_outcomes(&outcomes)
-            };
-            out.push((h.name().to_owned(), verdict, answer.parts));
+            // The verdict as the report gives it (`Finding::new`: deciding parts only),
+            // so that `lab compare` and the report never disagree.
+            let finding = Finding::new(h.name(), h.question(), answer);
+            out.push((h.name().to_owned(), finding.verdict, finding.parts));
         }
     }
     out
