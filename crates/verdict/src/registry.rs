@@ -317,6 +317,16 @@ impl Parts<'_, '_> {
         &self.parts
     }
 
+    /// The outcomes of the parts a verdict rests on (`Part::decides`), in order: what
+    /// `Verdict::of_outcomes` reads, never a size, placebo or profile.
+    pub fn deciding_outcomes(&self) -> Vec<Outcome> {
+        self.parts
+            .iter()
+            .filter(|p| p.decides())
+            .map(|p| p.outcome)
+            .collect()
+    }
+
     /// The parts, for the answer.
     pub fn into_vec(self) -> Vec<Part> {
         self.parts

@@ -44,12 +44,7 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
     let parts = registry.parts(run);
     // The verdict rests on the parts that decide (none, since issue 51: each of the
     // question's parts follows from how the lab builds the designs, so lookup cannot tell).
-    let outcomes: Vec<Outcome> = parts
-        .all()
-        .iter()
-        .filter(|p| p.decides())
-        .map(|p| p.outcome)
-        .collect();
+    let outcomes = parts.deciding_outcomes();
     let sentences = registry
         .names()
         .into_iter()

@@ -23,7 +23,7 @@ pub mod context;
 mod tests;
 
 use harness::RunRecord;
-use verdict::decide::{Outcome, Part};
+use verdict::decide::Part;
 use verdict::findings::{Answer, Basis, Chart, Run, Verdict};
 use verdict::judge::{param_text, si, times, widest, Est};
 
@@ -101,12 +101,7 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
     // its claim carried the basis still says so.
     parts.get_mut(JUJU_CLIENT).basis = "model".to_owned();
     // The verdict rests on the parts that decide, never on a size.
-    let outcomes: Vec<Outcome> = parts
-        .all()
-        .iter()
-        .filter(|p| p.decides())
-        .map(|p| p.outcome)
-        .collect();
+    let outcomes = parts.deciding_outcomes();
     let said = |name: &str| said(parts.get(name));
     let client_us = run
         .of_file(REAL_CLIENT)
