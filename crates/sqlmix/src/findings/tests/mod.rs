@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use harness::testing::synthetic_cell;
 use serde_json::{json, Value};
-use verdict::decide::{CellRef, Claim, Comparison, Measured, Planned};
+use verdict::decide::{CellRef, Claim, Comparison, Measured, Outcome, Planned};
 
 use super::claims::{
     APPS, GO_K2, GO_POOL2, JUJU_CLIENT, K2, POOL2, REAL, REAL_APPS, REAL_CLIENT, REAL_GO,
