@@ -222,6 +222,21 @@ pub fn instrument_on() -> bool {
     !INSTRUMENT_OFF.load(Ordering::Relaxed)
 }
 
+/// Whether real servers this process starts run under the lock library
+/// (`servers::locks`): off by default, because the library costs the server time, and a
+/// process-wide switch for the reason [`set_instrument`] is one.
+static PRELOAD: AtomicBool = AtomicBool::new(false);
+
+/// Turns the lock library on or off for the servers this process starts from now on.
+pub fn set_preload(on: bool) {
+    PRELOAD.store(on, Ordering::SeqCst);
+}
+
+/// Whether servers this process starts run under the lock library.
+pub fn preload_on() -> bool {
+    PRELOAD.load(Ordering::Relaxed)
+}
+
 /// A thread's counters: tallies by lock id and the sampler that picks holds to time.
 #[derive(Debug, Default)]
 pub(crate) struct LockCounters {

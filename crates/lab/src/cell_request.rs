@@ -47,13 +47,15 @@ pub struct RunArgs {
     /// (use one repetition; the figures of a profiled run are perturbed by the sampler).
     #[arg(long, value_name = "PREFIX")]
     pub profile: Option<String>,
-    /// The lock table's instrument: on, or off for the uninstrumented figure (no lock
-    /// table); `lab matrix locks=off` passes off.
-    #[arg(long, value_name = "on|off", default_value = "on")]
+    /// The lock table's instrument: on, off for the uninstrumented figure (no lock
+    /// table), or true for on and every real server started under the lock library
+    /// (its pthread locks in `extra.locks`); `lab matrix locks=off|true` passes it.
+    #[arg(long, value_name = "on|off|true", default_value = "on")]
     pub locks: String,
     /// The delay experiment: spend NS nanoseconds in every hold of the named lock, just
     /// before its release, or just after it with `:outside` (the control), e.g. `--lock-delay
-    /// "entry cache=200"`; the lock must be one the hot path's lock table names.
+    /// "entry cache=200"`; the lock must be one the hot path's lock table names, or with
+    /// `--locks true` one a real server's `extra.locks` names.
     #[arg(long = "lock-delay", value_name = "NAME=NS[:outside]")]
     pub lock_delay: Option<String>,
 }
@@ -81,6 +83,8 @@ pub struct CellRequest {
     pub profile: Option<String>,
     /// Measure with the lock table's instrument off (`--locks off`).
     pub locks_off: bool,
+    /// Start real servers under the lock library (`--locks true`).
+    pub lock_library: bool,
     /// The delay experiment's lock, amount and place (`--lock-delay`).
     pub lock_delay: Option<harness::locks::delay::Delay>,
 }
@@ -127,10 +131,11 @@ impl CellRequest {
             repeats: count("repeats", &args.repeats, MAX_REPEATS)?,
             params,
             profile: args.profile.clone(),
-            locks_off: match args.locks.trim() {
-                "on" => false,
-                "off" => true,
-                other => bail!("--locks {other:?}: expected on or off"),
+            locks_off: args.locks.trim() == "off",
+            lock_library: match args.locks.trim() {
+                "on" | "off" => false,
+                "true" => true,
+                other => bail!("--locks {other:?}: expected on, off or true"),
             },
             lock_delay: args
                 .lock_delay
@@ -174,6 +179,8 @@ impl CellRequest {
         // Only when off, so that a child's command line reads as before by default.
         if self.locks_off {
             args.extend(["--locks".to_owned(), "off".to_owned()]);
+        } else if self.lock_library {
+            args.extend(["--locks".to_owned(), "true".to_owned()]);
         }
         if let Some(d) = &self.lock_delay {
             let place = match d.place {
@@ -228,6 +235,7 @@ mod tests {
                 ],
                 profile: Some("profiles/run/lookup/dashmap/p0/t12-c1".into()),
                 locks_off: true,
+                lock_library: false,
                 lock_delay: Some(harness::locks::delay::Delay {
                     lock: "entry cache".into(),
                     ns: 250,
@@ -245,6 +253,7 @@ mod tests {
                 params: Vec::new(),
                 profile: None,
                 locks_off: false,
+                lock_library: true,
                 lock_delay: None,
             },
         ];
@@ -280,6 +289,6 @@ mod tests {
         .map(|s| s.to_string())
         .collect();
         let err = format!("{:#}", parse(&args).unwrap_err());
-        assert_eq!(err, "--locks \"of\": expected on or off");
+        assert_eq!(err, "--locks \"of\": expected on, off or true");
     }
 }

@@ -60,6 +60,7 @@ pub fn run(request: &CellRequest) -> anyhow::Result<ExitCode> {
     crate::fault::inject(variant.name, threads, cores);
     // Before any run: the switch reaches every worker's context and every store.
     harness::locks::set_instrument(!request.locks_off);
+    harness::locks::set_preload(request.lock_library);
     harness::locks::delay::set(request.lock_delay.clone());
     let (duration, warmup, repeats) = (request.duration, request.warmup, request.repeats);
 

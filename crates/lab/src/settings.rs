@@ -90,6 +90,10 @@ pub struct Settings {
     /// `locks=off`: measure with the lock table's instrument off in every child (the
     /// uninstrumented figure, no lock table); `locks=on` is the default.
     pub locks_off: bool,
+    /// `locks=true`: the lock table as with `on`, and every real server that can run
+    /// under it started with the lock library preloaded (`servers::locks`: its pthread
+    /// locks' waits and holds in each record's `extra.locks`).
+    pub lock_library: bool,
     /// `interleave=on`: a part whose sides can stay resident together in one process
     /// measures its pairs alternating in short turns (`harness::slices`); off (the
     /// default), whole windows in turn.
@@ -161,12 +165,14 @@ fn machine_speed(value: &str) -> anyhow::Result<Option<f64>> {
     }
 }
 
-fn locks_off(value: &str) -> anyhow::Result<bool> {
+/// `locks=`: (the instrument off, the lock library on).
+fn locks(value: &str) -> anyhow::Result<(bool, bool)> {
     match value.trim() {
-        "on" => Ok(false),
-        "off" => Ok(true),
+        "on" => Ok((false, false)),
+        "off" => Ok((true, false)),
+        "true" => Ok((false, true)),
         _ => bail!(
-            "locks={value:?}: expected on (the lock table, the default) or off (the uninstrumented figure, no lock table)"
+            "locks={value:?}: expected on (the lock table, the default), off (the uninstrumented figure, no lock table) or true (also the lock library in real servers)"
         ),
     }
 }
@@ -475,9 +481,9 @@ pub const SETTINGS: &[Setting] = &[
     Setting {
         key: "locks",
         example: "off",
-        help: "off: measure without the lock table's instrument (default on)",
+        help: "off: measure without the lock table's instrument (default on); true: also preload the lock library into real servers (their locks' waits and holds)",
         take: |s, v, _| {
-            s.locks_off = locks_off(v)?;
+            (s.locks_off, s.lock_library) = locks(v)?;
             Ok(())
         },
     },
@@ -563,6 +569,9 @@ mod tests {
         assert_eq!(s.machine_speed, Some(None));
         assert!(Settings::parse(&args(&["locks=off"])).unwrap().locks_off);
         assert!(!Settings::parse(&args(&["locks=on"])).unwrap().locks_off);
+        let library = Settings::parse(&args(&["locks=true"])).unwrap();
+        assert!(library.lock_library && !library.locks_off);
+        assert!(!Settings::parse(&args(&["locks=on"])).unwrap().lock_library);
         assert!(!Settings::parse(&[]).unwrap().locks_off);
     }
 
@@ -587,7 +596,7 @@ mod tests {
             ("interference=lots", "interference=\"lots\""),
             ("machine_speed=1.5", "machine_speed=\"1.5\": expected how far"),
             ("smoke=maybe", "smoke=\"maybe\""),
-            ("locks=of", "locks=\"of\": expected on (the lock table, the default) or off"),
+            ("locks=of", "locks=\"of\": expected on (the lock table, the default), off"),
             ("locks=false", "locks=\"false\": expected on"),
             ("duration=forever", "duration="),
             ("threads", "expected key=value"),

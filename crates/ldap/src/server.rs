@@ -9,6 +9,17 @@ use std::time::Duration;
 
 pub use servers::process::{find_program, free_port, port_in_use, user_name, Running};
 
+/// The two servers' own lock functions, which the lock library looks past when it names
+/// a lock by where it is taken: 389 DS's slapi wrappers of NSPR's locks, OpenLDAP's
+/// `ldap_pvt_thread` ones.
+pub const LOCK_WRAPPERS: &[&str] = &[
+    "slapi_lock_mutex",
+    "slapi_unlock_mutex",
+    "slapi_rwlock_",
+    "ldap_pvt_thread_mutex_",
+    "ldap_pvt_thread_rdwr_",
+];
+
 /// How long a server may take to answer its first search.
 pub const START_TIMEOUT: Duration = Duration::from_secs(20);
 
@@ -30,6 +41,7 @@ pub fn start(
         // 389 DS writes its reasons to its own error log rather than to the terminal.
         logs: &["log/errors"],
         timeout: START_TIMEOUT,
+        lock_wrappers: Some(LOCK_WRAPPERS),
     };
     Running::start(command, start, |r| {
         Ok(port_in_use(r.port) && crate::workload::probe_search(&url(r.port)).is_ok())

@@ -125,6 +125,7 @@ fn start(
         leftovers: &server.leftovers,
         logs: &[],
         timeout: server.ready_timeout,
+        lock_wrappers: Some(&[]),
     };
     let running = Running::start(command, start, |r| match &ready_line {
         None => Ok(process::port_in_use(r.port)),

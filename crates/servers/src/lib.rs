@@ -6,7 +6,8 @@
 //! - [`cache`]: a server's data folder prepared once and kept between runs.
 //! - [`process`]: any server as one foreground process of a cell, started, readied,
 //!   pinned and killed with everything it started; [`procstat`]: its threads' time
-//!   account from `/proc`.
+//!   account from `/proc`; [`locks`]: the lock library preloaded into a server, its
+//!   table of waits and holds per lock, and the delay experiment on one lock.
 //! - [`postgres`]: the lab's own PostgreSQL in a scratch folder, on a free port.
 //!
 //! It does not measure anything, and it has no scenario parameters: a hot path decides
@@ -14,6 +15,7 @@
 
 pub mod cache;
 pub mod death;
+pub mod locks;
 pub mod postgres;
 pub mod process;
 pub mod procstat;

@@ -49,6 +49,8 @@ pub struct Running {
     /// What the server makes outside its folder and a SIGKILL leaves behind, removed once
     /// it is gone, however the start or the cell ends.
     leftovers: Vec<PathBuf>,
+    /// Whether it runs under the lock library (its table registered by pid).
+    lock_table: bool,
 }
 
 /// What [`Running::start`] needs besides the command.
@@ -65,6 +67,10 @@ pub struct Start<'a> {
     pub logs: &'a [&'a str],
     /// How long it may take to become ready.
     pub timeout: Duration,
+    /// Whether it may run under the lock library when `harness::locks::preload_on` is
+    /// set, and the symbol prefixes of its own lock wrappers ([`crate::locks::Preload`]);
+    /// `None` for a server whose locks are not pthreads (PostgreSQL's LWLocks).
+    pub lock_wrappers: Option<&'a [&'a str]>,
 }
 
 impl Running {
@@ -86,6 +92,15 @@ impl Running {
             .current_dir(folder);
         crate::death::die_with_parent(&mut command);
         crate::death::pin(&mut command, start.cpus);
+        let preload = match start.lock_wrappers {
+            Some(wrappers) if harness::locks::preload_on() => {
+                let delay = harness::locks::delay::asked().map(|d| d.text());
+                let preload = crate::locks::Preload::into(folder, wrappers, delay.as_deref())?;
+                command.envs(preload.env.iter().map(|(k, v)| (k, v)));
+                Some(preload)
+            }
+            _ => None,
+        };
         let spawned = Instant::now();
         let program = command.get_program().to_string_lossy().into_owned();
         let child = command
@@ -100,6 +115,7 @@ impl Running {
             log,
             logs: start.logs.iter().map(|l| folder.join(l)).collect(),
             leftovers: start.leftovers.to_vec(),
+            lock_table: false,
         };
         loop {
             if !running.alive() {
@@ -133,7 +149,29 @@ impl Running {
             std::thread::sleep(Duration::from_millis(10));
         }
         running.started_in = spawned.elapsed();
+        if let Some(preload) = preload {
+            running.under_lock_library(&program, preload)?;
+        }
         Ok(running)
+    }
+
+    /// Checks that the ready server made its lock table (it loaded the library) and
+    /// registers the table for its snapshots.
+    fn under_lock_library(
+        &mut self,
+        program: &str,
+        preload: crate::locks::Preload,
+    ) -> Result<(), String> {
+        match crate::locks::Table::read(&preload.table) {
+            Ok(table) if table.pid == self.pid as i32 => {
+                crate::locks::register(self.pid, preload.table);
+                self.lock_table = true;
+                Ok(())
+            }
+            _ => Err(format!(
+                "{program} did not load the lock library (a statically linked program, a setuid one, or one that clears LD_PRELOAD): run it without locks=true"
+            )),
+        }
     }
 
     /// Whether the process is still running.
@@ -197,6 +235,9 @@ impl Running {
         }
         for path in self.leftovers.drain(..) {
             let _ = std::fs::remove_file(path);
+        }
+        if std::mem::take(&mut self.lock_table) {
+            crate::locks::forget(self.pid);
         }
     }
 }

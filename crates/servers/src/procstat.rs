@@ -21,6 +21,8 @@ pub struct Snapshot {
     pub at: Instant,
     /// Per thread: nanoseconds on CPU and waiting for a CPU so far.
     pub threads: BTreeMap<u32, (u64, u64)>,
+    /// The lock library's table, where the server runs under it ([`crate::locks`]).
+    pub locks: Option<crate::locks::Table>,
 }
 
 impl Snapshot {
@@ -43,6 +45,7 @@ impl Snapshot {
         Some(Snapshot {
             at: Instant::now(),
             threads,
+            locks: crate::locks::table_of(pids[0]),
         })
     }
 }
@@ -168,6 +171,9 @@ pub fn record_window(
             .insert("server_account".into(), json!(format!("not read: {why}")));
         return;
     };
+    if let (Some(a), Some(b)) = (&open.locks, &close.locks) {
+        crate::locks::record_window(m, a, b);
+    }
     let account = ServerAccount::between(&open, &close);
     m.server_time_share = Some(account.share);
     let util = account.cpu_util(cpus.server.len());
@@ -242,6 +248,7 @@ mod tests {
         Snapshot {
             at,
             threads: threads.iter().map(|&(t, c, r)| (t, (c, r))).collect(),
+            locks: None,
         }
     }
 

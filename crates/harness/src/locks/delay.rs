@@ -93,15 +93,28 @@ pub fn set(delay: Option<Delay>) {
     NS.store(0, Ordering::SeqCst);
 }
 
+/// The delay asked in this process, if any: what a real server's lock library is given
+/// (`servers::locks`) where the lab's own locks are not the ones to lengthen.
+pub fn asked() -> Option<Delay> {
+    ASKED.lock().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
 /// Applies the asked delay to `locks`, a workload's lock set: `Err` names the locks it
 /// has when the asked one is not among them (a guard-taken lock is needed: a shared side
-/// or a permit cannot be lengthened here). Called by the runner before its threads start.
+/// or a permit cannot be lengthened here). A workload without a lock set whose servers
+/// run under the lock library ([`super::preload_on`]) leaves the delay to the library,
+/// which names the locks it has when the asked one is not there. Called by the runner
+/// before its threads start.
 pub fn resolve(locks: Option<&LockSet>) -> Result<(), String> {
     let asked = ASKED.lock().unwrap_or_else(|e| e.into_inner()).clone();
     let Some(delay) = asked else {
         NS.store(0, Ordering::SeqCst);
         return Ok(());
     };
+    if locks.is_none() && super::preload_on() {
+        NS.store(0, Ordering::SeqCst);
+        return Ok(());
+    }
     let names: Vec<&str> = locks
         .map(|l| l.locks.iter().map(|s| s.name.as_str()).collect())
         .unwrap_or_default();

@@ -391,6 +391,7 @@ fn sides(request: &PairsRequest) -> anyhow::Result<Vec<CellRequest>> {
             || r.duration != first.duration
             || r.warmup != first.warmup
             || r.locks_off != first.locks_off
+            || r.lock_library != first.lock_library
     }) {
         bail!("--request: every cell must be of one hot path, on the same CPUs, with one window");
     }
@@ -415,6 +416,7 @@ pub fn run(request_json: &str) -> anyhow::Result<ExitCode> {
     }
     // As `lab run` does: `locks=off` measures without the lock table's instrument.
     harness::locks::set_instrument(!first.locks_off);
+    harness::locks::set_preload(first.lock_library);
     let cores = first
         .cores
         .unwrap_or_else(|| affinity::allowed_cpus().len());

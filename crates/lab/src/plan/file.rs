@@ -84,6 +84,9 @@ pub(super) fn plan_file(
     if settings.locks_off {
         how.applied("locks=off".to_owned());
     }
+    if settings.lock_library {
+        how.applied("locks=true".to_owned());
+    }
     if settings.interleave {
         how.applied("interleave=on".to_owned());
     }
@@ -110,6 +113,7 @@ pub(super) fn plan_file(
         min_duration: file.min_duration.unwrap_or(duration).min(duration),
         trimmed: Vec::new(),
         locks_off: settings.locks_off,
+        lock_library: settings.lock_library,
         interleave: settings.interleave,
     }))
 }

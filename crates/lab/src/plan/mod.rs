@@ -101,6 +101,8 @@ pub struct ScenarioPlan {
     pub seed: serde_json::Value,
     /// `locks=off`: its children measure with the lock table's instrument off.
     pub locks_off: bool,
+    /// `locks=true`: its children start real servers under the lock library.
+    pub lock_library: bool,
     /// `interleave=on`: its parts' pairs alternate in short turns where their sides can.
     pub interleave: bool,
 }
@@ -145,6 +147,7 @@ impl CellSpec<'_> {
                 .collect(),
             profile,
             locks_off: self.file.locks_off,
+            lock_library: self.file.lock_library,
             lock_delay: self.lock_delay.clone(),
         }
     }

@@ -95,6 +95,8 @@ fn figures(r: &RunRecord) -> Text {
 fn extras(r: &RunRecord) -> Vec<String> {
     r.extra
         .iter()
+        // How the lock library sampled is said once, under the section of its locks.
+        .filter(|(k, _)| k.as_str() != "locks_sampling")
         .filter_map(|(k, v)| match v {
             serde_json::Value::Bool(b) => Some(format!("{k} {}", if *b { "yes" } else { "no" })),
             serde_json::Value::String(s) => Some(format!("{k} {s}")),

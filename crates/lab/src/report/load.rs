@@ -14,6 +14,33 @@ pub struct Source {
     pub results: ResultsFile,
 }
 
+#[cfg(test)]
+impl Source {
+    /// A complete results file of `cells` and nothing else, for tests of what the report
+    /// makes of them.
+    pub fn of_cells(cells: Vec<harness::RunRecord>) -> Source {
+        Source {
+            path: "x.json".into(),
+            results: ResultsFile {
+                schema: crate::results::SCHEMA_VERSION,
+                run_id: "r".into(),
+                started: String::new(),
+                finished: String::new(),
+                command: String::new(),
+                complete: true,
+                settings_by_file: Vec::new(),
+                seeds: Default::default(),
+                env: Default::default(),
+                cells,
+                plan: None,
+                comparisons: Vec::new(),
+                order_seed: 0,
+                resume: None,
+            },
+        }
+    }
+}
+
 /// Reads and checks results files; the error names the file and what is wrong with it.
 pub fn load(paths: &[PathBuf]) -> anyhow::Result<Vec<Source>> {
     paths

@@ -115,25 +115,7 @@ fn a_group_gets_its_lock_table_and_the_knee_of_its_fewest_threads_cell() {
 }
 
 fn source_of(cells: Vec<RunRecord>) -> super::super::Source {
-    super::super::Source {
-        path: "x.json".into(),
-        results: crate::results::ResultsFile {
-            schema: crate::results::SCHEMA_VERSION,
-            run_id: "r".into(),
-            started: String::new(),
-            finished: String::new(),
-            command: String::new(),
-            complete: true,
-            settings_by_file: Vec::new(),
-            seeds: Default::default(),
-            env: Default::default(),
-            cells,
-            plan: None,
-            comparisons: Vec::new(),
-            order_seed: 0,
-            resume: None,
-        },
-    }
+    super::super::Source::of_cells(cells)
 }
 
 #[test]

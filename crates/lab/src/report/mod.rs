@@ -31,6 +31,7 @@ mod markup;
 mod output;
 mod page;
 mod sections;
+mod server_locks;
 mod summary;
 mod sweep;
 mod time_chart;

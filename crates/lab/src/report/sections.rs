@@ -6,7 +6,7 @@
 //! Lays out what analysis found; decides nothing.
 
 use super::markup::{small, text, variant_tables, Attrs, Block, Cell, Inline, Row, Table};
-use super::{advice, cell, locks, time_chart, Group, Sweep};
+use super::{advice, cell, locks, server_locks, time_chart, Group, Sweep};
 use crate::words::{si, value_text};
 
 /// Which document a section is built for.
@@ -100,6 +100,7 @@ pub fn group(g: &Group<'_>, view: View<'_>) -> Block {
             );
             blocks.extend(tables.into_iter().map(Block::Table));
             blocks.extend(locks::section(g));
+            blocks.extend(server_locks::section(g));
             blocks.extend(time_chart::section(g));
             blocks.extend(diffs(g, prefix));
         }
@@ -116,6 +117,7 @@ pub fn group(g: &Group<'_>, view: View<'_>) -> Block {
                 blocks.push(Block::Table(table));
             }
             blocks.extend(locks::section(g));
+            blocks.extend(server_locks::section(g));
             blocks.extend(advice::section(g));
         }
     }
