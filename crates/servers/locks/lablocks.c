@@ -21,8 +21,12 @@
  * else the first call site outside the lock wrappers (libc, NSPR, LAB_LOCKS_WRAPPERS) on
  * the stack of that first acquisition: locks made at one place are one class.
  *
- * What it cannot see: the reacquisition inside pthread_cond_wait (glibc takes the mutex
- * back without calling pthread_mutex_lock), locks a program takes without pthreads
+ * A condition wait releases its mutex and takes it back inside glibc: the library pauses
+ * a sampled hold for the wait (else a worker's idle sleep on a queue's condition would
+ * count as holding the queue's lock) and resumes it after.
+ *
+ * What it cannot see: the wait to take the mutex back inside pthread_cond_wait (glibc
+ * takes it without calling pthread_mutex_lock), locks a program takes without pthreads
  * (spinlocks, futexes of its own, Berkeley DB's test-and-set mutexes), a statically
  * linked program, and a program that clears LD_PRELOAD.
  */
@@ -99,6 +103,8 @@ static int (*real_tryrdlock)(pthread_rwlock_t *);
 static int (*real_wrlock)(pthread_rwlock_t *);
 static int (*real_trywrlock)(pthread_rwlock_t *);
 static int (*real_rwunlock)(pthread_rwlock_t *);
+static int (*real_cond_wait)(pthread_cond_t *, pthread_mutex_t *);
+static int (*real_cond_timedwait)(pthread_cond_t *, pthread_mutex_t *, const struct timespec *);
 
 /* The delay experiment: LAB_LOCK_DELAY=NAME=NS[:outside]. */
 static char delay_name[TEXT];
@@ -147,6 +153,8 @@ static void resolve(void) {
     real_wrlock = dlsym(RTLD_NEXT, "pthread_rwlock_wrlock");
     real_trywrlock = dlsym(RTLD_NEXT, "pthread_rwlock_trywrlock");
     real_rwunlock = dlsym(RTLD_NEXT, "pthread_rwlock_unlock");
+    real_cond_wait = dlsym(RTLD_NEXT, "pthread_cond_wait");
+    real_cond_timedwait = dlsym(RTLD_NEXT, "pthread_cond_timedwait");
 }
 
 static const char *base_name(const char *path) {
@@ -398,6 +406,45 @@ LOCK(pthread_rwlock_wrlock, pthread_rwlock_t, real_wrlock, real_trywrlock, 2)
 
 UNLOCK(pthread_mutex_unlock, pthread_mutex_t, real_mutex_unlock)
 UNLOCK(pthread_rwlock_unlock, pthread_rwlock_t, real_rwunlock)
+
+/* A condition wait: the part of a sampled hold before it is added now, the part after it
+ * is timed from its return, and the two count as one hold at the unlock. */
+static int pause_hold(const void *lock) {
+    for (int i = 0; i < PENDING; i++) {
+        if (pending[i].lock == lock) {
+            __atomic_fetch_add(&pending[i].slot->hold_ns, now_ns() - pending[i].at, __ATOMIC_RELAXED);
+            return i;
+        }
+    }
+    return -1;
+}
+
+static void resume_hold(const void *lock, int place) {
+    if (place >= 0 && pending[place].lock == lock)
+        pending[place].at = now_ns();
+}
+
+int pthread_cond_wait(pthread_cond_t *cond, pthread_mutex_t *lock) {
+    if (!real_cond_wait)
+        resolve();
+    if (!counting())
+        return real_cond_wait(cond, lock);
+    int place = pause_hold(lock);
+    int r = real_cond_wait(cond, lock);
+    resume_hold(lock, place);
+    return r;
+}
+
+int pthread_cond_timedwait(pthread_cond_t *cond, pthread_mutex_t *lock, const struct timespec *until) {
+    if (!real_cond_timedwait)
+        resolve();
+    if (!counting())
+        return real_cond_timedwait(cond, lock, until);
+    int place = pause_hold(lock);
+    int r = real_cond_timedwait(cond, lock, until);
+    resume_hold(lock, place);
+    return r;
+}
 
 static void read_delay(void) {
     const char *spec = getenv("LAB_LOCK_DELAY");

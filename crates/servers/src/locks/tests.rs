@@ -13,9 +13,14 @@ const DEMO: &str = concat!(env!("OUT_DIR"), "/lockdemo");
 
 /// Runs the demo under the library in `folder` and reads its table.
 fn run_demo(folder: &Path, threads: usize, delay: Option<&str>) -> Table {
+    run_demo_with(folder, &[&threads.to_string(), "0.3"], delay)
+}
+
+/// Runs the demo with `args` under the library in `folder` and reads its table.
+fn run_demo_with(folder: &Path, args: &[&str], delay: Option<&str>) -> Table {
     let preload = Preload::into(folder, &[], delay).expect("library written");
     let status = Command::new(DEMO)
-        .args([threads.to_string(), "0.3".to_owned()])
+        .args(args)
         .envs(preload.env.iter().map(|(k, v)| (k, v)))
         .stdout(std::process::Stdio::null())
         .status()
@@ -64,6 +69,21 @@ fn the_contended_lock_is_named_by_its_symbol_and_waited_on_the_others_are_not() 
         "the most waited-on first"
     );
     assert!(table.delay_class.is_none() && table.delayed == 0);
+}
+
+#[test]
+fn a_condition_wait_is_not_counted_as_holding_its_lock() {
+    // The waiter holds `wait_lock` only around a 1 ms condition wait, which releases it:
+    // counted as a hold, every sampled hold would be 1 ms or more.
+    let dir = tempfile::tempdir().unwrap();
+    let table = run_demo_with(dir.path(), &["1", "0.5", "wait"], None);
+    let rows = rows(&empty(), &table, Duration::from_millis(500));
+    let wait = rows
+        .iter()
+        .find(|r| r.name == "lockdemo!wait_lock")
+        .unwrap_or_else(|| panic!("no wait_lock in {rows:?}"));
+    let hold = wait.hold_ns.expect("some holds of wait_lock sampled");
+    assert!(hold < 1e6, "{wait:?}");
 }
 
 #[test]
