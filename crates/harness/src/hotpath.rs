@@ -147,6 +147,13 @@ pub trait HotPath: Sync {
     fn guards_locks(&self) -> bool {
         false
     }
+    /// Whether its cells start a real server that `lab matrix locks=true` runs under the
+    /// lock library (`servers::locks`), each record's `extra.locks` holding the server's
+    /// locks: `lab` then asks which of them limits (its `limiting_lock` part), the delay
+    /// spent by the library inside the server. By default not.
+    fn preloads_locks(&self) -> bool {
+        false
+    }
     /// Whether [`HotPath::measure_pairs`] is implemented: `lab` then measures a part's
     /// pairs of single cells on the same CPUs in one child, a block of pairs at a time.
     fn pairs_in_one_process(&self) -> bool {

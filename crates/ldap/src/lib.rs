@@ -173,6 +173,11 @@ impl Kind {
 }
 
 impl HotPath for LdapHotPath {
+    fn preloads_locks(&self) -> bool {
+        // Both servers start through `servers::process::Running` with their wrappers named
+        // (`server::LOCK_WRAPPERS`).
+        true
+    }
     fn description(&self) -> &'static Description {
         &DESCRIPTION
     }

@@ -63,6 +63,11 @@ const DESCRIPTION: Description = Description {
 };
 
 impl HotPath for ServerHotPath {
+    fn preloads_locks(&self) -> bool {
+        // The user's server starts through `servers::process::Running`; one that is
+        // statically linked or clears LD_PRELOAD is refused there with a line saying so.
+        true
+    }
     fn description(&self) -> &'static Description {
         &DESCRIPTION
     }

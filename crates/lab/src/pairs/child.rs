@@ -124,9 +124,12 @@ impl super::Runner for Children<'_> {
     fn blocks(&self, cells: &[usize]) -> bool {
         let first = &self.cells[cells[0]];
         // Two cells with a resident mode of their own, or any cells measured in turn; all
-        // on one CPU mask and one window. Not the delay experiment's: its switch is the
-        // process's, so each side needs a child of its own.
-        cells.iter().all(|&i| self.cells[i].lock_delay.is_none())
+        // on one CPU mask and one window. Not the delay experiment's, nor the lock
+        // library's cost: their switches are the process's, so each side needs a child of
+        // its own.
+        cells
+            .iter()
+            .all(|&i| self.cells[i].lock_delay.is_none() && !self.cells[i].without_lock_library)
             && cells.iter().all(|&i| {
                 let c = &self.cells[i];
                 c.file.hot_path.name() == first.file.hot_path.name()

@@ -11,7 +11,10 @@
 //! throughput, contradicted at 0.95 and above.
 //!
 //! Like the placebo it is the lab's, declared for every hot path whose locks of one holder
-//! are all taken through `OpCtx::lock` (`HotPath::guards_locks`), weighed as a size (no
+//! are all taken through `OpCtx::lock` (`HotPath::guards_locks`), and with `locks=true` for
+//! every hot path whose real server runs under the lock library (`HotPath::preloads_locks`:
+//! the server's mutexes from `extra.locks`, the delay spent by the library, each side's
+//! server in a child of its own), weighed as a size (no
 //! verdict rests on it) and shown beside the question's parts. Which lock, how long a
 //! delay and on which cell are known only after the rounds (the lock table is a
 //! measurement), so the plan declares it on the hot path's most threaded compared cell
@@ -138,12 +141,96 @@ fn busiest<'r>(
         .filter(|r| r.hot_path == hot_path && r.usable())
         .filter(move |r| !any || contended(r))
         .flat_map(|r| {
-            r.locks.iter().flatten().filter_map(move |row| {
+            let own = r.locks.iter().flatten().filter_map(move |row| {
                 let hold = row.hold_ns.as_ref()?.mean;
                 let utilization = row.utilization?;
                 (row.slots == Some(1) && hold > 0.0 && utilization > 0.0)
                     .then(|| (r, row.name.clone(), hold, utilization))
-            })
+            });
+            own.chain(server_locks(r))
         })
         .max_by(|a, b| a.3.total_cmp(&b.3))
+}
+
+/// A real server's mutexes under the lock library (`extra.locks`), each with its mean
+/// hold and utilization per object: the share of the window one object of the class was
+/// held, acquisitions times mean hold spread over the class's objects (a class of many
+/// objects, a lock per connection, is not one queue). An rwlock admits many readers and
+/// is left out, as the lab's own locks of many holders are.
+fn server_locks(r: &RunRecord) -> impl Iterator<Item = (&RunRecord, String, f64, f64)> {
+    servers::locks::LockRow::of_record(r)
+        .into_iter()
+        .filter_map(move |row| {
+            let hold = row.hold_ns?;
+            let utilization = row.acquisitions_per_s * hold * 1e-9 / row.objects.max(1) as f64;
+            (row.kind == "mutex" && hold > 0.0 && utilization > 0.0).then_some((
+                r,
+                row.name,
+                hold,
+                utilization,
+            ))
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use harness::schema::{CellKey, CellStatus};
+    use servers::locks::LockRow;
+
+    fn server_cell(threads: usize, cores: usize, rows: &[LockRow]) -> RunRecord {
+        let key = CellKey {
+            hot_path: "ldap".into(),
+            variant: "389-ds".into(),
+            params: Default::default(),
+            threads,
+            cores,
+        };
+        let mut r = RunRecord::failed(&key, "0", "x");
+        r.status = CellStatus::Ok;
+        r.failure = None;
+        r.verified = true;
+        r.ops_per_sec = 1e4;
+        r.extra.insert(
+            "locks".into(),
+            serde_json::Value::Array(rows.iter().map(LockRow::to_json).collect()),
+        );
+        r
+    }
+
+    fn row(name: &str, kind: &'static str, objects: u64, per_s: f64, hold: f64) -> LockRow {
+        LockRow {
+            name: name.into(),
+            site: "f < g".into(),
+            kind,
+            objects,
+            waits_per_s: 0.0,
+            wait_ms_per_s: 0.0,
+            acquisitions_per_s: per_s,
+            hold_ns: Some(hold),
+        }
+    }
+
+    #[test]
+    fn a_server_s_busiest_mutex_is_its_most_held_object_of_one_holder() {
+        let rows = [
+            // Held 0.9 of the time, but by readers that share it.
+            row("tree", "rwlock", 1, 90_000.0, 10_000.0),
+            // 0.8 of the time over 16 objects: 0.05 each.
+            row("mutex in conn_new", "mutex", 16, 80_000.0, 10_000.0),
+            // 0.3 of the time, one object.
+            row("ns-slapd+0x70980", "mutex", 1, 30_000.0, 10_000.0),
+        ];
+        let records = [
+            server_cell(16, 1, &[row("on one cpu", "mutex", 1, 99_000.0, 10_000.0)]),
+            server_cell(16, 2, &rows),
+        ];
+        let (r, name, hold, utilization) = busiest("ldap", &records).unwrap();
+        assert_eq!(
+            (r.cores, name.as_str(), hold),
+            (2, "ns-slapd+0x70980", 10_000.0)
+        );
+        assert!((utilization - 0.3).abs() < 1e-9, "{utilization}");
+        assert!(busiest("lookup", &records).is_none());
+    }
 }

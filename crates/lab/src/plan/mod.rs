@@ -125,6 +125,10 @@ pub struct CellSpec<'a> {
     /// The delay experiment's lock, amount and place: set only on the cells the
     /// `limiting_lock` part adds for its pairs (`pairs::lock_delay`), never in the rounds.
     pub lock_delay: Option<harness::locks::delay::Delay>,
+    /// Set only on the cell the `lock_library_cost` parts add for their pairs
+    /// (`pairs::lock_library`): its file starts servers under the lock library
+    /// (`locks=true`), this cell's start without it.
+    pub without_lock_library: bool,
 }
 
 impl CellSpec<'_> {
@@ -147,7 +151,7 @@ impl CellSpec<'_> {
                 .collect(),
             profile,
             locks_off: self.file.locks_off,
-            lock_library: self.file.lock_library,
+            lock_library: self.file.lock_library && !self.without_lock_library,
             lock_delay: self.lock_delay.clone(),
         }
     }
@@ -169,6 +173,7 @@ impl ScenarioPlan {
                             threads,
                             cores,
                             lock_delay: None,
+                            without_lock_library: false,
                         });
                     }
                 }

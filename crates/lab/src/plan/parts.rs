@@ -69,8 +69,14 @@ pub fn declare(plan: &MatrixPlan, cells: &[CellSpec<'_>]) -> Vec<Measured> {
                 .map(|claim| resolvable(claim, &refs))
                 .collect();
             claims.extend(placebo(&claims, cells, &refs));
-            if h.guards_locks() {
+            let library = cells
+                .iter()
+                .any(|c| c.file.hot_path.name() == h.name() && c.file.lock_library);
+            if h.guards_locks() || (h.preloads_locks() && library) {
                 claims.extend(crate::pairs::lock_delay::declare(&claims, cells, &refs));
+            }
+            if h.preloads_locks() && library {
+                claims.extend(crate::pairs::lock_library::declare(&claims, cells, &refs));
             }
             claims.into_iter().map(|mut claim| {
                 claim.hot_path = h.name().to_owned();
@@ -98,6 +104,9 @@ pub fn cell_ref(c: &CellSpec<'_>) -> CellRef {
     let mut params = c.params.to_map();
     if let Some(d) = &c.lock_delay {
         params.insert(harness::locks::delay::PARAM.to_owned(), d.text().into());
+    }
+    if c.without_lock_library {
+        params.insert("lock_library".to_owned(), "off".into());
     }
     CellRef {
         file: c.file.file.clone(),
@@ -168,7 +177,12 @@ pub fn plan_parts(
                 .flat_map(|c| c.cells())
                 .filter_map(|r| position(r, &refs))
                 .collect();
+            // The lab's own parts are declared against their cell itself and get their
+            // other side after the rounds (`pairs::lock_delay`, `pairs::lock_library`): they
+            // pay for their own pairs.
+            let later = crate::pairs::LAB_PARTS.contains(&m.claim.part.as_str());
             let shares = match payers.iter().find(|(cells, _)| *cells == at) {
+                _ if later => String::new(),
                 Some((_, payer)) => payer.clone(),
                 None => {
                     payers.push((at, name.clone()));

@@ -46,12 +46,12 @@ fn findings_of(
                 "None of the cells that answer it ran: run the default matrix.",
             )
         });
-        // The placebo is the lab's, not the question's: shown beside the parts, never in
-        // the verdict.
+        // The placebo, the delay experiment and the lock library's cost are the lab's,
+        // not the question's: shown beside the parts, never in the verdict.
         answer.parts.extend(
             own.iter()
                 .filter(|m| {
-                    m.claim.placebo || m.claim.part == crate::pairs::lock_delay::LIMITING_LOCK
+                    m.claim.placebo || crate::pairs::LAB_PARTS.contains(&m.claim.part.as_str())
                 })
                 .map(verdict::decide::Measured::part),
         );

@@ -116,8 +116,8 @@ pub fn section(g: &Group<'_>) -> Vec<Block> {
                 };
                 Row::from(
                     [
-                        format!("{} ({})", now.name, now.kind),
-                        now.site.clone(),
+                        lock_name(now),
+                        where_taken(now),
                         before
                             .as_ref()
                             .map_or_else(|| "-".to_owned(), |b| ms(b.wait_ms_per_s)),
@@ -143,6 +143,24 @@ pub fn section(g: &Group<'_>) -> Vec<Block> {
     out
 }
 
+/// A heap lock's name already says its kind (`mutex in f < g`); a static one's does not.
+fn lock_name(r: &LockRow) -> String {
+    if r.name.starts_with(r.kind) {
+        r.name.clone()
+    } else {
+        format!("{} ({})", r.name, r.kind)
+    }
+}
+
+/// The site, unless the name is made of it (a heap lock's).
+fn where_taken(r: &LockRow) -> String {
+    if r.name.ends_with(&r.site) {
+        "(in its name)".into()
+    } else {
+        r.site.clone()
+    }
+}
+
 fn ms(v: f64) -> String {
     if v >= 10.0 {
         format!("{v:.0}")
@@ -154,7 +172,12 @@ fn ms(v: f64) -> String {
 /// How much a wait grew, as a ratio, or that it was not there (or was nothing) before.
 fn grew(before: f64, now: f64) -> String {
     if before > 0.0 {
-        format!("{:.1}x", now / before)
+        let x = now / before;
+        if x >= 100.0 {
+            format!("{}x", si(x))
+        } else {
+            format!("{x:.1}x")
+        }
     } else if now > 0.0 {
         "new".into()
     } else {
