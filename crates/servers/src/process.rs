@@ -162,8 +162,13 @@ impl Running {
         program: &str,
         preload: crate::locks::Preload,
     ) -> Result<(), String> {
+        // The table's pid alone would pass a shell that made the table and then exec'd a
+        // server with LD_PRELOAD cleared (same pid): the library must be mapped in the
+        // server now.
+        let maps = std::fs::read_to_string(format!("/proc/{}/maps", self.pid)).unwrap_or_default();
+        let mapped = maps.contains(crate::locks::LIBRARY_FILE);
         match crate::locks::Table::read(&preload.table) {
-            Ok(table) if table.pid == self.pid as i32 => {
+            Ok(table) if mapped && table.pid == self.pid as i32 => {
                 crate::locks::register(self.pid, preload.table);
                 self.lock_table = true;
                 Ok(())
