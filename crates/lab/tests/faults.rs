@@ -10,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use harness::schema::{CellStatus, RunRecord};
 use lab::results::ResultsFile;
@@ -128,7 +128,7 @@ impl Root {
         let threads = threads.to_string();
         let round = format!("CONTENTION_LAB_ROUND={round}");
         let mut found = None;
-        wait_until("the child to start", Duration::from_secs(30), || {
+        common::wait_until("the child to start", Duration::from_secs(30), || {
             found = self.processes().into_iter().find(|p| {
                 p.args.get(1).is_some_and(|a| a == "run")
                     && p.args
@@ -154,7 +154,7 @@ impl Root {
     /// No process of this root's runs and no scratch folder is left.
     fn assert_clean(&self) {
         let mut left = Vec::new();
-        wait_until("the run's processes to end", Duration::from_secs(5), || {
+        common::wait_until("the run's processes to end", Duration::from_secs(5), || {
             left = self.processes();
             left.is_empty()
         });
@@ -166,14 +166,6 @@ struct Process {
     pid: i32,
     args: Vec<String>,
     environ: Vec<String>,
-}
-
-fn wait_until(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
-    let until = Instant::now() + limit;
-    while !done() {
-        assert!(Instant::now() < until, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 fn signal(pid: i32, signal: i32) {
@@ -344,7 +336,7 @@ fn sigkill_to_lab_loses_only_the_round_in_flight_and_resume_finishes_the_run() {
     let out = lab.wait_with_output().unwrap();
     assert_eq!(out.status.code(), None, "killed");
     // The child dies with lab (parent-death signal).
-    wait_until("the child to die with lab", Duration::from_secs(5), || {
+    common::wait_until("the child to die with lab", Duration::from_secs(5), || {
         !Path::new(&format!("/proc/{}/environ", child.pid)).exists()
             || std::fs::read(format!("/proc/{}/environ", child.pid)).is_ok_and(|e| e.is_empty())
     });
@@ -447,7 +439,7 @@ fn a_child_killed_mid_measurement_leaves_no_folder_in_the_data_dir() {
     );
     let child = root.wait_for_child(1, 0);
     let owned = format!("contention-lab-sqlmix-p{}-", child.pid);
-    wait_until(
+    common::wait_until(
         "the child's database folder",
         Duration::from_secs(30),
         || {
@@ -502,7 +494,7 @@ fn a_child_killed_while_perf_profiles_it_leaves_no_folder_behind() {
         None,
     );
     let mut profiled = None;
-    wait_until("the profiling run", Duration::from_secs(30), || {
+    common::wait_until("the profiling run", Duration::from_secs(30), || {
         profiled = root.processes().into_iter().find(|p| {
             p.args.get(1).is_some_and(|a| a == "run") && p.args.contains(&"--profile".to_owned())
         });
@@ -522,7 +514,7 @@ fn a_child_killed_while_perf_profiles_it_leaves_no_folder_behind() {
             })
         })
     };
-    wait_until("perf's folder", Duration::from_secs(10), perf_folder);
+    common::wait_until("perf's folder", Duration::from_secs(10), perf_folder);
     signal(child.pid, libc::SIGKILL);
     let out = lab.wait_with_output().unwrap();
     assert_measured(&root.results().cells[0]);

@@ -172,14 +172,6 @@ fn retakes_can_be_switched_off() {
     assert_eq!(files[0].env.interference_threshold, None);
 }
 
-fn wait_until(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
-    let until = Instant::now() + limit;
-    while !done() {
-        assert!(Instant::now() < until, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 fn lock_file(tmp: &Path) -> PathBuf {
     tmp.join("contention-lab.matrix.lock")
 }
@@ -188,7 +180,7 @@ fn lock_file(tmp: &Path) -> PathBuf {
 fn holder(root: &Path, tmp: &Path) -> Child {
     let child = command(root, tmp, NOOP, Some("hang")).spawn().unwrap();
     let pid = format!("pid {}", child.id());
-    wait_until("the first matrix to lock", Duration::from_secs(30), || {
+    common::wait_until("the first matrix to lock", Duration::from_secs(30), || {
         std::fs::read_to_string(lock_file(tmp)).is_ok_and(|t| t.starts_with(&pid))
     });
     child
