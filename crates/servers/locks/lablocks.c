@@ -19,7 +19,9 @@
  * (the hold). A lock's slot is made the first time it is sampled or waited on; its class
  * (what the table names) is its object and symbol for a lock in a shared object's data,
  * else the first call site outside the lock wrappers (libc, NSPR, LAB_LOCKS_WRAPPERS) on
- * the stack of that first acquisition: locks made at one place are one class.
+ * the stack of that first acquisition: locks made at one place are one class. One wait in
+ * WAIT_SAMPLE per thread names its own call site, before it blocks, and counts in its
+ * class's first WAIT_SITES sites: who waits, which is not always who took it first.
  *
  * A condition wait releases its mutex and takes it back inside glibc: the library pauses
  * a sampled hold for the wait (else a worker's idle sleep on a queue's condition would
@@ -46,13 +48,15 @@
 #include <unistd.h>
 
 #define MAGIC 0x736b636f6c62616cULL /* "lablocks" */
-#define VERSION 1
+#define VERSION 2
 #define SLOTS 16384
 #define CLASSES 1024
 #define TEXT 160
 #define SAMPLE_EVERY 64
 #define PENDING 4
 #define FRAMES 24
+#define WAIT_SITES 4
+#define WAIT_SAMPLE 8
 
 /* The layout the lab reads (crates/servers/src/locks.rs): keep the two in step. */
 struct header {
@@ -80,12 +84,24 @@ struct slot {
     uint64_t pad;
 };
 
+/* Where a class's sampled waits came from (one wait in WAIT_SAMPLE per thread). */
+struct wait_site {
+    uint64_t key; /* hash of text; 0 free */
+    uint32_t ready; /* 1 once the text is written */
+    uint32_t pad;
+    uint64_t waits;
+    uint64_t wait_ns;
+    char text[TEXT];
+};
+
 struct class {
     uint64_t key; /* hash of name; 0 free */
     uint32_t ready; /* 1 once the texts are written */
     uint32_t kind; /* 1 mutex, 2 rwlock */
     char name[TEXT];
     char site[TEXT];
+    uint64_t wait_sampled; /* sampled waits, named among `sites` or not (all full) */
+    struct wait_site sites[WAIT_SITES];
 };
 
 struct table {
@@ -115,6 +131,7 @@ static char wrappers[512];
 #define TLS __thread __attribute__((tls_model("initial-exec")))
 static TLS int inside; /* this thread is in the library: pass straight through */
 static TLS uint32_t tick;
+static TLS uint32_t wait_tick;
 static TLS struct {
     const void *lock;
     uint64_t at;
@@ -227,7 +244,7 @@ static uint32_t class_of(const void *lock, uint32_t kind) {
             snprintf(name, sizeof name, "%s+0x%lx", base_name(info.dli_fname),
                      (unsigned long)((const char *)lock - (const char *)info.dli_fbase));
     } else {
-        snprintf(name, sizeof name, "%s in %s", kind == 2 ? "rwlock" : "mutex", site);
+        snprintf(name, sizeof name, "%s in %.148s", kind == 2 ? "rwlock" : "mutex", site);
     }
     uint64_t key = hash_bytes(name);
     for (uint32_t i = 0; i < CLASSES; i++) {
@@ -321,8 +338,38 @@ static struct slot *releasing(const void *lock) {
     return delayed;
 }
 
-/* After a lock was taken: `waited_from` is 0 when it was free. */
-static void acquired(const void *lock, uint32_t kind, uint64_t waited_from) {
+/* Counts a sampled wait of `waited` ns at `site` (named before the wait) in class `c`. */
+static void wait_at(uint32_t c, const char *site, uint64_t waited) {
+    if (c >= CLASSES)
+        return;
+    struct class *k = &table->classes[c];
+    __atomic_fetch_add(&k->wait_sampled, 1, __ATOMIC_RELAXED);
+    uint64_t key = hash_bytes(site);
+    for (int i = 0; i < WAIT_SITES; i++) {
+        struct wait_site *w = &k->sites[i];
+        uint64_t seen = __atomic_load_n(&w->key, __ATOMIC_ACQUIRE);
+        if (seen == 0) {
+            uint64_t expected = 0;
+            if (__atomic_compare_exchange_n(&w->key, &expected, key, 0, __ATOMIC_ACQ_REL,
+                                            __ATOMIC_ACQUIRE)) {
+                memcpy(w->text, site, TEXT);
+                __atomic_store_n(&w->ready, 1, __ATOMIC_RELEASE);
+                seen = key;
+            } else {
+                seen = expected;
+            }
+        }
+        if (seen == key) {
+            __atomic_fetch_add(&w->waits, 1, __ATOMIC_RELAXED);
+            __atomic_fetch_add(&w->wait_ns, waited, __ATOMIC_RELAXED);
+            return;
+        }
+    }
+}
+
+/* After a lock was taken: `waited_from` is 0 when it was free; `site`, where a sampled
+ * wait came from (named before it blocked, so never while holding), or NULL. */
+static void acquired(const void *lock, uint32_t kind, uint64_t waited_from, const char *site) {
     struct slot *s = NULL;
     uint64_t at = now_ns();
     if (waited_from) {
@@ -330,6 +377,8 @@ static void acquired(const void *lock, uint32_t kind, uint64_t waited_from) {
         if (s) {
             __atomic_fetch_add(&s->waits, 1, __ATOMIC_RELAXED);
             __atomic_fetch_add(&s->wait_ns, at - waited_from, __ATOMIC_RELAXED);
+            if (site)
+                wait_at(s->class, site, at - waited_from);
         }
     }
     if (++tick % SAMPLE_EVERY)
@@ -368,18 +417,26 @@ static int counting(void) {
         if (r != EBUSY) {                                                                  \
             if (r == 0 && (tick + 1) % SAMPLE_EVERY == 0) {                                \
                 inside = 1;                                                                \
-                acquired(lock, kind, 0);                                                   \
+                acquired(lock, kind, 0, NULL);                                             \
                 inside = 0;                                                                \
             } else if (r == 0) {                                                           \
                 tick++;                                                                    \
             }                                                                              \
             return r;                                                                      \
         }                                                                                  \
+        /* Named before blocking: the thread waits anyway, and holds nothing of this. */   \
+        char site[TEXT];                                                                   \
+        int named = ++wait_tick % WAIT_SAMPLE == 0;                                        \
+        if (named) {                                                                       \
+            inside = 1;                                                                    \
+            call_site(site, sizeof site);                                                  \
+            inside = 0;                                                                    \
+        }                                                                                  \
         uint64_t from = now_ns();                                                          \
         r = real(lock);                                                                    \
         if (r == 0) {                                                                      \
             inside = 1;                                                                    \
-            acquired(lock, kind, from);                                                    \
+            acquired(lock, kind, from, named ? site : NULL);                               \
             inside = 0;                                                                    \
         }                                                                                  \
         return r;                                                                          \

@@ -31,11 +31,15 @@ pub const TABLE_FILE: &str = "locks.table";
 pub const ROWS: usize = 12;
 
 const MAGIC: u64 = 0x736b_636f_6c62_616c;
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 const HEADER: usize = 48;
 const SLOT: usize = 64;
-const CLASS: usize = 336;
+const CLASS: usize = 1112;
 const TEXT: usize = 160;
+const WAIT_SITES: usize = 4;
+const WAIT_SITE: usize = 192;
+/// Where a class's wait sites start: after key, ready, kind, name, site, wait_sampled.
+const WAIT_SITES_AT: usize = 16 + 2 * TEXT + 8;
 
 /// What a server's command needs to run under the library.
 #[derive(Debug, Clone)]
@@ -89,6 +93,16 @@ pub struct Counts {
     pub hold_ns: u64,
 }
 
+/// Where a class's sampled waits came from (one wait in 8 per thread names its call site
+/// before it blocks).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WaitSites {
+    /// Sampled waits, whether or not one of `sites` took them (the library keeps four).
+    pub sampled: u64,
+    /// (the first two functions outside the lock wrappers, sampled waits from there).
+    pub sites: Vec<(String, u64)>,
+}
+
 /// What a class is called.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Class {
@@ -117,6 +131,8 @@ pub struct Table {
     pub classes: BTreeMap<u32, Class>,
     /// Counts by class index.
     pub counts: BTreeMap<u32, Counts>,
+    /// Where each class's sampled waits came from, by class index.
+    pub wait_sites: BTreeMap<u32, WaitSites>,
 }
 
 fn u32_at(b: &[u8], at: usize) -> u32 {
@@ -156,6 +172,7 @@ impl Table {
             delay_class: None,
             classes: BTreeMap::new(),
             counts: BTreeMap::new(),
+            wait_sites: BTreeMap::new(),
         };
         let class_base = HEADER + slots * SLOT;
         for i in 0..classes {
@@ -173,6 +190,18 @@ impl Table {
                     } else {
                         "mutex"
                     },
+                },
+            );
+            let sites = (0..WAIT_SITES)
+                .map(|k| at + WAIT_SITES_AT + k * WAIT_SITE)
+                .filter(|&w| u64_at(b, w) != 0 && u32_at(b, w + 8) != 0)
+                .map(|w| (text_at(b, w + 32), u64_at(b, w + 16)))
+                .collect();
+            table.wait_sites.insert(
+                i as u32,
+                WaitSites {
+                    sampled: u64_at(b, at + 16 + 2 * TEXT),
+                    sites,
                 },
             );
         }
@@ -219,6 +248,10 @@ pub struct LockRow {
     pub acquisitions_per_s: f64,
     /// Mean hold in nanoseconds, where holds were sampled in the window.
     pub hold_ns: Option<f64>,
+    /// Where its waits came from in the window: call sites with their share of the
+    /// sampled waits, the most first (what is left was from sites the library did not
+    /// keep).
+    pub wait_sites: Vec<(String, f64)>,
 }
 
 impl LockRow {
@@ -233,6 +266,11 @@ impl LockRow {
             "wait_ms_per_s": self.wait_ms_per_s,
             "acquisitions_per_s": self.acquisitions_per_s,
             "hold_ns": self.hold_ns,
+            "wait_sites": self
+                .wait_sites
+                .iter()
+                .map(|(site, share)| json!({"site": site, "share": share}))
+                .collect::<Vec<_>>(),
         })
     }
 
@@ -253,6 +291,22 @@ impl LockRow {
             wait_ms_per_s: number("wait_ms_per_s")?,
             acquisitions_per_s: number("acquisitions_per_s")?,
             hold_ns: number("hold_ns"),
+            // Absent in results written before the library named where waits came from.
+            wait_sites: v
+                .get("wait_sites")
+                .and_then(Value::as_array)
+                .map(|sites| {
+                    sites
+                        .iter()
+                        .filter_map(|w| {
+                            Some((
+                                w.get("site")?.as_str()?.to_owned(),
+                                w.get("share")?.as_f64()?,
+                            ))
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
         })
     }
 
@@ -294,6 +348,7 @@ pub fn rows(open: &Table, close: &Table, window: Duration) -> Vec<LockRow> {
                 wait_ms_per_s: wait_ns as f64 / 1e6 / secs,
                 acquisitions_per_s: (sampled * u64::from(close.sample_every)) as f64 / secs,
                 hold_ns: (holds > 0).then(|| hold_ns as f64 / holds as f64),
+                wait_sites: wait_sites(open.wait_sites.get(index), close.wait_sites.get(index)),
             })
         })
         .collect();
@@ -304,6 +359,35 @@ pub fn rows(open: &Table, close: &Table, window: Duration) -> Vec<LockRow> {
     });
     rows.truncate(ROWS);
     rows
+}
+
+/// The call sites a class's sampled waits came from between two reads, each with its
+/// share of them, the most first.
+fn wait_sites(open: Option<&WaitSites>, close: Option<&WaitSites>) -> Vec<(String, f64)> {
+    let Some(close) = close else {
+        return Vec::new();
+    };
+    let empty = WaitSites::default();
+    let open = open.unwrap_or(&empty);
+    let sampled = close.sampled.saturating_sub(open.sampled);
+    if sampled == 0 {
+        return Vec::new();
+    }
+    let mut out: Vec<(String, f64)> = close
+        .sites
+        .iter()
+        .filter_map(|(site, now)| {
+            let before = open
+                .sites
+                .iter()
+                .find(|(s, _)| s == site)
+                .map_or(0, |s| s.1);
+            let waits = now.saturating_sub(before);
+            (waits > 0).then(|| (site.clone(), waits as f64 / sampled as f64))
+        })
+        .collect();
+    out.sort_by(|a, b| b.1.total_cmp(&a.1));
+    out
 }
 
 /// Writes a window's lock figures into `m`'s extras: `locks` (the rows), how they were

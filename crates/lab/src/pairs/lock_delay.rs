@@ -208,6 +208,7 @@ mod tests {
             wait_ms_per_s: 0.0,
             acquisitions_per_s: per_s,
             hold_ns: Some(hold),
+            wait_sites: Vec::new(),
         }
     }
 

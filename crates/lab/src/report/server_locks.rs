@@ -19,7 +19,8 @@ const SHOWN: usize = 5;
 
 const EXPLAIN: &str = "Each row is a class of the server's pthread locks, named by its symbol \
     where the binary exports one (else object+offset) or, for a lock on the heap, by the two \
-    frames that first took it. Wait is summed over threads: 1000 ms/s is one thread waiting \
+    frames that first took it; \"waits from\" names the two call sites most of its waits came \
+    from, with their share of the sampled waits. Wait is summed over threads: 1000 ms/s is one thread waiting \
     all the time. A lock that idle workers wait on (a work queue's) waits without limiting; \
     the delay experiment (`limiting_lock`) tells them apart.";
 
@@ -97,6 +98,7 @@ pub fn section(g: &Group<'_>) -> Vec<Block> {
         let head = [
             format!("{} · {} cores: lock", gr.variant, gr.cores),
             "where taken".into(),
+            format!("waits from, {most} threads"),
             format!("wait ms/s, {few} threads"),
             format!("wait ms/s, {most} threads"),
             "wait grew".into(),
@@ -118,6 +120,7 @@ pub fn section(g: &Group<'_>) -> Vec<Block> {
                     [
                         lock_name(now),
                         where_taken(now),
+                        waits_from(now),
                         before
                             .as_ref()
                             .map_or_else(|| "-".to_owned(), |b| ms(b.wait_ms_per_s)),
@@ -159,6 +162,19 @@ fn where_taken(r: &LockRow) -> String {
     } else {
         r.site.clone()
     }
+}
+
+/// The two call sites most of its sampled waits came from, with their shares.
+fn waits_from(r: &LockRow) -> String {
+    if r.wait_sites.is_empty() {
+        return "-".into();
+    }
+    r.wait_sites
+        .iter()
+        .take(2)
+        .map(|(site, share)| format!("{site} ({:.0}%)", share * 100.0))
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 fn ms(v: f64) -> String {
@@ -203,6 +219,7 @@ mod tests {
             wait_ms_per_s: wait,
             acquisitions_per_s: 1e4,
             hold_ns: Some(500.0),
+            wait_sites: vec![("f < g".into(), 0.9)],
         }
     }
 
@@ -248,15 +265,15 @@ mod tests {
         assert_eq!(gr.locks[1].0, None);
         let md = Markdown.blocks(&section(g));
         assert!(
-            md.contains("| cache (mutex) | f < g | 1.00 | 40 | 40.0x |"),
+            md.contains("| cache (mutex) | f < g | f < g (90%) | 1.00 | 40 | 40.0x |"),
             "{md}"
         );
         assert!(
-            md.contains("| table (mutex) | f < g | - | 30 | new |"),
+            md.contains("| table (mutex) | f < g | f < g (90%) | - | 30 | new |"),
             "{md}"
         );
         assert!(
-            md.contains("| queue (mutex) | f < g | 2.00 | 1.00 | 0.5x |"),
+            md.contains("| queue (mutex) | f < g | f < g (90%) | 2.00 | 1.00 | 0.5x |"),
             "{md}"
         );
     }

@@ -38,6 +38,7 @@ fn empty() -> Table {
         delay_class: None,
         classes: BTreeMap::new(),
         counts: BTreeMap::new(),
+        wait_sites: BTreeMap::new(),
     }
 }
 
@@ -55,8 +56,17 @@ fn the_contended_lock_is_named_by_its_symbol_and_waited_on_the_others_are_not() 
     assert!(hot.waits_per_s > 0.0 && hot.wait_ms_per_s > 0.0, "{hot:?}");
     assert!(hot.hold_ns.is_some_and(|h| h > 0.0), "{hot:?}");
     assert_eq!(hot.kind, "mutex");
+    // Every wait is the demo's `work` taking it: one site (the demo exports no symbols,
+    // so an offset in it), most of the sampled waits.
+    let (site, share) = hot
+        .wait_sites
+        .first()
+        .expect("some waits sampled for their site");
+    assert!(site.starts_with("lockdemo"), "{hot:?}");
+    assert!(*share > 0.5 && *share <= 1.0, "{hot:?}");
     let quiet = row("lockdemo!quiet_lock");
     assert_eq!(quiet.waits_per_s, 0.0, "{quiet:?}");
+    assert!(quiet.wait_sites.is_empty(), "{quiet:?}");
     assert!(quiet.acquisitions_per_s > 0.0, "{quiet:?}");
     // The heap mutex is named by where it was first taken (the demo's `work`).
     let heap = rows
@@ -192,8 +202,16 @@ fn a_row_reads_back_as_written_and_a_foreign_one_is_skipped() {
         wait_ms_per_s: 4456.5,
         acquisitions_per_s: 47_000.0,
         hold_ns: None,
+        wait_sites: vec![("get_work_q < worker".into(), 0.75)],
     };
     assert_eq!(LockRow::from_json(&row.to_json()), Some(row.clone()));
+    let mut older = row.to_json();
+    older.as_object_mut().unwrap().remove("wait_sites");
+    assert_eq!(
+        LockRow::from_json(&older).map(|r| r.wait_sites),
+        Some(Vec::new()),
+        "a row written before wait sites reads with none"
+    );
     let mut foreign = row.to_json();
     foreign["kind"] = "spinlock".into();
     assert_eq!(LockRow::from_json(&foreign), None);
@@ -211,4 +229,30 @@ fn a_row_reads_back_as_written_and_a_foreign_one_is_skipped() {
         serde_json::json!([row.to_json(), foreign, {"name": 1}]),
     );
     assert_eq!(LockRow::of_record(&record), vec![row]);
+}
+
+#[test]
+fn a_window_s_wait_sites_are_shares_of_its_sampled_waits() {
+    let mut open = empty();
+    open.wait_sites.insert(
+        3,
+        WaitSites {
+            sampled: 10,
+            sites: vec![("a < b".into(), 6), ("c".into(), 4)],
+        },
+    );
+    let mut close = open.clone();
+    close.wait_sites.insert(
+        3,
+        WaitSites {
+            sampled: 30,
+            sites: vec![("a < b".into(), 10), ("c".into(), 19)],
+        },
+    );
+    // 20 sampled waits in the window: 15 from c, 4 from a < b, 1 from a site not kept.
+    assert_eq!(
+        wait_sites(open.wait_sites.get(&3), close.wait_sites.get(&3)),
+        vec![("c".to_owned(), 0.75), ("a < b".to_owned(), 0.2)]
+    );
+    assert!(wait_sites(close.wait_sites.get(&3), close.wait_sites.get(&3)).is_empty());
 }
