@@ -175,22 +175,20 @@ fn server_locks(r: &RunRecord) -> impl Iterator<Item = (&RunRecord, String, f64,
 #[cfg(test)]
 mod tests {
     use super::*;
-    use harness::schema::{CellKey, CellStatus};
     use servers::locks::LockRow;
 
     fn server_cell(threads: usize, cores: usize, rows: &[LockRow]) -> RunRecord {
-        let key = CellKey {
-            hot_path: "ldap".into(),
-            variant: "389-ds".into(),
-            params: Default::default(),
+        let mut r = harness::testing::synthetic_cell(
+            "ldap",
+            "389ds",
+            "389-ds",
+            &[],
             threads,
             cores,
-        };
-        let mut r = RunRecord::failed(&key, "0", "x");
-        r.status = CellStatus::Ok;
-        r.failure = None;
-        r.verified = true;
-        r.ops_per_sec = 1e4;
+            1e4,
+            0.0,
+            1,
+        );
         r.extra.insert(
             "locks".into(),
             serde_json::Value::Array(rows.iter().map(LockRow::to_json).collect()),

@@ -204,7 +204,6 @@ fn grew(before: f64, now: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use harness::schema::{CellKey, CellStatus};
     use harness::RunRecord;
 
     use super::super::markup::{Format, Markdown};
@@ -224,18 +223,17 @@ mod tests {
     }
 
     fn cell(threads: usize, rows: &[LockRow]) -> RunRecord {
-        let key = CellKey {
-            hot_path: "ldap".into(),
-            variant: "389-ds".into(),
-            params: Default::default(),
+        let mut r = harness::testing::synthetic_cell(
+            "ldap",
+            "389ds",
+            "389-ds",
+            &[],
             threads,
-            cores: 1,
-        };
-        let mut r = RunRecord::failed(&key, "0", "x");
-        r.status = CellStatus::Ok;
-        r.failure = None;
-        r.verified = true;
-        r.ops_per_sec = 1e4;
+            1,
+            1e4,
+            0.0,
+            1,
+        );
         if !rows.is_empty() {
             r.extra.insert(
                 "locks".into(),

@@ -215,14 +215,8 @@ fn a_row_reads_back_as_written_and_a_foreign_one_is_skipped() {
     let mut foreign = row.to_json();
     foreign["kind"] = "spinlock".into();
     assert_eq!(LockRow::from_json(&foreign), None);
-    let key = harness::schema::CellKey {
-        hot_path: "ldap".into(),
-        variant: "389-ds".into(),
-        params: Default::default(),
-        threads: 16,
-        cores: 1,
-    };
-    let mut record = harness::RunRecord::failed(&key, "0", "x");
+    let mut record =
+        harness::testing::synthetic_cell("ldap", "389ds", "389-ds", &[], 16, 1, 1e4, 0.0, 1);
     assert!(LockRow::of_record(&record).is_empty());
     record.extra.insert(
         "locks".into(),
