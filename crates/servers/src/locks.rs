@@ -390,16 +390,22 @@ fn wait_sites(open: Option<&WaitSites>, close: Option<&WaitSites>) -> Vec<(Strin
     out
 }
 
+/// Writes `rows` into a record's `extra` as `locks`: the one place their key and shape
+/// are written ([`LockRow::of_record`] reads them back).
+pub fn keep(extra: &mut serde_json::Map<String, Value>, rows: &[LockRow]) {
+    extra.insert(
+        "locks".into(),
+        Value::Array(rows.iter().map(LockRow::to_json).collect()),
+    );
+}
+
 /// Writes a window's lock figures into `m`'s extras: `locks` (the rows), how they were
 /// sampled, and, in a delay experiment, the holds lengthened; a delay whose lock the
 /// library never saw makes the window unverified, naming the locks it did see.
 pub fn record_window(m: &mut harness::Measurement, open: &Table, close: &Table) {
     let rows = rows(open, close, m.window);
+    keep(&mut m.extra, &rows);
     let extra = &mut m.extra;
-    extra.insert(
-        "locks".into(),
-        Value::Array(rows.iter().map(LockRow::to_json).collect()),
-    );
     extra.insert(
         "locks_sampling".into(),
         json!(format!(

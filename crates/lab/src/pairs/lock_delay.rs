@@ -189,10 +189,7 @@ mod tests {
             0.0,
             1,
         );
-        r.extra.insert(
-            "locks".into(),
-            serde_json::Value::Array(rows.iter().map(LockRow::to_json).collect()),
-        );
+        servers::locks::keep(&mut r.extra, rows);
         r
     }
 

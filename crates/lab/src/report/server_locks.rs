@@ -235,10 +235,7 @@ mod tests {
             1,
         );
         if !rows.is_empty() {
-            r.extra.insert(
-                "locks".into(),
-                serde_json::Value::Array(rows.iter().map(LockRow::to_json).collect()),
-            );
+            servers::locks::keep(&mut r.extra, rows);
         }
         r
     }
