@@ -48,14 +48,21 @@ const (
 	selectVer    = "SELECT version FROM units WHERE model = ?1 AND name = ?2"
 	insertEvent  = "INSERT INTO events (model, unit, kind, seq, payload) VALUES (?1, ?2, 'agent-status', ?3, ?4)"
 	cullEvents   = "DELETE FROM events WHERE model = ?1 AND unit = ?2 AND seq <= ?3"
-	cullEvery    = 10
-	eventsKept   = 5
-	maxAttempts  = 250
-	maxDuration  = 25 * time.Second
-	backoffFirst = time.Millisecond
-	backoffCap   = 100 * time.Millisecond
-	jujuFactor   = 0.8
-	failedKept   = 1000
+	// The change stream's poll, as Juju's reads its change_log: the newest change of each
+	// changed row (here a unit's events) past the last id seen.
+	selectChanges  = "SELECT MAX(id), unit FROM events WHERE model = ?1 AND id > ?2 GROUP BY unit ORDER BY 1"
+	selectNewestID = "SELECT MAX(id) FROM events WHERE model = ?1"
+	streamFirst    = 100 * time.Millisecond
+	streamCap      = 10 * time.Second
+	streamFactor   = 1.4
+	cullEvery      = 10
+	eventsKept     = 5
+	maxAttempts    = 250
+	maxDuration    = 25 * time.Second
+	backoffFirst   = time.Millisecond
+	backoffCap     = 100 * time.Millisecond
+	jujuFactor     = 0.8
+	failedKept     = 1000
 )
 
 func modelName(i int) string {
@@ -144,6 +151,11 @@ type figures struct {
 	GateWaitNs int64 `json:"gate_wait_ns"`
 	GateHeldNs int64 `json:"gate_held_ns"`
 	LatencySum int64 `json:"latency_ns"`
+	// -load seed only: the change streams' polls, their watchers' reads (both also in
+	// Txns and Reads), and steps that started behind their pace.
+	Polls        int64 `json:"polls"`
+	WatcherReads int64 `json:"watcher_reads"`
+	LateSteps    int64 `json:"late_steps"`
 }
 
 func (f *figures) add(o figures) {
@@ -157,6 +169,9 @@ func (f *figures) add(o figures) {
 	f.GateWaitNs += o.GateWaitNs
 	f.GateHeldNs += o.GateHeldNs
 	f.LatencySum += o.LatencySum
+	f.Polls += o.Polls
+	f.WatcherReads += o.WatcherReads
+	f.LateSteps += o.LateSteps
 }
 
 type worker struct {
@@ -175,7 +190,8 @@ type run struct {
 	gate     chan struct{}
 	units    int
 	readPct  int
-	counting atomic.Int32 // 0 warm-up, 1 window, 2 closed
+	counting atomic.Int32  // 0 warm-up, 1 window, 2 closed
+	closed   chan struct{} // closed when counting turns 2: wakes the sleepers
 	// backoff is the wait before retry `attempt` (0 for the first): jujuBackoff or
 	// doublingBackoff.
 	backoff func(attempt int, rng *rand.Rand) time.Duration
@@ -223,24 +239,18 @@ func (r *run) writeTxn(ctx context.Context, c *sql.Conn, m, u, status string) (i
 	return version, nil
 }
 
-// attempt runs one try of a transaction on a pooled connection: BEGIN, body, COMMIT.
-func (r *run) attempt(ctx context.Context, model, unit int, write bool, status string) (readResult, int64, error) {
+// attempt runs one try of a transaction on a pooled connection of `model`'s database:
+// BEGIN, body, COMMIT.
+func (r *run) attempt(ctx context.Context, model int, body func(c *sql.Conn) error) error {
 	c, err := r.dbs[model].Conn(ctx)
 	if err != nil {
-		return readResult{}, 0, err
+		return err
 	}
 	defer c.Close()
-	m, u := modelName(model), unitName(unit)
 	if _, err := c.ExecContext(ctx, "BEGIN"); err != nil {
-		return readResult{}, 0, err
+		return err
 	}
-	var res readResult
-	var version int64
-	if write {
-		version, err = r.writeTxn(ctx, c, m, u, status)
-	} else {
-		res, err = r.readTxn(ctx, c, m, u)
-	}
+	err = body(c)
 	if err == nil {
 		_, err = c.ExecContext(ctx, "COMMIT")
 	}
@@ -248,13 +258,15 @@ func (r *run) attempt(ctx context.Context, model, unit int, write bool, status s
 		// SQLite may have rolled back already; a failed ROLLBACK changes nothing.
 		_, _ = c.ExecContext(ctx, "ROLLBACK")
 	}
-	return res, version, err
+	return err
 }
 
 // txn is Juju's runner: the gate around each attempt, retryable errors backed off
 // outside it, at most maxAttempts attempts and no retry begun past maxDuration (juju/retry's
-// Attempts and MaxDuration).
-func (r *run) txn(ctx context.Context, w *worker, f *figures, model, unit int, write bool, status string) (readResult, int64, error) {
+// Attempts and MaxDuration). Every transaction goes through it: the step workers', the
+// change streams' polls and their watchers' reads alike, as every Juju transaction goes
+// through its database's runner.
+func (r *run) txn(ctx context.Context, w *worker, f *figures, model int, body func(c *sql.Conn) error) error {
 	var lastErr error
 	start := time.Now()
 	for attempt := 0; attempt < maxAttempts; attempt++ {
@@ -263,7 +275,7 @@ func (r *run) txn(ctx context.Context, w *worker, f *figures, model, unit int, w
 			r.gate <- struct{}{}
 		}
 		t1 := time.Now()
-		res, version, err := r.attempt(ctx, model, unit, write, status)
+		err := r.attempt(ctx, model, body)
 		t2 := time.Now()
 		if r.gate != nil {
 			<-r.gate
@@ -271,11 +283,11 @@ func (r *run) txn(ctx context.Context, w *worker, f *figures, model, unit int, w
 		f.GateWaitNs += int64(t1.Sub(t0))
 		f.GateHeldNs += int64(t2.Sub(t1))
 		if err == nil {
-			return res, version, nil
+			return nil
 		}
 		lastErr = err
 		if !isRetryable(err) {
-			return res, version, err
+			return err
 		}
 		f.BusyErrors++
 		if attempt+1 == maxAttempts {
@@ -283,66 +295,230 @@ func (r *run) txn(ctx context.Context, w *worker, f *figures, model, unit int, w
 		}
 		d := r.backoff(attempt, w.rng)
 		if time.Since(start)+d > maxDuration {
-			return readResult{}, 0, fmt.Errorf("gave up after %v: %w", maxDuration, lastErr)
+			return fmt.Errorf("gave up after %v: %w", maxDuration, lastErr)
 		}
 		f.Retries++
 		s := time.Now()
 		time.Sleep(d)
 		f.BackoffNs += int64(time.Since(s))
 	}
-	return readResult{}, 0, fmt.Errorf("gave up after %d busy attempts: %w", maxAttempts, lastErr)
+	return fmt.Errorf("gave up after %d busy attempts: %w", maxAttempts, lastErr)
 }
 
-func (r *run) loop(ctx context.Context, w *worker, models int) {
-	for {
-		phase := r.counting.Load()
-		if phase == 2 {
-			return
-		}
-		var f figures
-		model := w.rng.Intn(models)
-		unit := w.rng.Intn(r.units)
-		write := w.rng.Intn(100) >= r.readPct
-		status := ""
+// step runs one transaction of the mix on `model`'s database, a read or a write of a
+// unit drawn at random, and counts it in the window when it started inside it.
+func (r *run) step(ctx context.Context, w *worker, model int) {
+	phase := r.counting.Load()
+	var f figures
+	unit := w.rng.Intn(r.units)
+	write := w.rng.Intn(100) >= r.readPct
+	status := ""
+	if write {
+		w.serial++
+		status = fmt.Sprintf("g%d-w%d", w.index, w.serial)
+	}
+	m, u := modelName(model), unitName(unit)
+	var res readResult
+	var version int64
+	start := time.Now()
+	err := r.txn(ctx, w, &f, model, func(c *sql.Conn) (err error) {
 		if write {
-			w.serial++
-			status = fmt.Sprintf("g%d-w%d", w.index, w.serial)
+			version, err = r.writeTxn(ctx, c, m, u, status)
+		} else {
+			res, err = r.readTxn(ctx, c, m, u)
 		}
+		return err
+	})
+	f.LatencySum += int64(time.Since(start))
+	f.Txns++
+	switch {
+	case err != nil:
+		f.Errors++
+		w.noteError(err)
+		if write && len(w.failed) < failedKept {
+			w.failed = append(w.failed, status)
+		}
+	case write:
+		f.Writes++
+		k := key{model, unit}
+		c := w.committed[k]
+		if c == nil {
+			c = &committed{Model: model, Unit: unit}
+			w.committed[k] = c
+		}
+		c.Count++
+		if version > c.NewestVersion {
+			c.NewestVersion = version
+			c.NewestStatus = status
+		}
+	default:
+		f.Reads++
+		w.checkRead(res, r.units)
+	}
+	// A transaction counts when it started inside the window, whenever it ends.
+	if phase == 1 {
+		w.fig.add(f)
+	}
+}
+
+func (w *worker) noteError(err error) {
+	if w.firstError == "" {
+		w.firstError = err.Error()
+	}
+}
+
+// checkRead counts a read that saw part of a write: a unit whose version is not its
+// newest event's, or a model missing units.
+func (w *worker) checkRead(res readResult, units int) {
+	if res.version != res.newest || res.count != int64(units) {
+		w.partialReads++
+	}
+}
+
+// closedLoop is -load closed: transactions back to back on models drawn at random, no
+// pause between them.
+func (r *run) closedLoop(ctx context.Context, w *worker, models int) {
+	for r.counting.Load() != 2 {
+		r.step(ctx, w, w.rng.Intn(models))
+	}
+}
+
+// sleep waits `d`, or until the run closes; false when it closed.
+func (r *run) sleep(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-r.closed:
+		return false
+	}
+}
+
+// paced is a step worker of -load seed: one transaction on its own model every
+// `interval`, starting at a random point of the first. A step that falls behind (the
+// previous one ran past its time) starts at once and the pace resumes from it: no burst
+// to catch up, as a worker that ticks does not queue its missed ticks.
+func (r *run) paced(ctx context.Context, w *worker, model int, interval time.Duration) {
+	next := time.Now().Add(time.Duration(w.rng.Int63n(int64(interval) + 1)))
+	for r.counting.Load() != 2 {
+		if wait := time.Until(next); wait > 0 {
+			if !r.sleep(wait) {
+				return
+			}
+		} else if r.counting.Load() == 1 {
+			w.fig.LateSteps++
+		}
+		r.step(ctx, w, model)
+		next = next.Add(interval)
+		if now := time.Now(); next.Before(now) {
+			next = now
+		}
+	}
+}
+
+// streamBackoff is Juju's change stream's wait after `attempt` polls in a row found
+// nothing (internal/changestream/stream: retry.ExpBackoff(100ms, 10s, 1.4, false)):
+// 100 ms x 1.4^attempt, capped at 10 s, no jitter.
+func streamBackoff(attempt int) time.Duration {
+	d := float64(streamFirst) * math.Pow(streamFactor, float64(attempt))
+	return time.Duration(math.Min(d, float64(streamCap)))
+}
+
+// stream is `model`'s change stream, as Juju's: a transaction reading the events past
+// the last one seen (one row per changed unit, its newest event), then for each changed
+// unit a watcher's read transaction of that unit; when nothing changed it backs off
+// (streamBackoff, the attempt count reset by the next change).
+func (r *run) stream(ctx context.Context, w *worker, model int) {
+	m := modelName(model)
+	var upper int64
+	var units []int
+	read := func(c *sql.Conn) error {
+		rows, err := c.QueryContext(ctx, selectChanges, m, upper)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		found := units[:0]
+		newest := upper
+		for rows.Next() {
+			var id int64
+			var unit string
+			if err := rows.Scan(&id, &unit); err != nil {
+				return err
+			}
+			var u int
+			if _, err := fmt.Sscanf(unit, "unit/%d", &u); err != nil {
+				return fmt.Errorf("change of unit %q: %w", unit, err)
+			}
+			found = append(found, u)
+			if id > newest {
+				newest = id
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		units, upper = found, newest
+		return nil
+	}
+	// The stream starts at the newest event, as Juju's starts at its watermark.
+	if err := r.txn(ctx, w, &figures{}, model, func(c *sql.Conn) error {
+		var newest sql.NullInt64
+		err := c.QueryRowContext(ctx, selectNewestID, m).Scan(&newest)
+		upper = newest.Int64
+		return err
+	}); err != nil {
+		w.noteError(err)
+	}
+	attempt := 0
+	for r.counting.Load() != 2 {
+		phase := r.counting.Load()
+		var f figures
 		start := time.Now()
-		res, version, err := r.txn(ctx, w, &f, model, unit, write, status)
+		err := r.txn(ctx, w, &f, model, read)
 		f.LatencySum += int64(time.Since(start))
 		f.Txns++
-		switch {
-		case err != nil:
+		f.Polls++
+		if err != nil {
 			f.Errors++
-			if w.firstError == "" {
-				w.firstError = err.Error()
-			}
-			if write && len(w.failed) < failedKept {
-				w.failed = append(w.failed, status)
-			}
-		case write:
-			f.Writes++
-			k := key{model, unit}
-			c := w.committed[k]
-			if c == nil {
-				c = &committed{Model: model, Unit: unit}
-				w.committed[k] = c
-			}
-			c.Count++
-			if version > c.NewestVersion {
-				c.NewestVersion = version
-				c.NewestStatus = status
-			}
-		default:
+			w.noteError(err)
+		} else {
 			f.Reads++
-			if res.version != res.newest || res.count != int64(r.units) {
-				w.partialReads++
-			}
 		}
-		// A transaction counts when it started inside the window, whenever it ends.
 		if phase == 1 {
 			w.fig.add(f)
+		}
+		if err != nil || len(units) == 0 {
+			attempt++
+			if !r.sleep(streamBackoff(attempt)) {
+				return
+			}
+			continue
+		}
+		attempt = 0
+		for _, u := range units {
+			phase := r.counting.Load()
+			var f figures
+			var res readResult
+			start := time.Now()
+			err := r.txn(ctx, w, &f, model, func(c *sql.Conn) (err error) {
+				res, err = r.readTxn(ctx, c, m, unitName(u))
+				return err
+			})
+			f.LatencySum += int64(time.Since(start))
+			f.Txns++
+			f.WatcherReads++
+			if err != nil {
+				f.Errors++
+				w.noteError(err)
+			} else {
+				f.Reads++
+				w.checkRead(res, r.units)
+			}
+			if phase == 1 {
+				w.fig.add(f)
+			}
 		}
 	}
 }
@@ -362,6 +538,8 @@ type output struct {
 	MaxIdle        int         `json:"max_idle"`
 	ReadPct        int         `json:"read_pct"`
 	ModelDatabases int         `json:"model_databases"`
+	Load           string      `json:"load"`
+	Rate           float64     `json:"rate"`
 }
 
 // opened is how many connections the pools have opened so far: the ones open now and
@@ -387,6 +565,8 @@ func main() {
 	warmup := flag.Duration("warmup", 200*time.Millisecond, "warm-up, not counted")
 	duration := flag.Duration("duration", time.Second, "the counted window")
 	retry := flag.String("retry", "juju", "the retry policy: juju (retry.ExpBackoff(1ms, 100ms, 0.8, true): every 1 ms) or doubling (1 ms doubling to 100 ms, jittered)")
+	load := flag.String("load", "closed", "closed: -threads goroutines running transactions back to back on models drawn at random; seed: a controller's shape, per model database a change stream (Juju's polling and backoff, a watcher's read per change) and -threads step workers spread over the models, offering -rate transactions/s in all")
+	rate := flag.Float64("rate", 0, "-load seed: the step workers' transactions/s in all (each runs one every -threads/-rate seconds)")
 	flag.Parse()
 	fail := func(format string, a ...interface{}) {
 		fmt.Fprintf(os.Stderr, "sqlmix-go-client: "+format+"\n", a...)
@@ -394,6 +574,12 @@ func main() {
 	}
 	if *address == "" || *threads < 1 || *models < 1 || *units < 1 || *maxOpen < 1 || *slots < 0 || *readPct < 0 || *readPct > 100 {
 		fail("bad flags: -address is required; -threads, -models, -units, -max-open at least 1; -slots 0 or more; -read-pct 0-100")
+	}
+	if *load != "closed" && *load != "seed" {
+		fail("bad flag -load %q: accepted closed, seed", *load)
+	}
+	if *load == "seed" && !(*rate > 0) {
+		fail("bad flag -rate %v: -load seed needs a rate above 0 transactions/s", *rate)
 	}
 	store := client.NewInmemNodeStore()
 	if err := store.Set(context.Background(), []client.NodeInfo{{ID: 1, Address: *address}}); err != nil {
@@ -408,7 +594,7 @@ func main() {
 		fail("go-dqlite driver: %v", err)
 	}
 	sql.Register("dqlite", drv)
-	r := &run{units: *units, readPct: *readPct}
+	r := &run{units: *units, readPct: *readPct, closed: make(chan struct{})}
 	switch *retry {
 	case "juju":
 		r.backoff = jujuBackoff
@@ -433,19 +619,35 @@ func main() {
 		r.dbs = append(r.dbs, db)
 	}
 	ctx := context.Background()
-	workers := make([]*worker, *threads)
+	var workers []*worker
 	var wg sync.WaitGroup
-	for i := range workers {
-		workers[i] = &worker{
-			index:     i,
-			rng:       rand.New(rand.NewSource(int64(0x5a1 + i))),
+	start := func(body func(w *worker)) {
+		w := &worker{
+			index:     len(workers),
+			rng:       rand.New(rand.NewSource(int64(0x5a1 + len(workers)))),
 			committed: map[key]*committed{},
 		}
+		workers = append(workers, w)
 		wg.Add(1)
-		go func(w *worker) {
+		go func() {
 			defer wg.Done()
-			r.loop(ctx, w, *models)
-		}(workers[i])
+			body(w)
+		}()
+	}
+	for i := 0; i < *threads; i++ {
+		if *load == "closed" {
+			start(func(w *worker) { r.closedLoop(ctx, w, *models) })
+			continue
+		}
+		model := i % *models
+		interval := time.Duration(float64(*threads) / *rate * float64(time.Second))
+		start(func(w *worker) { r.paced(ctx, w, model, interval) })
+	}
+	if *load == "seed" {
+		for m := 0; m < *models; m++ {
+			model := m
+			start(func(w *worker) { r.stream(ctx, w, model) })
+		}
 	}
 	time.Sleep(*warmup)
 	connectsBefore := opened(r.dbs)
@@ -453,6 +655,7 @@ func main() {
 	r.counting.Store(1)
 	time.Sleep(*duration)
 	r.counting.Store(2)
+	close(r.closed)
 	window := time.Since(open)
 	connects := opened(r.dbs) - connectsBefore
 	wg.Wait()
@@ -466,6 +669,8 @@ func main() {
 		MaxIdle:        *maxIdle,
 		ReadPct:        *readPct,
 		ModelDatabases: *models,
+		Load:           *load,
+		Rate:           *rate,
 		Committed:      []committed{},
 		Failed:         []string{},
 	}

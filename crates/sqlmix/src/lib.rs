@@ -142,6 +142,21 @@ const PARAMS: &[ParamSpec] = &[
         help: "client=go: how a retryable error is retried outside the gate; juju = Juju's runner (retry.ExpBackoff(1ms, 100ms, 0.8, true), 250 attempts, 25 s: every 1 ms), doubling = the lab's Rust runner's (1 ms doubling to 100 ms, jittered)",
     },
     ParamSpec {
+        name: "load",
+        kind: ParamKind::Choice(libdqlite::go::LOADS),
+        default: "closed",
+        help: "client=go: closed = `threads` goroutines running transactions back to back; seed = a Juju controller's shape: per model database a change stream (Juju's polling, backing off from 100 ms when idle, a watcher's read per change) and `threads` step workers spread over the models, offering `rate` transactions/s in all",
+    },
+    ParamSpec {
+        name: "rate",
+        kind: ParamKind::Int {
+            min: 0,
+            max: 1_000_000,
+        },
+        default: "0",
+        help: "load=seed: the step workers' transactions/s in all (each runs one every threads/rate seconds, no catch-up when late)",
+    },
+    ParamSpec {
         name: "rtt_us",
         kind: ParamKind::Int {
             min: 0,

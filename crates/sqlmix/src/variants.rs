@@ -101,8 +101,13 @@ fn measure(
     let runner = Arc::new(TxnRunner::new(&config).map_err(CellFailure::new)?);
     let read_pct = params.count("read_pct") as u32;
     if params.word("client") == libdqlite::go::GO {
-        let retry = params.word("retry");
-        return libdqlite::go::measure(&runner, &config, read_pct, retry, settings);
+        let options = libdqlite::go::Options {
+            read_pct,
+            retry: params.word("retry"),
+            load: params.word("load"),
+            rate: params.int("rate").max(0) as u64,
+        };
+        return libdqlite::go::measure(&runner, &config, options, settings);
     }
     let workload = SqlmixWorkload::new(runner, config.models, config.units, read_pct);
     harness::runner::run(&workload, settings)

@@ -93,6 +93,50 @@ fn the_go_client_completes_a_short_window_and_verifies_through_the_node() {
 }
 
 #[test]
+fn the_seed_load_paces_its_steps_and_its_change_streams_read_what_the_writes_changed() {
+    if !have_both(
+        "the_seed_load_paces_its_steps_and_its_change_streams_read_what_the_writes_changed",
+    ) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // 4 step workers offering 100 transactions/s in all, half of them writes, on 4 model
+    // databases, each with its change stream.
+    let p = small(dir.path(), &[("load", "seed"), ("rate", "100")]);
+    let mut seen = false;
+    for _ in 0..3 {
+        let m = SqlmixHotPath
+            .measure("semaphore", &p, testing::settings(4, 200, 500))
+            .unwrap_or_else(|f| panic!("load=seed: {f}"));
+        assert_eq!(m.verified, Ok(()));
+        let f = |k: &str| {
+            m.extra[k]
+                .as_f64()
+                .unwrap_or_else(|| panic!("{k}: {}", m.extra[k]))
+        };
+        assert_eq!(m.extra["load"], "seed");
+        assert_eq!(m.extra["offered_per_sec"], 100);
+        // Paced, not a closed loop: the steps cannot outrun the offered rate (a worker
+        // runs at most one step per 40 ms, plus the one each may start at the window's
+        // edge), however fast the node answers.
+        let steps = f("reads_per_sec") + f("writes_per_sec")
+            - f("polls_per_sec")
+            - f("watcher_reads_per_sec");
+        let most = 100.0 + 4.0 / m.window.as_secs_f64();
+        assert!(steps <= most, "{steps:.0} steps/s offered 100/s");
+        assert!(f("polls_per_sec") > 0.0, "the change streams poll");
+        assert!((0.0..=1.0).contains(&f("late_step_share")));
+        // Writes made events; the streams found them and their watchers read the units.
+        if f("writes_per_sec") > 0.0 && f("watcher_reads_per_sec") > 0.0 {
+            seen = true;
+            break;
+        }
+    }
+    assert!(seen, "no window of three had a watcher read a changed unit");
+    assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
+}
+
+#[test]
 fn cells_the_go_client_cannot_run_are_refused_in_one_line() {
     let dir = tempfile::tempdir().unwrap();
     for (extra, says) in [
@@ -100,6 +144,11 @@ fn cells_the_go_client_cannot_run_are_refused_in_one_line() {
         (&[("databases", "per-app")][..], "databases=per-model"),
         (&[("client_us", "50")][..], "client_us=0"),
         (&[("dqlite_bind", "abstract")][..], "dqlite_bind=loopback"),
+        (&[("load", "seed")][..], "rate >= 1"),
+        (
+            &[("load", "seed"), ("client", "lab")][..],
+            "load=seed: client=go",
+        ),
     ] {
         let e = SqlmixHotPath.check(&small(dir.path(), extra)).unwrap_err();
         assert!(e.contains(says) && !e.contains('\n'), "{extra:?}: {e}");

@@ -42,6 +42,8 @@ pub const REAL_APPS: &str = "sqlmix-libdqlite-apps";
 pub const REAL_CLIENT: &str = "sqlmix-libdqlite-client";
 /// K = 2 and unlimited on the real node, the Go client (Juju's stack) and the lab's.
 pub const REAL_GO: &str = "sqlmix-libdqlite-go";
+/// K = 2 and unlimited on the real node, the Go client at the seed's load shape.
+pub const REAL_GO_SEED: &str = "sqlmix-libdqlite-go-seed";
 /// A pool of 2 without a semaphore on the real node, the Go client.
 pub const REAL_GO_POOL: &str = "sqlmix-libdqlite-go-pool";
 /// Reads/s at 50% writes and at 100% reads on the real node.
@@ -57,6 +59,9 @@ pub const APPS: &str = "three_apps_beat_one";
 pub const JUJU_CLIENT: &str = "k2_at_juju_client_time";
 /// Part: K = 2 against no semaphore, asked with the Go client (Juju's stack).
 pub const GO_K2: &str = "go-client/k2_beats_unlimited";
+/// Part: K = 2 against no semaphore, the Go client at the seed's load shape (change
+/// streams and paced step workers) instead of a closed loop.
+pub const GO_SEED_K2: &str = "go-client/k2_beats_unlimited_at_seed_load";
 /// Part: a pool of 2 without a semaphore against K = 2, asked with the Go client.
 pub const GO_POOL2: &str = "go-client/pool_of_2_beats_k2";
 /// Part: reads/s at 50% writes against 100% reads on the real node.
@@ -336,6 +341,29 @@ pub fn registry() -> Registry<'static> {
             "go_client_k2_loses_where_nothing_behind_it_needs_protecting",
             "go_client_k2_wins_where_transactions_in_flight_stretch_each_others_writes",
         ),
+        Entry::new(
+            GO_SEED_K2,
+            "with Juju's own client stack at the seed's load shape (per model database a change \
+             stream polling as Juju's does, and ten paced step workers per model, 21 databases, \
+             offering 2,500 transactions/s), a semaphore of K = 2 beats no semaphore on the real \
+             node (the seed: over 1.5k read transactions/s with the semaphore, about 800 without, \
+             a controller with 20 models; 2,489 req/s at K = 2 on the three-app branch)",
+            |planned: &Planned<'_>| {
+                let k2 = go_cells(planned, REAL_GO_SEED, SEMAPHORE, "slots", "2");
+                let none = go_cells(planned, REAL_GO_SEED, SEMAPHORE, "slots", "unlimited");
+                let (a, b) = paired(&k2, &none).ok_or_else(|| {
+                    go_missing(planned, REAL_GO_SEED, "K = 2 and unlimited semaphore cells")
+                })?;
+                Ok(gain(named(a, &GO_KEYS), named(b, &GO_KEYS)))
+            },
+        )
+        // A size (issue 51): the seed's load was Juju's own workers on a controller, their
+        // rate and mix unrecorded; this is a reconstruction (Juju's change-stream polling
+        // and backoff, perf-worker's ten step workers per model) whose offered rate is the
+        // lab's choice. Where the node keeps that rate both sides deliver it and the ratio
+        // is 1 by construction; only past it does the semaphore's effect show. It stands
+        // beside the closed loop's `go-client/k2_beats_unlimited`, which decides.
+        .sized(),
         Entry::new(
             GO_POOL2,
             "with Juju's own client stack, no semaphore with each database's pool capped at 2 \

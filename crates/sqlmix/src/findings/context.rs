@@ -393,3 +393,34 @@ pub fn writes_figures(rows: &[&RunRecord]) -> Option<String> {
         r50 / r100
     ))
 }
+
+/// The seed-shaped load's two sides (`sqlmix-libdqlite-go-seed`) in one sentence: what
+/// each delivered of the offered rate, how many of its steps started late, and a
+/// transaction's mean time; `None` unless both ran.
+pub fn seed_load_figures(rows: &[&RunRecord]) -> Option<String> {
+    let side = |slots: &str| {
+        rows.iter()
+            .copied()
+            .find(|c| param_text(c, "slots") == slots)
+    };
+    let (k2, none) = (side("2")?, side("unlimited")?);
+    let text = |c: &RunRecord| {
+        format!(
+            "{} txn/s, {:.0}% of steps late, {:.1} ms a transaction",
+            Est::of(c).text(),
+            extra_f64(c, "late_step_share").unwrap_or(0.0) * 100.0,
+            extra_f64(c, "txn_ms_mean").unwrap_or(f64::NAN)
+        )
+    };
+    Some(format!(
+        "At the seed's load shape ({} step workers and {} change streams offering {} \
+         transactions/s, {} CPUs): K = 2 {}; no semaphore {} (cell medians; the streams' \
+         polls and watchers' reads count as transactions, as Juju's runner counts them).",
+        k2.threads,
+        param_text(k2, "models"),
+        param_text(k2, "rate"),
+        k2.cores,
+        text(k2),
+        text(none)
+    ))
+}

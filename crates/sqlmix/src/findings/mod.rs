@@ -29,8 +29,8 @@ use verdict::judge::{param_text, si, times, widest, Est};
 
 pub use claims::registry;
 use claims::{
-    APPS, GO_K2, GO_POOL2, JUJU_CLIENT, K2, POOL2, REAL, REAL_APPS, REAL_CLIENT, REAL_GO,
-    REAL_GO_POOL, REAL_POOL, REAL_WRITES, WRITES,
+    APPS, GO_K2, GO_POOL2, GO_SEED_K2, JUJU_CLIENT, K2, POOL2, REAL, REAL_APPS, REAL_CLIENT,
+    REAL_GO, REAL_GO_POOL, REAL_GO_SEED, REAL_POOL, REAL_WRITES, WRITES,
 };
 use context::{hold_ms, Backend};
 
@@ -148,8 +148,11 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
     let ms = |v: Option<f64>| v.map_or("-".to_owned(), |v| format!("{v:.2} ms"));
     let mut two = format!(
         "Juju's own client (Go, go-dqlite under database/sql) on the same kind of node, over \
-         loopback TCP, K = 2 against no semaphore: {}; a pool of 2 against K = 2: {}",
+         loopback TCP, K = 2 against no semaphore: {} in a closed loop, {} at the seed's \
+         load shape (change streams and paced step workers on 21 databases); a pool of 2 \
+         against K = 2: {}",
         said(GO_K2),
+        said(GO_SEED_K2),
         said(GO_POOL2)
     );
     if let Some((lab, go)) = clients.gate_at_k2() {
@@ -212,6 +215,9 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
         );
     }
     if let Some(text) = context::writes_figures(&writes_rows) {
+        details.push(text);
+    }
+    if let Some(text) = context::seed_load_figures(&run.of_file(REAL_GO_SEED)) {
         details.push(text);
     }
     if let Some(text) = context::side_figures(&model) {

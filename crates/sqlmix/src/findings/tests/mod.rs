@@ -14,8 +14,8 @@ use serde_json::{json, Value};
 use verdict::decide::{CellRef, Claim, Comparison, Measured, Outcome, Planned};
 
 use super::claims::{
-    APPS, GO_K2, GO_POOL2, JUJU_CLIENT, K2, POOL2, REAL, REAL_APPS, REAL_CLIENT, REAL_GO,
-    REAL_GO_POOL, REAL_POOL, REAL_WRITES, WRITES,
+    APPS, GO_K2, GO_POOL2, GO_SEED_K2, JUJU_CLIENT, K2, POOL2, REAL, REAL_APPS, REAL_CLIENT,
+    REAL_GO, REAL_GO_POOL, REAL_GO_SEED, REAL_POOL, REAL_WRITES, WRITES,
 };
 use super::*;
 
@@ -63,6 +63,19 @@ fn plan(real: bool, cores: usize) -> Vec<CellRef> {
             cores,
             &[("pool_size", json!(2)), ("client", json!("go"))],
         ));
+        for s in [json!(2), json!("unlimited")] {
+            v.push(planned_cell(
+                REAL_GO_SEED,
+                "semaphore",
+                210,
+                cores,
+                &[
+                    ("slots", s),
+                    ("client", json!("go")),
+                    ("load", json!("seed")),
+                ],
+            ));
+        }
     }
     v
 }

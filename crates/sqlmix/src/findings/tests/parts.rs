@@ -11,7 +11,16 @@ fn the_default_plan_decides_every_part_with_sides_at_one_threads_and_cores() {
     let names: Vec<&str> = claims.iter().map(|c| c.part.as_str()).collect();
     assert_eq!(
         names,
-        [K2, POOL2, APPS, JUJU_CLIENT, GO_K2, GO_POOL2, WRITES]
+        [
+            K2,
+            POOL2,
+            APPS,
+            JUJU_CLIENT,
+            GO_K2,
+            GO_SEED_K2,
+            GO_POOL2,
+            WRITES
+        ]
     );
     assert_eq!(names, registry().names());
     for c in &claims {
@@ -56,6 +65,12 @@ fn the_default_plan_decides_every_part_with_sides_at_one_threads_and_cores() {
             (REAL_GO, &json!("go"))
         );
     }
+    // The seed-shaped load's sides are its own file's, at its 210 step workers.
+    let seed = comparison(&claims, GO_SEED_K2);
+    for side in [&seed.a.cell, &seed.b.cell] {
+        assert_eq!((side.file.as_str(), side.threads), (REAL_GO_SEED, 210));
+    }
+    assert_eq!(seed.a.cell.params["slots"], json!(2));
     let go_pool = comparison(&claims, GO_POOL2);
     assert_eq!(
         (go_pool.a.cell.file.as_str(), go_pool.b.cell.file.as_str()),
@@ -90,12 +105,15 @@ fn every_deciding_part_names_its_two_controls() {
 fn without_the_go_client_its_parts_are_inconclusive_with_their_reason() {
     let cells = plan_without_go(true, 2);
     let claims = claims_of(&cells);
-    for name in [GO_K2, GO_POOL2] {
+    for (name, file) in [
+        (GO_K2, REAL_GO),
+        (GO_SEED_K2, REAL_GO_SEED),
+        (GO_POOL2, REAL_GO),
+    ] {
         let c = claim(&claims, name);
         assert!(c.comparison.is_none(), "{name}");
         assert!(
-            c.missing.contains(REAL_GO)
-                && c.missing.contains("golang-github-canonical-go-dqlite-dev"),
+            c.missing.contains(file) && c.missing.contains("golang-github-canonical-go-dqlite-dev"),
             "{name}: {}",
             c.missing
         );

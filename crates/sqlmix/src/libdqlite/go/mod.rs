@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
-pub use run::{measure, Report, ReportedUnit};
+pub use run::{measure, Options, Report, ReportedUnit};
 
 /// `client` value: the lab's own Rust wire client ([`super::client`]).
 pub const LAB: &str = "lab";
@@ -34,6 +34,12 @@ pub const CLIENTS: &[&str] = &[LAB, GO];
 /// Accepted `retry` values, the Go program's `-retry` flag: Juju's runner's policy (a
 /// retry every 1 ms) and the lab's Rust runner's (doubling from 1 ms to 100 ms).
 pub const RETRIES: &[&str] = &["juju", "doubling"];
+/// `load` value: `threads` goroutines running transactions back to back.
+pub const CLOSED: &str = "closed";
+/// `load` value: a Juju controller's shape, change streams and paced step workers.
+pub const SEED: &str = "seed";
+/// Accepted `load` values, the Go program's `-load` flag.
+pub const LOADS: &[&str] = &[CLOSED, SEED];
 /// The program's file name under `<target>/go/`.
 pub const BINARY: &str = "sqlmix-go-client";
 /// Names the program to run instead of the one built into the target folder.
@@ -132,7 +138,19 @@ pub fn binary() -> Result<PathBuf, String> {
 /// client only).
 pub fn check(params: &harness::Params) -> Result<(), String> {
     if params.word("client") != GO {
-        return Ok(());
+        return match params.word("load") {
+            SEED => Err(format!(
+                "load=seed with client={}: the seed's load is the Go client's; accepted with load=seed: client=go",
+                params.word("client")
+            )),
+            _ => Ok(()),
+        };
+    }
+    if params.word("load") == SEED && params.int("rate") == 0 {
+        return Err(
+            "load=seed with rate=0: the step workers need a pace; accepted with load=seed: rate >= 1 (transactions/s in all)"
+                .to_owned(),
+        );
     }
     if params.word("backend") != "libdqlite" {
         return Err(format!(

@@ -54,6 +54,16 @@ pub struct Report {
     pub first_error: Option<String>,
     /// The Go version it was built with.
     pub go_version: String,
+    /// `load=seed`: the change streams' polls in the window (also in `txns` and `reads`).
+    #[serde(default)]
+    pub polls: u64,
+    /// `load=seed`: the watchers' reads of what the streams found (also in `txns` and
+    /// `reads`).
+    #[serde(default)]
+    pub watcher_reads: u64,
+    /// `load=seed`: steps that started behind their pace (the node could not keep it).
+    #[serde(default)]
+    pub late_steps: u64,
 }
 
 /// One unit's committed writes as the program reported them.
@@ -71,15 +81,23 @@ pub struct ReportedUnit {
     pub newest_status: String,
 }
 
+/// What a cell asks of the program beyond the runner's configuration: its parameters
+/// `read_pct`, `retry`, `load` and `rate`.
+#[derive(Debug, Clone, Copy)]
+pub struct Options<'a> {
+    /// Percent of the transactions that only read.
+    pub read_pct: u32,
+    /// The retry policy ([`super::RETRIES`]).
+    pub retry: &'a str,
+    /// The load's shape ([`super::LOADS`]).
+    pub load: &'a str,
+    /// `load=seed`: the step workers' transactions/s in all.
+    pub rate: u64,
+}
+
 /// The program's flags for this cell: the node's address, the gate (K, or 0 for none:
-/// `pool` and `slots=unlimited`), the pools and the mix.
-fn flags(
-    address: &str,
-    config: &RunnerConfig,
-    read_pct: u32,
-    retry: &str,
-    s: RunSettings,
-) -> Vec<String> {
+/// `pool` and `slots=unlimited`), the pools, the mix and the load.
+fn flags(address: &str, config: &RunnerConfig, o: Options<'_>, s: RunSettings) -> Vec<String> {
     let slots = match config.design {
         Design::Semaphore => config.slots.unwrap_or(0),
         _ => 0,
@@ -93,14 +111,16 @@ fn flags(
         ("-address", address.to_owned()),
         ("-threads", s.threads.to_string()),
         ("-slots", slots.to_string()),
-        ("-read-pct", read_pct.to_string()),
+        ("-read-pct", o.read_pct.to_string()),
         ("-models", config.models.to_string()),
         ("-units", config.units.to_string()),
         ("-max-open", config.pool_size.to_string()),
         ("-max-idle", idle.to_string()),
         ("-warmup", ns(s.warmup)),
         ("-duration", ns(s.duration)),
-        ("-retry", retry.to_owned()),
+        ("-retry", o.retry.to_owned()),
+        ("-load", o.load.to_owned()),
+        ("-rate", o.rate.to_string()),
     ]
     .into_iter()
     .flat_map(|(k, v)| [k.to_owned(), v])
@@ -227,8 +247,7 @@ fn verify(runner: &TxnRunner, config: &RunnerConfig, r: &Report) -> Result<(), S
 pub fn measure(
     runner: &TxnRunner,
     config: &RunnerConfig,
-    read_pct: u32,
-    retry: &str,
+    options: Options<'_>,
     settings: RunSettings,
 ) -> Result<Measurement, CellFailure> {
     let address = runner
@@ -236,7 +255,7 @@ pub fn measure(
         .next()
         .map(|a| a.address().to_owned())
         .ok_or_else(|| CellFailure::new("client=go needs backend=libdqlite (a real node)"))?;
-    let args = flags(&address, config, read_pct, retry, settings);
+    let args = flags(&address, config, options, settings);
     let limit = settings.warmup + settings.duration + Duration::from_secs(30);
     let Ran {
         output,
@@ -296,6 +315,24 @@ pub fn measure(
         "latency",
         "not sampled: the Go client reports its mean (txn_ms_mean)".into(),
     );
+    if options.load == super::SEED {
+        put("load", super::SEED.into());
+        put("offered_per_sec", options.rate.into());
+        put("polls_per_sec", per_sec(report.polls).into());
+        put(
+            "watcher_reads_per_sec",
+            per_sec(report.watcher_reads).into(),
+        );
+        // The share of the window's steps (not polls or watchers' reads) that started
+        // late: 0 while the node keeps the offered pace.
+        let steps = report
+            .txns
+            .saturating_sub(report.polls + report.watcher_reads);
+        put(
+            "late_step_share",
+            (report.late_steps as f64 / steps.max(1) as f64).into(),
+        );
+    }
     if let Some(e) = &report.first_error {
         put("first_error", e.clone().into());
     }
