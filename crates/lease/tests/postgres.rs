@@ -66,6 +66,13 @@ fn the_three_stores_on_postgres_verify_and_are_timed_per_table_by_the_server() {
             m.extra["lock_wait_ms_per_s"].as_f64().is_some(),
             "{variant}: lock waits sampled"
         );
+        // The server's own CPU, read from its processes: every store makes it work.
+        let cpu = m.extra["server_cpu_us_per_extend"].as_f64().unwrap_or(0.0);
+        assert!(
+            cpu > 0.0,
+            "{variant}: server_cpu_us_per_extend = {cpu}: {:?}",
+            m.extra.keys().collect::<Vec<_>>()
+        );
         assert_eq!(
             m.extra["wal_bytes_per_extend"], m.extra["bytes_per_extend"],
             "{variant}"

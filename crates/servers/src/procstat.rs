@@ -64,6 +64,45 @@ fn read_threads(dir: std::fs::ReadDir, threads: &mut BTreeMap<u32, (u64, u64)>) 
     }
 }
 
+/// `pid` and every process descended from it, `pid` first: a server (PostgreSQL's
+/// postmaster) and the processes it forked (its backends, WAL writer, checkpointer), which
+/// a window's CPU account must count with it. By parentage, not process group: each of
+/// PostgreSQL's children calls setsid() and leads a group of its own. Empty when `pid` is
+/// gone.
+pub fn descendants(pid: u32) -> Vec<u32> {
+    // /proc/<pid>/stat: "pid (comm) state ppid ...", comm may hold spaces and ')'.
+    let ppid_of = |p: u32| {
+        let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).ok()?;
+        let rest = &stat[stat.rfind(')')? + 1..];
+        rest.split_whitespace().nth(1)?.parse::<u32>().ok()
+    };
+    if ppid_of(pid).is_none() {
+        return Vec::new();
+    }
+    let parents: Vec<(u32, u32)> = std::fs::read_dir("/proc")
+        .map(|dir| {
+            dir.flatten()
+                .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+                .filter_map(|p| Some((p, ppid_of(p)?)))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut found = vec![pid];
+    let mut i = 0;
+    while i < found.len() {
+        let parent = found[i];
+        let mut children: Vec<u32> = parents
+            .iter()
+            .filter(|&&(p, pp)| pp == parent && p != pid)
+            .map(|&(p, _)| p)
+            .collect();
+        children.sort_unstable();
+        found.extend(children);
+        i += 1;
+    }
+    found
+}
+
 /// The server's threads over one window.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ServerAccount {
@@ -276,6 +315,39 @@ mod tests {
         assert_eq!(a.share.blocked, None);
         assert!((a.cpu_util(2) - 0.4).abs() < 1e-9);
         assert!((a.cpu_util(1) - 0.8).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_server_is_itself_and_every_process_it_forked() {
+        // A parent that forks a child that forks a grandchild (each its own session, as
+        // PostgreSQL's children are), and one process outside it.
+        let mut parent = std::process::Command::new("sh")
+            .args(["-c", "setsid sh -c 'sleep 30 & wait' & wait"])
+            .spawn()
+            .unwrap();
+        let mut outside = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let pid = parent.id();
+        let mut pids = Vec::new();
+        for _ in 0..200 {
+            pids = descendants(pid);
+            if pids.len() == 3 {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        for p in pids.iter().rev() {
+            // SAFETY: kill(2) on processes this test started.
+            unsafe { libc::kill(*p as i32, libc::SIGKILL) };
+        }
+        let _ = outside.kill();
+        let _ = (parent.wait(), outside.wait());
+        assert_eq!(pids.len(), 3, "{pids:?}");
+        assert_eq!(pids[0], pid);
+        assert!(!pids.contains(&outside.id()));
+        assert!(descendants(4_999_999).is_empty());
     }
 
     #[test]

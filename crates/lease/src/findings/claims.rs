@@ -3,7 +3,8 @@
 //! (`lease-seed-load.toml`), on the store's busy time per seed collection and on the
 //! bytes each extend wrote; and the same three asked again on PostgreSQL
 //! (`lease-postgres.toml`, parts `postgres/...`), whose row locks make the namespace clock
-//! row a hot spot SQLite's single writer cannot. Always the same six parts, in this
+//! row a hot spot SQLite's single writer cannot; then, on PostgreSQL only, the server's
+//! own CPU per extend, the like-for-like figure. Always the same seven parts, in this
 //! order; a part whose cells the plan lacks is declared with why. The claims, the answer
 //! and the tests read the parts by name from the registry, never by position.
 //!
@@ -82,6 +83,20 @@ pub struct PartSpec {
     /// PostgreSQL the database times and writes both sides alike, so every part decides.
     pub by_construction: bool,
 }
+
+/// The server's own CPU time per extend, asked of PostgreSQL only (SQLite runs in the
+/// lab's process, whose CPU is the workers' too): the work each store asks of the server,
+/// like for like, neither the row-lock waits nor the commits' WAL flushes in it (both
+/// off CPU). The seed did not measure it.
+pub const SERVER_CPU_PER_EXTEND: PartSpec = PartSpec {
+    name: "server_cpu_per_extend",
+    figure: "server_cpu_us_per_extend",
+    what: "the server's own CPU time per extend (every PostgreSQL process, read from /proc)",
+    heading: ("Server CPU per extend", " us"),
+    seed: None,
+    collection: "",
+    by_construction: false,
+};
 
 impl PartSpec {
     /// The three parts asked of each store, in the order the answer shows them.
@@ -245,6 +260,11 @@ pub fn registry(seeds: Seeds<'_>) -> Registry<'static> {
     let entries = Store::BOTH
         .into_iter()
         .flat_map(|store| PartSpec::EVERY.map(|spec| entry(store, spec, seeds)))
+        .chain(std::iter::once(entry(
+            Store::Postgres,
+            SERVER_CPU_PER_EXTEND,
+            seeds,
+        )))
         .collect();
     Registry::new(entries)
 }

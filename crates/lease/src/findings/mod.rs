@@ -27,7 +27,7 @@ use verdict::registry::Parts;
 pub use claims::registry;
 use claims::{
     seed_ratio, PartSpec, Store, AFTER, BEFORE, BUSY_TIME_LEASES, BYTES_PER_EXTEND, POSTGRES_LOAD,
-    SEED_LOAD,
+    SEED_LOAD, SERVER_CPU_PER_EXTEND,
 };
 
 /// The question, in the user's words.
@@ -53,7 +53,10 @@ const POSTGRES_MAPPING: &str = "On PostgreSQL a table's time is pg_stat_statemen
      ticker run as another role, in nobody's time): it includes a statement's wait for a row \
      lock (`txn-log`'s writers queue on the namespace clock row; `lock_wait_ms_per_s` samples \
      those waits) and leaves out each commit's WAL flush, which follows COMMIT's execution \
-     (`wal_sync_ms_per_s`); bytes per extend are the WAL written in the window.";
+     (`wal_sync_ms_per_s`); bytes per extend are the WAL written in the window. Like for \
+     like, the server's own CPU time per extend (every PostgreSQL process, read from /proc: \
+     `server_cpu_us_per_extend`) counts the work each store asks of the server, neither the \
+     lock waits nor the flushes (both off CPU).";
 
 /// The answer of `run`; `None` without lease cells.
 pub fn answer(run: &Run<'_>) -> Option<Answer> {
@@ -106,6 +109,7 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
         store_details.extend(
             PartSpec::EVERY
                 .iter()
+                .chain([&SERVER_CPU_PER_EXTEND])
                 .map(|spec| format!("On PostgreSQL: {}", sentence(Store::Postgres, spec))),
         );
         store_details.push(POSTGRES_MAPPING.to_owned());
@@ -358,6 +362,17 @@ fn seed_load_table(load: &[&RunRecord], file: &str) -> Table {
         return Table::default();
     };
     let cell = |r: &RunRecord, key: &str| extra(r, key).map_or("-".to_owned(), si);
+    // A database server's own figures where its cells have them (PostgreSQL): the work
+    // each store asks of the server, like for like (its CPU per extend), and apart from
+    // it the row-lock waits and the commits' WAL flushes its busy time mixes in.
+    let server: Vec<(&str, &str)> = [
+        ("server CPU us per extend", "server_cpu_us_per_extend"),
+        ("row-lock wait ms/s", "lock_wait_ms_per_s"),
+        ("WAL flush ms/s", "wal_sync_ms_per_s"),
+    ]
+    .into_iter()
+    .filter(|(_, key)| load.iter().any(|r| extra(r, key).is_some()))
+    .collect();
     Table {
         title: format!(
             "Every store at the seed's load ({file}.toml), {t} thread(s) on {cores} cores"
@@ -370,8 +385,10 @@ fn seed_load_table(load: &[&RunRecord], file: &str) -> Table {
             "rows per extend (design)",
             "operations/s",
         ]
+        .into_iter()
+        .chain(server.iter().map(|(title, _)| *title))
         .map(str::to_owned)
-        .to_vec(),
+        .collect(),
         rows: variants_of(load)
             .into_iter()
             .filter_map(|v| find(load, v, t, cores))
@@ -384,6 +401,9 @@ fn seed_load_table(load: &[&RunRecord], file: &str) -> Table {
                     number(extra(r, "writes_per_extend")),
                     si(r.ops_per_sec),
                 ]
+                .into_iter()
+                .chain(server.iter().map(|(_, key)| cell(r, key)))
+                .collect()
             })
             .collect(),
     }

@@ -86,7 +86,8 @@ fn every_part_is_global_clock_against_txn_log_at_the_seeds_load() {
             "bytes_per_extend",
             "postgres/busy_time_leases",
             "postgres/busy_time_txns",
-            "postgres/bytes_per_extend"
+            "postgres/bytes_per_extend",
+            "postgres/server_cpu_per_extend"
         ]
     );
     // The plan has no PostgreSQL cells: those parts say why.

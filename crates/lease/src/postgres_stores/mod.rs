@@ -10,7 +10,12 @@
 //! document. The store's time per table is the database's own (`pg_stat_statements`,
 //! [`account`]), not the lab's timing of its calls, and a statement's time there includes
 //! its wait for a row lock; its bytes are the WAL it wrote; its workers' lock waits are
-//! sampled from `pg_stat_activity` (`lock_wait_ms_per_s`).
+//! sampled from `pg_stat_activity` (`lock_wait_ms_per_s`); the server's own CPU time (every
+//! process the postmaster forked: backends, WAL writer, checkpointer, read from
+//! `/proc` at the window's edges as 389 DS's threads are) is `server_cpu_ms_per_s`, and
+//! per extend `server_cpu_us_per_extend`: a figure both stores pay alike, the commit's
+//! flush and the row-lock waits not in it (a wait is off CPU), so it compares the work
+//! each store asks of the server like with like.
 //! Not here: starting the server ([`servers::postgres`]), the workload and its checks.
 
 pub mod account;
@@ -120,6 +125,8 @@ pub struct PgLeases {
     admin: Mutex<Client>,
     durable: bool,
     wal_at_open: Mutex<Option<String>>,
+    /// The server's processes' threads at the window's opening.
+    cpu_at_open: Mutex<Option<servers::procstat::Snapshot>>,
     stop: Arc<AtomicBool>,
     ticker: Mutex<Option<JoinHandle<()>>>,
     sampler: Mutex<Option<JoinHandle<()>>>,
@@ -224,6 +231,7 @@ impl PgLeases {
             admin: Mutex::new(admin),
             durable: sync == "on" && fsync == "on",
             wal_at_open: Mutex::new(None),
+            cpu_at_open: Mutex::new(None),
             stop,
             ticker: Mutex::new(ticker),
             sampler: Mutex::new(Some(sampler)),
@@ -234,6 +242,16 @@ impl PgLeases {
 
     fn admin(&self) -> std::sync::MutexGuard<'_, Client> {
         self.admin.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Every thread of the server's processes now: the postmaster and its children, read from
+    /// outside it (the lab's own connections' backends included: its admin queries and
+    /// the lock sampler cost both stores alike).
+    fn server_threads(&self) -> Option<servers::procstat::Snapshot> {
+        let pids = servers::procstat::descendants(self.server.pid());
+        (!pids.is_empty())
+            .then(|| servers::procstat::Snapshot::read_all(&pids))
+            .flatten()
     }
 
     fn account(&self, window: Duration) -> Result<ServerAccount, String> {
@@ -278,6 +296,20 @@ impl PgLeases {
             "wal_sync_ms_per_s".into(),
             serde_json::json!(sync_ms / seconds),
         );
+        let opened = self
+            .cpu_at_open
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let (Some(open), Some(close)) = (opened, self.server_threads()) {
+            let ms =
+                servers::procstat::ServerAccount::between(&open, &close).on_cpu_ns as f64 / 1e6;
+            extra.insert("server_cpu_ms".into(), serde_json::json!(ms));
+            extra.insert(
+                "server_cpu_ms_per_s".into(),
+                serde_json::json!(ms / seconds),
+            );
+        }
         let samples = self.lock_samples[0].load(Ordering::Relaxed);
         if samples > 0 {
             // Mean workers waiting on a lock: milliseconds of lock wait per second.
@@ -471,6 +503,8 @@ impl LeaseStore for PgLeases {
             .and_then(|()| admin.query_one("SELECT pg_current_wal_insert_lsn()::text", &[]))
             .and_then(|r| r.try_get::<_, String>(0));
         *self.wal_at_open.lock().unwrap_or_else(|e| e.into_inner()) = lsn.ok();
+        drop(admin);
+        *self.cpu_at_open.lock().unwrap_or_else(|e| e.into_inner()) = self.server_threads();
     }
 
     fn server_account(&self, window: Duration) -> Option<Result<ServerAccount, String>> {

@@ -98,6 +98,12 @@ impl<S: LeaseStore> LeaseWorkload<S> {
                     serde_json::json!(per(bytes as f64)),
                 );
                 extra.extend(crate::postgres_stores::table_figures(&a.tables, window));
+                if let Some(ms) = a.extra.get("server_cpu_ms").and_then(|v| v.as_f64()) {
+                    extra.insert(
+                        "server_cpu_us_per_extend".into(),
+                        serde_json::json!(per(ms * 1000.0)),
+                    );
+                }
             }
             Some(Err(e)) => {
                 extra.insert("server_account_error".into(), serde_json::json!(e));
