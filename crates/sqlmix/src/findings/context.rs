@@ -318,6 +318,17 @@ impl<'a> Clients<'a> {
         (lab.is_some() || go.is_some()).then_some((lab, go))
     }
 
+    /// The Go client's connections opened per second at K = 2 and without a semaphore
+    /// (`connects_per_sec`), where both ran.
+    pub fn go_connects(&self) -> Option<(f64, f64)> {
+        let sem = Design::Semaphore.name();
+        let of = |slots| {
+            self.find(GO, sem, "slots", slots)
+                .and_then(|c| extra_f64(c, "connects_per_sec"))
+        };
+        Some((of("2")?, of("unlimited")?))
+    }
+
     /// Both clients side by side: txn/s and time in the gate per transaction for K = 2, no
     /// semaphore and a pool of 2 (cell medians).
     pub fn table(&self) -> Option<Table> {

@@ -81,6 +81,18 @@ fn the_answer_names_the_setup_and_the_clients_time_per_transaction() {
         .any(|d| d.contains("1.06 ms") && d.contains("1.21x")));
     assert!(a.calibrated_on.iter().any(|c| c.contains("client_us")));
     assert!(a.sentences.len() <= 3);
+    // Why the Go client's K = 2 gains: the churn of its pools without a gate, from its
+    // cells' connects/s; and the seed's two setups told apart.
+    let churn = a
+        .details
+        .iter()
+        .find(|d| d.contains("connections/s"))
+        .expect("the churn detail");
+    assert!(
+        churn.contains("745 connections/s") && churn.contains("3 at K = 2"),
+        "{churn}"
+    );
+    assert!(churn.contains("three-app branch"), "{churn}");
 }
 
 #[test]
