@@ -25,6 +25,57 @@ pub struct Variant {
     pub measure: Measure,
 }
 
+/// Every hot path's variants in one shape: an enum with one member per variant whose
+/// `const fn entry(self) -> Variant` is the one place each variant's name, summary and
+/// measuring function are written (ripgrep's one registry, one shape per entry). The macro
+/// adds, from the members listed in the order reports show them, `EVERY`, `name`, `parse`
+/// (a one-line error naming the accepted variants) and the registry slice the hot path's
+/// [`Description`] lists, so no crate writes the lookup or the const loop again.
+///
+/// ```ignore
+/// harness::variant_registry!(pub VARIANTS = "sqlmix" Design [SingleConn, Pool, Semaphore]);
+/// ```
+#[macro_export]
+macro_rules! variant_registry {
+    ($vis:vis $registry:ident = $hot_path:literal $ty:ident [$($member:ident),+ $(,)?]) => {
+        impl $ty {
+            /// Every variant, in the order reports list them.
+            pub const EVERY: [$ty; [$(stringify!($member)),+].len()] = [$($ty::$member),+];
+
+            /// Its variant's name in the user's words.
+            pub const fn name(self) -> &'static str {
+                self.entry().name
+            }
+
+            /// The variant called `name`; else a one-line error naming the accepted ones.
+            pub fn parse(name: &str) -> ::std::result::Result<$ty, String> {
+                $ty::EVERY
+                    .into_iter()
+                    .find(|v| v.name() == name)
+                    .ok_or_else(|| {
+                        let names: Vec<&str> = $ty::EVERY.iter().map(|v| v.name()).collect();
+                        format!(
+                            "unknown variant {name:?} of {}: accepted {}",
+                            $hot_path,
+                            names.join(", ")
+                        )
+                    })
+            }
+        }
+
+        /// Every variant, in the order reports list them: one registry entry per member.
+        $vis const $registry: &[$crate::Variant] = &{
+            let mut all = [$ty::EVERY[0].entry(); $ty::EVERY.len()];
+            let mut i = 0;
+            while i < all.len() {
+                all[i] = $ty::EVERY[i].entry();
+                i += 1;
+            }
+            all
+        };
+    };
+}
+
 impl std::fmt::Debug for Variant {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // The function is left out: its address says nothing to a reader.

@@ -83,8 +83,7 @@ const PARAMS: &[ParamSpec] = &[
     scratch::DATA_DIR,
 ];
 
-/// Every variant, in the order reports list them: one entry per [`Kind`].
-const VARIANTS: &[Variant] = &[Kind::Ds389.entry(), Kind::OpenLdap.entry()];
+harness::variant_registry!(VARIANTS = "ldap" Kind [Ds389, OpenLdap]);
 
 const DESCRIPTION: Description = Description {
     name: "ldap",
@@ -107,9 +106,6 @@ pub enum Kind {
 }
 
 impl Kind {
-    /// Every server, in the order reports list them.
-    pub const EVERY: [Kind; 2] = [Kind::Ds389, Kind::OpenLdap];
-
     /// Its registry entry: the one place its variant's name and summary are written.
     pub const fn entry(self) -> Variant {
         match self {
@@ -124,19 +120,6 @@ impl Kind {
                 summary: "OpenLDAP slapd (mdb backend), threads = threads (slapd's minimum is 2)",
                 measure: |p, s| measure_kind(Kind::OpenLdap, p, s),
             },
-        }
-    }
-
-    /// Its variant's name, e.g. `389-ds`.
-    pub const fn name(self) -> &'static str {
-        self.entry().name
-    }
-
-    /// The variant called `name`.
-    pub fn of(name: &str) -> Result<Kind, String> {
-        match Kind::EVERY.into_iter().find(|k| k.name() == name) {
-            Some(kind) => Ok(kind),
-            None => LdapHotPath.variant(name).map(|_| unreachable!()),
         }
     }
 

@@ -60,7 +60,7 @@ pub fn measure_pairs(
     if let Some(why) = mismatch(&a, &b) {
         return Err(why);
     }
-    let kind = Kind::of(a.variant)?;
+    let kind = Kind::parse(a.variant)?;
     kind.available()
         .map_err(|e| format!("{e}; install with {}", crate::INSTALL))?;
     if pairs == 0 {

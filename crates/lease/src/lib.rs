@@ -39,16 +39,14 @@ use crate::workload::{lease_name, LeaseShape, LeaseWorkload, SimClock};
 /// The lease hot path as `lab` sees it.
 pub struct LeaseHotPath;
 
-/// Every variant, in the order reports list them: one entry per [`Design`].
-const VARIANTS: &[Variant] = &{
-    let mut all = [Design::EVERY[0].entry(); Design::EVERY.len()];
-    let mut i = 0;
-    while i < all.len() {
-        all[i] = Design::EVERY[i].entry();
-        i += 1;
-    }
-    all
-};
+harness::variant_registry!(VARIANTS = "lease" Design [
+    TxnLog,
+    GlobalClock,
+    SqlUpdate,
+    Batched,
+    Lmdb,
+    Memory,
+]);
 
 /// The store designs, one per variant; [`Design::entry`] is each one's registry entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,16 +66,6 @@ pub enum Design {
 }
 
 impl Design {
-    /// Every design, in the order reports list them.
-    pub const EVERY: [Design; 6] = [
-        Design::TxnLog,
-        Design::GlobalClock,
-        Design::SqlUpdate,
-        Design::Batched,
-        Design::Lmdb,
-        Design::Memory,
-    ];
-
     /// Its registry entry: the one place its name and summary are written.
     pub const fn entry(self) -> Variant {
         let (name, summary, measure): (_, _, harness::hotpath::Measure) = match self {
@@ -117,16 +105,6 @@ impl Design {
             summary,
             measure,
         }
-    }
-
-    /// Its variant's name, e.g. `txn-log`.
-    pub const fn name(self) -> &'static str {
-        self.entry().name
-    }
-
-    /// The design of the variant called `name`, if there is one.
-    pub fn of(name: &str) -> Option<Design> {
-        Design::EVERY.into_iter().find(|d| d.name() == name)
     }
 
     /// Its SQLite design, for the four SQLite stores.
@@ -262,7 +240,7 @@ pub fn read_back_folder(
     variant: &str,
     folder: &std::path::Path,
 ) -> Result<std::collections::HashMap<String, store::StoredLease>, String> {
-    let design = Design::of(variant);
+    let design = Design::parse(variant).ok();
     if let Some(Design::Lmdb) = design {
         return other_stores::read_lmdb_folder(folder);
     }

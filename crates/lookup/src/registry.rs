@@ -8,29 +8,17 @@ use harness::Variant;
 use crate::measure::measure;
 use crate::variants::VariantName;
 
-/// Every variant, in the order reports list them: one entry per [`VariantName`].
-pub const ALL: &[Variant] = &{
-    let mut all = [VariantName::EVERY[0].entry(); VariantName::EVERY.len()];
-    let mut i = 0;
-    while i < all.len() {
-        all[i] = VariantName::EVERY[i].entry();
-        i += 1;
-    }
-    all
-};
+harness::variant_registry!(pub ALL = "lookup" VariantName [
+    GlobalMutex,
+    RwLockStd,
+    RwLockParkingLot,
+    DashMap,
+    Lmdb,
+    EntryCache,
+    ArcSwapSnapshot,
+]);
 
 impl VariantName {
-    /// Every variant, in the order reports list them.
-    pub const EVERY: [VariantName; 7] = [
-        VariantName::GlobalMutex,
-        VariantName::RwLockStd,
-        VariantName::RwLockParkingLot,
-        VariantName::DashMap,
-        VariantName::Lmdb,
-        VariantName::EntryCache,
-        VariantName::ArcSwapSnapshot,
-    ];
-
     /// Its registry entry: the one place its name and summary are written.
     pub const fn entry(self) -> Variant {
         let (name, summary, measure): (_, _, harness::hotpath::Measure) = match self {
@@ -75,25 +63,6 @@ impl VariantName {
             summary,
             measure,
         }
-    }
-
-    /// Its name in the user's words, e.g. `global-mutex`.
-    pub const fn name(self) -> &'static str {
-        self.entry().name
-    }
-
-    /// Parses a variant name, listing the accepted ones on error.
-    pub fn parse(name: &str) -> Result<VariantName, String> {
-        VariantName::EVERY
-            .into_iter()
-            .find(|v| v.name() == name)
-            .ok_or_else(|| {
-                let names: Vec<_> = ALL.iter().map(|v| v.name).collect();
-                format!(
-                    "unknown variant {name:?} of lookup: accepted {}",
-                    names.join(", ")
-                )
-            })
     }
 }
 

@@ -97,17 +97,50 @@ pub const R2D2: Variant = Variant {
     measure: |p, s| measure(p, s, |s| R2d2Pool::new(s.connections, s.max_requests)),
 };
 
-/// Every variant, in the order reports list them: the designs on the simulated server,
-/// then the real pools ([`real`]).
-const VARIANTS: &[Variant] = &[
-    DRIVER_V3,
-    SEMAPHORE,
-    LOCK_FREE,
-    R2D2,
-    real::DEADPOOL,
-    real::BB8,
-    real::R2D2_POSTGRES,
-];
+/// The pool designs, one per variant: the designs on the simulated server, then the real
+/// pools ([`real`]). [`Design::entry`] is each one's registry entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Design {
+    /// [`DRIVER_V3`], the seed's driver.
+    DriverV3,
+    /// [`SEMAPHORE`].
+    Semaphore,
+    /// [`LOCK_FREE`].
+    LockFree,
+    /// [`R2D2`] on the simulated server.
+    R2d2,
+    /// [`real::DEADPOOL`] against PostgreSQL.
+    Deadpool,
+    /// [`real::BB8`] against PostgreSQL.
+    Bb8,
+    /// [`real::R2D2_POSTGRES`] against PostgreSQL.
+    R2d2Postgres,
+}
+
+impl Design {
+    /// Its registry entry (each a `const` of its own, for the modules that name one).
+    pub const fn entry(self) -> Variant {
+        match self {
+            Design::DriverV3 => DRIVER_V3,
+            Design::Semaphore => SEMAPHORE,
+            Design::LockFree => LOCK_FREE,
+            Design::R2d2 => R2D2,
+            Design::Deadpool => real::DEADPOOL,
+            Design::Bb8 => real::BB8,
+            Design::R2d2Postgres => real::R2D2_POSTGRES,
+        }
+    }
+}
+
+harness::variant_registry!(VARIANTS = "pool" Design [
+    DriverV3,
+    Semaphore,
+    LockFree,
+    R2d2,
+    Deadpool,
+    Bb8,
+    R2d2Postgres,
+]);
 
 /// The `server` values: the simulated host, or a real PostgreSQL for the real pools.
 const SERVERS: &[&str] = &["simulated", real::SERVER];

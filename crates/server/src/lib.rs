@@ -45,11 +45,27 @@ pub const VARIANT: &str = "configured";
 /// The server hot path as `lab` sees it.
 pub struct ServerHotPath;
 
-const VARIANTS: &[Variant] = &[Variant {
-    name: VARIANT,
-    summary: "the server the scenario file's [server] table starts, its worker-thread setting = threads, driven by its [load]",
-    measure: |params, settings| window::measure(params, settings).map_err(CellFailure::new),
-}];
+/// The server hot path's one variant, in the shape every hot path's variants take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Design {
+    /// The server the scenario file's `[server]` table starts.
+    Configured,
+}
+
+impl Design {
+    /// Its registry entry.
+    pub const fn entry(self) -> Variant {
+        match self {
+            Design::Configured => Variant {
+                name: VARIANT,
+                summary: "the server the scenario file's [server] table starts, its worker-thread setting = threads, driven by its [load]",
+                measure: |params, settings| window::measure(params, settings).map_err(CellFailure::new),
+            },
+        }
+    }
+}
+
+harness::variant_registry!(VARIANTS = "server" Design [Configured]);
 
 const DESCRIPTION: Description = Description {
     name: "server",

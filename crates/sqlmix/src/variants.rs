@@ -14,28 +14,16 @@ use crate::libdqlite;
 use crate::runner::{Backend, Design, RunnerConfig, ShardResources, TxnRunner};
 use crate::workload::SqlmixWorkload;
 
-/// Every variant, in the order reports list them: one entry per [`Design`].
-pub const VARIANTS: &[Variant] = &{
-    let mut all = [Design::EVERY[0].entry(); Design::EVERY.len()];
-    let mut i = 0;
-    while i < all.len() {
-        all[i] = Design::EVERY[i].entry();
-        i += 1;
-    }
-    all
-};
+harness::variant_registry!(pub VARIANTS = "sqlmix" Design [
+    SingleConn,
+    Pool,
+    Semaphore,
+    RwSplit,
+    Sharded,
+    Breaker,
+]);
 
 impl Design {
-    /// Every design, in the order reports list them.
-    pub const EVERY: [Design; 6] = [
-        Design::SingleConn,
-        Design::Pool,
-        Design::Semaphore,
-        Design::RwSplit,
-        Design::Sharded,
-        Design::Breaker,
-    ];
-
     /// Its registry entry.
     pub const fn entry(self) -> Variant {
         let (name, summary, measure): (_, _, harness::hotpath::Measure) = match self {
@@ -75,19 +63,6 @@ impl Design {
             summary,
             measure,
         }
-    }
-
-    /// Its variant's name, e.g. `semaphore`.
-    pub const fn name(self) -> &'static str {
-        self.entry().name
-    }
-
-    /// The design of the variant called `name`.
-    pub fn parse(name: &str) -> Result<Design, String> {
-        Design::EVERY
-            .into_iter()
-            .find(|d| d.name() == name)
-            .ok_or_else(|| format!("unknown variant {name:?} of sqlmix"))
     }
 }
 
