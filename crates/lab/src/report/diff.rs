@@ -1,12 +1,12 @@
 //! Flamegraph drawings a report needs: differentials between threads=1 and the most
 //! threads profiled, and cell flamegraphs redrawn from their folded stacks. Both are
-//! returned as [`Planned`] drawings, never drawn or written here.
+//! returned as [`Placed`] drawings, never drawn or written here.
 
 use std::path::Path;
 
 use harness::RunRecord;
 
-use super::drawing::{Drawing, Place, Planned};
+use super::drawing::{Drawing, Place, Placed};
 use super::group::{slugify, DiffRef, Group};
 use super::Source;
 
@@ -19,7 +19,7 @@ pub(super) fn differential(
     g: &Group<'_>,
     variant: &str,
     cores: usize,
-) -> Option<(DiffRef, Vec<Planned>)> {
+) -> Option<(DiffRef, Vec<Placed>)> {
     let (first, last) = ends(root, g, variant, cores)?;
     let (a, b) = (
         first.profile.as_ref().expect("filtered"),
@@ -39,7 +39,7 @@ pub(super) fn differential(
     );
     let rel = format!("{stem}.svg");
     let samples = (a.samples, b.samples);
-    let plan = |rel: &str, x: &str, y: &str, what: &str, counts, unit: &'static str| Planned {
+    let plan = |rel: &str, x: &str, y: &str, what: &str, counts, unit: &'static str| Placed {
         place: Place::Root(rel.to_owned()),
         drawing: Drawing::Differential {
             folded: (x.into(), y.into()),
@@ -107,7 +107,7 @@ fn ends<'g>(
 
 /// Redraws a cell flamegraph whose SVG is missing but whose folded stacks are there
 /// (folded stacks are the source of truth; SVGs can be deleted to save space).
-pub(super) fn restore_flamegraphs(root: &Path, source: &Source) -> Vec<Planned> {
+pub(super) fn restore_flamegraphs(root: &Path, source: &Source) -> Vec<Placed> {
     let mut out = Vec::new();
     for cell in &source.results.cells {
         let Some(p) = &cell.profile else { continue };
@@ -125,7 +125,7 @@ pub(super) fn restore_flamegraphs(root: &Path, source: &Source) -> Vec<Planned> 
                 p.sampler, p.rate_hz
             ),
         );
-        out.push(Planned {
+        out.push(Placed {
             place: Place::Root(p.svg.clone()),
             drawing: Drawing::Flamegraph {
                 folded: p.folded.clone().into(),

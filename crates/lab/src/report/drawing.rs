@@ -65,7 +65,7 @@ pub enum Place {
 }
 
 /// A drawing and its place.
-pub struct Planned {
+pub struct Placed {
     /// Where it goes.
     pub place: Place,
     /// What it is.

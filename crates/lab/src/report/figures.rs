@@ -2,14 +2,14 @@
 //! (throughput, per-thread throughput, the hot path's extras and lock bounds against
 //! threads, per core count), its USL fits and thread advice and its differentials; then
 //! the sweeps and the findings. Returns plain data, the drawings included
-//! ([`Planned`]), and writes nothing.
+//! ([`Placed`]), and writes nothing.
 
 use std::path::Path;
 
 use harness::RunRecord;
 
 use super::charts::{Bars, Series};
-use super::drawing::{extra_series, Drawing, Place, Planned};
+use super::drawing::{extra_series, Drawing, Place, Placed};
 use super::group::{self, slugify, ChartRef, Group};
 use super::{advice, diff, findings, sweep, Analysed, Source};
 
@@ -45,7 +45,7 @@ fn analyse_group(
     source: &Source,
     g: &mut Group<'_>,
     report_dir: &str,
-    drawings: &mut Vec<Planned>,
+    drawings: &mut Vec<Placed>,
 ) {
     if g.threads.len() < 2 {
         // One thread count (a sweep's cell): no curve to draw or fit; the sweep chart
@@ -115,7 +115,7 @@ fn thread_charts(
     g: &Group<'_>,
     cores: usize,
     report_dir: &str,
-    drawings: &mut Vec<Planned>,
+    drawings: &mut Vec<Placed>,
 ) -> ChartRef {
     let title = |what: &str| {
         let mut t = format!("{}: {what}, {cores} core(s)", g.title_name());
@@ -126,7 +126,7 @@ fn thread_charts(
     };
     let marker = Some(cores as f64);
     let mut plan = |name: String, labels: [String; 3], series, bars, dashed| {
-        drawings.push(Planned {
+        drawings.push(Placed {
             place: Place::Chart(name.clone()),
             drawing: Drawing::Line {
                 labels,

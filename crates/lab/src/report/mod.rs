@@ -57,7 +57,7 @@ pub struct Analysed<'a> {
     /// What the run answered, per hot path, in catalog order.
     pub findings: Vec<verdict::findings::Finding>,
     /// The charts and flamegraphs its pages show, to be drawn.
-    drawings: Vec<drawing::Planned>,
+    drawings: Vec<drawing::Placed>,
 }
 
 impl Analysed<'_> {
@@ -138,8 +138,7 @@ type Writer = fn(&Target<'_, '_>) -> anyhow::Result<()>;
 /// drawing that fails leaves no page pointing at it.
 const WRITERS: [(&str, Writer); 5] = [
     ("charts", |t| {
-        let drawings: Vec<&drawing::Planned> =
-            t.analysed.iter().flat_map(|a| &a.drawings).collect();
+        let drawings: Vec<&drawing::Placed> = t.analysed.iter().flat_map(|a| &a.drawings).collect();
         output::write_all(&drawings, t.root, &t.staging.join("charts"))
     }),
     ("index.html", |t| {

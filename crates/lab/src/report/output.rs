@@ -1,4 +1,4 @@
-//! The charts writer: draws every [`Planned`] drawing of the analysis in parallel with
+//! The charts writer: draws every [`Placed`] drawing of the analysis in parallel with
 //! rayon and writes it, into the report's (staging) `charts/` folder or beside its
 //! profile under the project root. Decides nothing; the pages are other writers.
 
@@ -7,11 +7,11 @@ use std::path::Path;
 use anyhow::Context;
 use rayon::prelude::*;
 
-use super::drawing::{Place, Planned};
+use super::drawing::{Place, Placed};
 
 /// Draws `drawings` and writes each one (creating its folder); the first error names
 /// the file.
-pub fn write_all(drawings: &[&Planned], root: &Path, charts: &Path) -> anyhow::Result<()> {
+pub fn write_all(drawings: &[&Placed], root: &Path, charts: &Path) -> anyhow::Result<()> {
     drawings.par_iter().try_for_each(|p| -> anyhow::Result<()> {
         let path = match &p.place {
             Place::Chart(name) => charts.join(name),

@@ -4,7 +4,7 @@
 use harness::RunRecord;
 
 use super::charts;
-use super::drawing::{extra_series, Drawing, Place, Planned};
+use super::drawing::{extra_series, Drawing, Place, Placed};
 use super::group::{slugify, Group};
 use crate::words::value_text;
 
@@ -36,7 +36,7 @@ pub(super) fn sweeps(
     groups: &[Group<'_>],
     final_dir: &str,
     index: usize,
-    drawings: &mut Vec<Planned>,
+    drawings: &mut Vec<Placed>,
 ) -> Vec<Sweep> {
     let mut files: Vec<&str> = groups
         .iter()
@@ -135,7 +135,7 @@ fn usable<'g>(
 }
 
 /// The throughput chart of a sweep, with error bars.
-fn throughput_chart(s: &Sweep, members: &[&Group<'_>], stem: &str) -> Planned {
+fn throughput_chart(s: &Sweep, members: &[&Group<'_>], stem: &str) -> Placed {
     let series: Vec<charts::Series> = s
         .rows
         .iter()
@@ -193,8 +193,8 @@ fn sweep_chart(
     values: &[String],
     series: Vec<charts::Series>,
     bars: Vec<charts::Bars>,
-) -> Planned {
-    Planned {
+) -> Placed {
+    Placed {
         place: Place::Chart(name.to_owned()),
         drawing: Drawing::Sweep {
             labels,
