@@ -199,7 +199,7 @@ pub trait HotPath: Sync {
         false
     }
     /// Whether its cells start a real server that `lab matrix locks=true` runs under the
-    /// lock library (`servers::locks`), each record's `extra.locks` holding the server's
+    /// lock library (`launcher::locks`), each record's `extra.locks` holding the server's
     /// locks: `lab` then asks which of them limits (its `limiting_lock` part), the delay
     /// spent by the library inside the server. By default not.
     fn preloads_locks(&self) -> bool {

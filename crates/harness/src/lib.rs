@@ -56,5 +56,5 @@ pub mod workload;
 pub use hotpath::{HotPath, PairSide, Variant};
 pub use params::{ParamKind, ParamSpec, Params};
 pub use runner::{CellFailure, Measurement, RunSettings};
-pub use schema::{Repetition, RunRecord};
+pub use schema::{CellRecord, Repetition};
 pub use workload::{OpCtx, Outcome, Status, Worker, Workload};

@@ -223,7 +223,7 @@ pub fn instrument_on() -> bool {
 }
 
 /// Whether real servers this process starts run under the lock library
-/// (`servers::locks`): off by default, because the library costs the server time, and a
+/// (`launcher::locks`): off by default, because the library costs the server time, and a
 /// process-wide switch for the reason [`set_instrument`] is one.
 static PRELOAD: AtomicBool = AtomicBool::new(false);
 
@@ -251,10 +251,10 @@ pub(crate) struct LockCounters {
 impl LockCounters {
     /// Counters that time one hold in `sample_every` on average, or count nothing when
     /// the instrument is off.
-    pub(crate) fn sampled(sample_every: u32, seed: u64) -> LockCounters {
+    pub(crate) fn sampled(sample_every: u32, rng_seed: u64) -> LockCounters {
         LockCounters {
             tallies: Vec::new(),
-            sampler: Some(LatencySampler::new(sample_every, seed ^ 0x10c4_7ab1e)),
+            sampler: Some(LatencySampler::new(sample_every, rng_seed ^ 0x10c4_7ab1e)),
             off: !instrument_on(),
         }
     }
@@ -321,8 +321,8 @@ pub fn thread_acquired(id: LockId, waited: Option<Duration>) -> Hold {
 
 /// Forgets this thread's figures and times one hold in `sample_every` from now on (the
 /// runner calls it when the window opens).
-pub(crate) fn thread_reset(sample_every: u32, seed: u64) {
-    THREAD.with(|t| *t.borrow_mut() = LockCounters::sampled(sample_every, seed ^ 0x7b));
+pub(crate) fn thread_reset(sample_every: u32, rng_seed: u64) {
+    THREAD.with(|t| *t.borrow_mut() = LockCounters::sampled(sample_every, rng_seed ^ 0x7b));
 }
 
 /// This thread's figures since [`thread_reset`], leaving it counting nothing.

@@ -28,8 +28,8 @@ pub struct LatencySampler {
 
 impl LatencySampler {
     /// A sampler timing one operation in `mean` on average (every one for `mean <= 1`),
-    /// drawing from a generator seeded with `seed` (give each worker its own).
-    pub fn new(mean: u32, seed: u64) -> LatencySampler {
+    /// drawing from a generator seeded with `rng_seed` (give each worker its own).
+    pub fn new(mean: u32, rng_seed: u64) -> LatencySampler {
         let ln_miss = if mean <= 1 {
             0.0
         } else {
@@ -38,7 +38,7 @@ impl LatencySampler {
         let mut sampler = LatencySampler {
             ln_miss,
             countdown: 0,
-            rng: SmallRng::seed_from_u64(seed ^ 0x5eed_1a7e_0c10_c4ad),
+            rng: SmallRng::seed_from_u64(rng_seed ^ 0x5eed_1a7e_0c10_c4ad),
         };
         // A random first skip too, so threads do not all time their first operation.
         sampler.countdown = sampler.skip();

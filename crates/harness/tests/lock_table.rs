@@ -12,7 +12,7 @@ use std::time::Duration;
 use harness::lock_table::LockRow;
 use harness::locks::{LockId, LockSet};
 use harness::schema::CellKey;
-use harness::{runner, OpCtx, Outcome, Repetition, RunRecord, RunSettings, Worker, Workload};
+use harness::{runner, CellRecord, OpCtx, Outcome, Repetition, RunSettings, Worker, Workload};
 
 const GATE: LockId = LockId(0);
 
@@ -123,7 +123,7 @@ fn measure(given: &Given, threads: usize, window: Duration) -> runner::Measureme
     panic!("50 windows of {threads} threads without one hold timed");
 }
 
-fn record_of(given: &Given, threads: usize) -> RunRecord {
+fn record_of(given: &Given, threads: usize) -> CellRecord {
     let m = measure(given, threads, Duration::from_millis(100));
     let key = CellKey {
         hot_path: "gate".into(),
@@ -135,7 +135,7 @@ fn record_of(given: &Given, threads: usize) -> RunRecord {
     Repetition::from_measurement(&key, "0-1", &m).0
 }
 
-fn row(record: &RunRecord) -> &LockRow {
+fn row(record: &CellRecord) -> &LockRow {
     &record.locks.as_ref().expect("the gate is named")[0]
 }
 
@@ -146,7 +146,7 @@ fn same(a: f64, b: f64) -> bool {
 
 /// The mean hold the table states for holds that were all `ns` long: the given length
 /// less the one clock read a timed hold includes (measured in the run, and subtracted).
-fn stated_mean(ns: f64, record: &RunRecord) -> f64 {
+fn stated_mean(ns: f64, record: &CellRecord) -> f64 {
     (ns - record.clock_read_ns.max(0.0)).max(0.0)
 }
 

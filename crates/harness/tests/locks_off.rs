@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use harness::locks::{self, LockId, LockSet};
 use harness::schema::CellKey;
-use harness::{runner, OpCtx, Outcome, Repetition, RunRecord, RunSettings, Worker, Workload};
+use harness::{runner, CellRecord, OpCtx, Outcome, Repetition, RunSettings, Worker, Workload};
 
 const SHARED: LockId = LockId(0);
 
@@ -78,7 +78,7 @@ fn with_the_instrument_off_a_named_lock_gives_no_table() {
         assert_eq!(json["locks_off"], serde_json::json!(true));
         assert!(json["locks"].is_null());
         // Merged repetitions stay off.
-        let merged = RunRecord::merge_repetitions(&[r.clone(), r]).unwrap();
+        let merged = CellRecord::merge_repetitions(&[r.clone(), r]).unwrap();
         assert!(merged.locks_off && merged.locks.is_none());
     }
     locks::set_instrument(true);

@@ -27,7 +27,7 @@ pub fn wants_more(reps: &[Repetition], planned: usize) -> bool {
     if planned < MIN_PLANNED || reps.len() < planned || reps.len() >= planned + EXTRA_ROUNDS {
         return false;
     }
-    let Some(merged) = harness::RunRecord::merge_repetitions(reps) else {
+    let Some(merged) = harness::CellRecord::merge_repetitions(reps) else {
         return false;
     };
     if !merged.usable() || merged.ops_per_sec <= 0.0 {

@@ -102,7 +102,7 @@ pub fn run(launch: &Launch<'_>, stop: &AtomicBool) -> Ended {
             Ok(())
         });
     }
-    servers::death::die_with_parent(&mut command);
+    launcher::death::die_with_parent(&mut command);
     let mut child = match command.spawn() {
         Ok(child) => child,
         Err(e) => return Ended::NotStarted(format!("could not start the cell: {e}")),

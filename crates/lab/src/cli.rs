@@ -19,7 +19,7 @@ pub struct Cli {
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Measure one cell in this process and print its RunRecord as one line of JSON.
+    /// Measure one cell in this process and print its CellRecord as one line of JSON.
     Run(RunArgs),
     /// Run every cell of the thread x core matrix in child processes and print tables.
     ///
@@ -51,10 +51,11 @@ enum Command {
         args: Vec<String>,
     },
     /// Fill a folder with a 389 DS instance holding the seed's directory: the preparation
-    /// benches/server-389ds-ldclt.toml runs (`{lab} ldap-template 6000 4000 {prepared}`),
-    /// from the ldap hot path's cached template.
-    #[command(hide = true)]
-    LdapTemplate {
+    /// benches/server-389ds-ldclt.toml runs (`{lab} ldap-image 6000 4000 {prepared}`),
+    /// from the ldap hot path's cached image. `ldap-template` is its old name, kept so a
+    /// scenario file written before the rename still prepares.
+    #[command(hide = true, alias = "ldap-template")]
+    LdapImage {
         /// User entries.
         users: usize,
         /// Group entries.
@@ -97,13 +98,13 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Run(args) => run_cell::run(&CellRequest::from_run_args(&args)?),
         Command::Pairs { request } => crate::pairs::child::run(&request),
-        Command::LdapTemplate {
+        Command::LdapImage {
             users,
             groups,
             into,
         } => {
             ldap::ds389::prepare_into(users, groups, &into)
-                .map_err(|e| anyhow::anyhow!("ldap-template: {e}"))?;
+                .map_err(|e| anyhow::anyhow!("ldap-image: {e}"))?;
             Ok(ExitCode::SUCCESS)
         }
         Command::TinyServer { args } => {

@@ -203,7 +203,7 @@ mod tests {
         assert!(why.contains("2 CPUs in base, 4 in new"), "{why}");
 
         let mut busy_run = file(Some(10.0));
-        let mut cell: harness::RunRecord = serde_json::from_value(serde_json::json!({
+        let mut cell: harness::CellRecord = serde_json::from_value(serde_json::json!({
             "scenario": "noop", "variant": "noop", "params": {}, "threads": 1, "cores": 1,
             "status": "ok", "repeats": 5, "duration_s": 0.1, "ops_per_sec": 1.0,
             "ops_per_sec_min": 1.0, "ops_per_sec_max": 1.0, "per_thread_ops_per_sec": 1.0,

@@ -21,7 +21,7 @@ use std::process::ExitCode;
 
 use anyhow::bail;
 use harness::stats;
-use harness::RunRecord;
+use harness::CellRecord;
 
 use crate::report;
 use crate::table::si;
@@ -97,14 +97,14 @@ pub fn judge(base: &[f64], new: &[f64], threshold: f64) -> Verdict {
 
 /// The per-repetition values of a record; for a file written before they were kept, none,
 /// with the record's repetition count.
-fn reps(r: &RunRecord) -> (Vec<f64>, usize) {
+fn reps(r: &CellRecord) -> (Vec<f64>, usize) {
     (r.ops_per_sec_reps.clone(), r.repeats)
 }
 
 /// A cell's name: what it ran, without its parameters.
 type Name = (String, String, usize, usize);
 
-fn name(r: &RunRecord) -> Name {
+fn name(r: &CellRecord) -> Name {
     (r.hot_path.clone(), r.variant.clone(), r.threads, r.cores)
 }
 
@@ -124,11 +124,11 @@ fn params_text(p: &BTreeMap<String, serde_json::Value>, keys: &BTreeSet<&String>
 /// What differs between the parameters of cells that share a name, as one phrase, for
 /// the first such name with no parameters in common; `None` when every shared name has a
 /// matching cell.
-fn params_conflict(b: &[RunRecord], n: &[RunRecord]) -> Option<String> {
+fn params_conflict(b: &[CellRecord], n: &[CellRecord]) -> Option<String> {
     let names: BTreeSet<Name> = n.iter().map(name).collect();
     for nm in names {
-        let ours: Vec<&RunRecord> = n.iter().filter(|c| name(c) == nm).collect();
-        let theirs: Vec<&RunRecord> = b.iter().filter(|c| name(c) == nm).collect();
+        let ours: Vec<&CellRecord> = n.iter().filter(|c| name(c) == nm).collect();
+        let theirs: Vec<&CellRecord> = b.iter().filter(|c| name(c) == nm).collect();
         if theirs.is_empty()
             || ours
                 .iter()
@@ -158,7 +158,7 @@ fn params_conflict(b: &[RunRecord], n: &[RunRecord]) -> Option<String> {
 /// The lock whose mean hold grew most from `old` to `new` (by more than 10%), in words:
 /// `hold of directory mutex grew 2.10x (390 ns -> 820 ns)`. What a regressed cell's
 /// reader looks at first: a lock held longer serialises more.
-pub fn grown_lock(old: &RunRecord, new: &RunRecord) -> Option<String> {
+pub fn grown_lock(old: &CellRecord, new: &CellRecord) -> Option<String> {
     let (before, after) = (old.locks.as_deref()?, new.locks.as_deref()?);
     let hold = |r: &harness::lock_table::LockRow| r.hold_ns.map(|h| h.mean).filter(|&m| m > 0.0);
     after
@@ -243,10 +243,10 @@ pub fn run(base: &Path, new: &Path, threshold: f64) -> anyhow::Result<ExitCode> 
 fn matched<'r>(
     base: &Path,
     new: &Path,
-    b: &'r [RunRecord],
-    n: &'r [RunRecord],
-) -> anyhow::Result<Vec<(&'r RunRecord, &'r RunRecord)>> {
-    let hot_paths = |cells: &[RunRecord]| -> BTreeSet<String> {
+    b: &'r [CellRecord],
+    n: &'r [CellRecord],
+) -> anyhow::Result<Vec<(&'r CellRecord, &'r CellRecord)>> {
+    let hot_paths = |cells: &[CellRecord]| -> BTreeSet<String> {
         cells.iter().map(|c| c.hot_path.clone()).collect()
     };
     let (bs, ns) = (hot_paths(b), hot_paths(n));
@@ -266,7 +266,7 @@ fn matched<'r>(
             new.display()
         );
     }
-    let pairs: Vec<(&RunRecord, &RunRecord)> = n
+    let pairs: Vec<(&CellRecord, &CellRecord)> = n
         .iter()
         .filter_map(|cell| Some((b.iter().find(|o| o.key() == cell.key())?, cell)))
         .collect();
@@ -282,7 +282,7 @@ fn matched<'r>(
 
 /// Judges one cell against its base and prints its line; `None` (and a line saying so)
 /// when a side is not usable.
-fn compare_cell(old: &RunRecord, cell: &RunRecord, threshold: f64) -> Option<Verdict> {
+fn compare_cell(old: &CellRecord, cell: &CellRecord, threshold: f64) -> Option<Verdict> {
     if !cell.usable() || !old.usable() {
         println!(
             "{:<10} {:<20} {:>4} {:>4}  not comparable: a side failed or was not verified",
@@ -399,7 +399,7 @@ mod tests {
                 threads: 2,
                 cores: 2,
             };
-            let mut r = RunRecord::failed(&key, "0-1", "x");
+            let mut r = CellRecord::failed(&key, "0-1", "x");
             r.locks = Some(
                 holds
                     .iter()

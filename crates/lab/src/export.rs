@@ -61,7 +61,7 @@ pub fn rows(files: &[ResultsFile]) -> Vec<BTreeMap<String, Value>> {
 /// The lock table's busiest lock as columns of its own (`locks.busiest.name`, its
 /// utilisation, ceiling and share of it, mean hold); the whole table stays in `locks` as
 /// JSON text.
-fn busiest_lock(cell: &harness::RunRecord, row: &mut BTreeMap<String, Value>) {
+fn busiest_lock(cell: &harness::CellRecord, row: &mut BTreeMap<String, Value>) {
     let Some(b) = cell.locks.as_deref().and_then(harness::lock_table::busiest) else {
         return;
     };

@@ -7,7 +7,7 @@
 use std::process::ExitCode;
 
 use harness::schema::CellKey;
-use harness::{affinity, Params, Repetition, RunRecord, RunSettings};
+use harness::{affinity, CellRecord, Params, Repetition, RunSettings};
 
 use crate::catalog;
 use crate::cell_request::CellRequest;
@@ -101,7 +101,7 @@ pub fn run(request: &CellRequest) -> anyhow::Result<ExitCode> {
         .collect();
     // `--repeats` windows merged are still one repetition to the matrix: one child's.
     let mut record =
-        Repetition(RunRecord::merge_repetitions(&reps).expect("at least one repetition"));
+        Repetition(CellRecord::merge_repetitions(&reps).expect("at least one repetition"));
     if let (Some(session), Some(prefix)) = (session, &request.profile) {
         let cell_profile = session.finish().map_err(anyhow::Error::msg)?;
         let title = format!(

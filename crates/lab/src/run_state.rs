@@ -8,7 +8,7 @@ use std::time::SystemTime;
 
 use crate::results::{ResultsFile, ResumeState, SCHEMA_VERSION};
 use harness::schema::{self, ProfileRef};
-use harness::{Repetition, RunRecord};
+use harness::{CellRecord, Repetition};
 
 use crate::fs::write_atomically;
 use crate::order;
@@ -101,12 +101,12 @@ impl RunState {
         plan: &MatrixPlan,
         complete: bool,
     ) -> anyhow::Result<(PathBuf, ResultsFile)> {
-        let mut records: Vec<RunRecord> = self
+        let mut records: Vec<CellRecord> = self
             .reps
             .iter()
             .zip(&self.profiles)
             .filter_map(|(r, profile)| {
-                let mut merged = RunRecord::merge_repetitions(r)?;
+                let mut merged = CellRecord::merge_repetitions(r)?;
                 merged.profile = profile.clone();
                 Some(merged)
             })
@@ -148,7 +148,7 @@ impl RunState {
 }
 
 /// Whether `record` is a repetition (or the merged record) of `cell`.
-pub(crate) fn same_cell(cell: &CellSpec<'_>, record: &RunRecord) -> bool {
+pub(crate) fn same_cell(cell: &CellSpec<'_>, record: &CellRecord) -> bool {
     record.scenario_file == cell.file.file
         && record.hot_path == cell.file.hot_path.name()
         && record.variant == cell.variant

@@ -91,7 +91,7 @@ pub struct Settings {
     /// uninstrumented figure, no lock table); `locks=on` is the default.
     pub locks_off: bool,
     /// `locks=true`: the lock table as with `on`, and every real server that can run
-    /// under it started with the lock library preloaded (`servers::locks`: its pthread
+    /// under it started with the lock library preloaded (`launcher::locks`: its pthread
     /// locks' waits and holds in each record's `extra.locks`).
     pub lock_library: bool,
     /// `interleave=on`: a part whose sides can stay resident together in one process

@@ -5,12 +5,12 @@
 
 use std::fmt::Write;
 
-use harness::RunRecord;
+use harness::CellRecord;
 
 pub use crate::words::{cell_text, si};
 
 /// The table for one group of cells (same scenario, variant and params).
-pub fn render(title: &str, cells: &[&RunRecord]) -> String {
+pub fn render(title: &str, cells: &[&CellRecord]) -> String {
     let mut threads: Vec<usize> = cells.iter().map(|c| c.threads).collect();
     threads.sort_unstable();
     threads.dedup();
@@ -50,14 +50,14 @@ pub fn render(title: &str, cells: &[&RunRecord]) -> String {
 }
 
 /// Prints a matrix's tables: per scenario file, variant and parameter set.
-pub fn print_plan_tables(plan: &crate::plan::MatrixPlan, records: &[RunRecord]) {
+pub fn print_plan_tables(plan: &crate::plan::MatrixPlan, records: &[CellRecord]) {
     println!("ops/s / per-thread ops/s; * = more threads than cores");
     for scenario in &plan.scenarios {
         let name = scenario.hot_path.name();
         for variant in &scenario.variants {
             for params in &scenario.param_sets {
                 let map = params.to_map();
-                let group: Vec<&RunRecord> = records
+                let group: Vec<&CellRecord> = records
                     .iter()
                     .filter(|r| {
                         r.scenario_file == scenario.file
@@ -101,7 +101,7 @@ mod tests {
     use super::*;
     use harness::schema::CellStatus;
 
-    fn record(threads: usize, cores: usize, ops: f64) -> RunRecord {
+    fn record(threads: usize, cores: usize, ops: f64) -> CellRecord {
         let mut r = harness::testing::synthetic_cell(
             "lookup",
             "",

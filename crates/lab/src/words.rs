@@ -7,7 +7,7 @@
 use crate::results::ResultsFile;
 use harness::env::MachineSpeed;
 use harness::schema::CellStatus;
-use harness::RunRecord;
+use harness::CellRecord;
 use serde_json::Value;
 
 use crate::comparable::STEADY;
@@ -25,7 +25,7 @@ pub fn value_text(v: &Value) -> String {
 }
 
 /// What one table cell shows.
-pub fn cell_text(record: Option<&RunRecord>) -> String {
+pub fn cell_text(record: Option<&CellRecord>) -> String {
     match record {
         None => "-".to_owned(),
         Some(r) if r.status == CellStatus::Failed => "FAILED".to_owned(),
@@ -41,7 +41,7 @@ pub fn cell_text(record: Option<&RunRecord>) -> String {
 }
 
 /// `±3%`: how far the record's interval reaches from its median; empty when it has none.
-fn spread(r: &RunRecord) -> String {
+fn spread(r: &CellRecord) -> String {
     let (low, high) = r.ops_ci();
     if r.ops_per_sec <= 0.0 || !(low.is_finite() && high.is_finite()) || high <= low {
         return String::new();
@@ -65,7 +65,7 @@ struct Tally {
     speeds: Vec<f64>,
 }
 
-fn tally<'a>(cells: impl Iterator<Item = &'a RunRecord>) -> Tally {
+fn tally<'a>(cells: impl Iterator<Item = &'a CellRecord>) -> Tally {
     let mut t = Tally::default();
     for cell in cells {
         t.reps += cell.repeats;
@@ -127,7 +127,7 @@ pub fn retake_lines(results: &ResultsFile) -> Vec<String> {
     files
         .iter()
         .map(|file| {
-            let cells: Vec<&RunRecord> = results
+            let cells: Vec<&CellRecord> = results
                 .cells
                 .iter()
                 .filter(|c| c.scenario_file == *file)

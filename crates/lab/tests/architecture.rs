@@ -58,3 +58,55 @@ fn every_path_it_gives_exists() {
     }
     assert!(checked >= 10, "only {checked} paths found");
 }
+
+/// Every `.rs` file under `dir`, recursively.
+fn rust_files(dir: &Path, into: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            rust_files(&path, into);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            into.push(path);
+        }
+    }
+}
+
+#[test]
+fn every_crate_of_the_workspace_is_named() {
+    let design = design();
+    let manifest = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
+    let members: Vec<&str> = manifest
+        .split('"')
+        .filter(|w| w.starts_with("crates/"))
+        .collect();
+    assert!(members.len() >= 9, "{members:?}");
+    for m in members {
+        assert!(
+            design.contains(&format!("{m} ")),
+            "ARCHITECTURE.md does not describe the crate {m}"
+        );
+    }
+}
+
+/// The test layout ARCHITECTURE.md gives ("Where tests live"): a module's long tests in a
+/// `tests.rs` beside it, never a `*_tests.rs` sibling or a `#[path]` to one.
+#[test]
+fn tests_live_where_the_layout_says() {
+    let mut files = Vec::new();
+    rust_files(&root().join("crates"), &mut files);
+    assert!(files.len() > 100, "{} files", files.len());
+    for f in &files {
+        let name = f.file_name().unwrap().to_string_lossy();
+        assert!(
+            !name.ends_with("_tests.rs"),
+            "{}: a module's tests go in tests.rs beside it",
+            f.display()
+        );
+        let text = std::fs::read_to_string(f).unwrap();
+        assert!(
+            !text.lines().any(|l| l.trim_start().starts_with("#[path")),
+            "{}: a #[path] module; tests go in tests.rs beside the module",
+            f.display()
+        );
+    }
+}

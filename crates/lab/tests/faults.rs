@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
-use harness::schema::{CellStatus, RunRecord};
+use harness::schema::{CellRecord, CellStatus};
 use lab::results::ResultsFile;
 
 mod common;
@@ -195,7 +195,7 @@ fn args(list: &[String]) -> Vec<&str> {
     list.iter().map(String::as_str).collect()
 }
 
-fn cell(results: &ResultsFile, threads: usize) -> &RunRecord {
+fn cell(results: &ResultsFile, threads: usize) -> &CellRecord {
     results
         .cells
         .iter()
@@ -205,7 +205,7 @@ fn cell(results: &ResultsFile, threads: usize) -> &RunRecord {
 
 /// A cell that ran and kept its figures. (Not `ops_per_sec > 0`: on a loaded machine a
 /// 50 ms window can pass without a worker being scheduled.)
-fn assert_measured(cell: &RunRecord) {
+fn assert_measured(cell: &CellRecord) {
     assert_eq!(cell.status, CellStatus::Ok, "{cell:?}");
     assert!(cell.verified, "{cell:?}");
     assert!(cell.repeats >= 1 && cell.duration_s > 0.0, "{cell:?}");

@@ -12,7 +12,7 @@ use verdict::decide::{CellRef, Claim, Measured};
 
 #[derive(serde::Deserialize)]
 struct Output {
-    pairs: Vec<Vec<harness::RunRecord>>,
+    pairs: Vec<Vec<harness::CellRecord>>,
     slices: usize,
 }
 

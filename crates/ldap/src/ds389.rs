@@ -6,7 +6,7 @@
 //! from the package's defaults). Its first step is what the server needs: `dse.ldif` from
 //! the package's `template-dse.ldif` with its `%key%` paths filled in, the backend from
 //! `template-suffix-db.ldif`, the collation and certmap files. Here every path points
-//! into the template's folder (rewritten to the cell's on copy), the data is imported
+//! into the image's folder (rewritten to the cell's on copy), the data is imported
 //! offline (`ns-slapd ldif2db`), the server listens on 127.0.0.1 only, the access log is
 //! off (it grows by 0.1 GB a minute under load), the size limit is lifted (the cache
 //! warm-up reads every entry), and the entry cache holds the whole directory, as on the
@@ -18,8 +18,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::data;
+use crate::image;
 use crate::server::{self, Running};
-use crate::template;
 
 /// The package's data folder.
 const DATA: &str = "/usr/share/dirsrv/data";
@@ -37,15 +37,15 @@ pub fn program() -> Result<PathBuf, String> {
     Ok(bin)
 }
 
-/// The template for `users` and `groups`, built if needed.
-pub fn template(users: usize, groups: usize) -> Result<PathBuf, String> {
+/// The image for `users` and `groups`, built if needed.
+pub fn image(users: usize, groups: usize) -> Result<PathBuf, String> {
     let bin = program()?;
     let name = format!(
         "389-ds-{}{}-u{users}-g{groups}",
-        template::fingerprint(&bin),
-        template::LAYOUT
+        image::fingerprint(&bin),
+        image::LAYOUT
     );
-    template::ensure("389-ds", &name, |dir| build(&bin, dir, users, groups))
+    image::ensure("389-ds", &name, |dir| build(&bin, dir, users, groups))
 }
 
 /// The fewest and the most worker threads 389 DS 2.3's autotuning gives
@@ -114,23 +114,23 @@ pub fn read_threadnumber(url: &str) -> Result<(usize, usize), String> {
 
 /// Fills `into` (empty) with a 389 DS instance holding `users` and `groups`, every path
 /// pointing into it, listening on port 389 with `nsslapd-threadnumber` as built: what a
-/// scenario file of the server hot path prepares (`lab ldap-template 389-ds ...`), whose
+/// scenario file of the server hot path prepares (`lab ldap-image 389-ds ...`), whose
 /// start command then sets the port and threads itself.
 pub fn prepare_into(users: usize, groups: usize, into: &Path) -> Result<(), String> {
-    let template = template(users, groups)?;
-    template::copy_into(&template, into, CONFIG_FILES)
+    let image = image(users, groups)?;
+    image::copy_into(&image, into, CONFIG_FILES)
 }
 
-/// Starts a copy of `template` in `folder` with `threads` worker threads on `cpus`
+/// Starts a copy of `image` in `folder` with `threads` worker threads on `cpus`
 /// (written as `-1` where the server's autotuning gives that many: [`threadnumber_setting`]).
 pub fn start(
-    template: &Path,
+    image: &Path,
     folder: &Path,
     threads: usize,
     cpus: &[usize],
 ) -> Result<Running, String> {
     let bin = program()?;
-    template::copy_into(template, folder, CONFIG_FILES)?;
+    image::copy_into(image, folder, CONFIG_FILES)?;
     let dse = folder.join("config/dse.ldif");
     let port = server::free_port()?;
     let text = std::fs::read_to_string(&dse).map_err(|e| e.to_string())?;

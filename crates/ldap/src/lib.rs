@@ -7,7 +7,7 @@
 //! A cell's `threads` is the server's worker-thread setting and its `cores` the CPUs the
 //! server is pinned to; `connections` client connections (the seed's ldclt used 10) search from the
 //! machine's other CPUs where there are any. Each repetition starts its own server from
-//! a template ([`template`]) in the cell's scratch folder and kills it at the end
+//! an image ([`image`]) in the cell's scratch folder and kills it at the end
 //! ([`server`]), so repetitions interleave in the matrix like any other hot path's and
 //! nothing outlives the cell. A comparison's pairs are measured otherwise ([`pairs`]):
 //! both cells' servers resident at once, started once per block, the idle one stopped,
@@ -23,9 +23,9 @@ pub mod ds389;
 pub mod findings;
 pub mod openldap;
 pub mod pairs;
-pub use servers::procstat;
+pub use launcher::procstat;
+pub mod image;
 pub mod server;
-pub mod template;
 pub mod window;
 pub mod workload;
 
@@ -131,33 +131,33 @@ impl Kind {
         }
     }
 
-    /// Its template for this directory, built if needed.
-    pub fn template(self, users: usize, groups: usize) -> Result<PathBuf, String> {
+    /// Its image for this directory, built if needed.
+    pub fn image(self, users: usize, groups: usize) -> Result<PathBuf, String> {
         match self {
-            Kind::Ds389 => ds389::template(users, groups),
-            Kind::OpenLdap => openldap::template(users, groups),
+            Kind::Ds389 => ds389::image(users, groups),
+            Kind::OpenLdap => openldap::image(users, groups),
         }
     }
 
-    /// Starts a copy of `template` in `folder`.
+    /// Starts a copy of `image` in `folder`.
     pub fn start(
         self,
-        template: &std::path::Path,
+        image: &std::path::Path,
         folder: &std::path::Path,
         threads: usize,
         cpus: &[usize],
         entries: usize,
     ) -> Result<Running, String> {
         match self {
-            Kind::Ds389 => ds389::start(template, folder, threads, cpus),
-            Kind::OpenLdap => openldap::start(template, folder, threads, cpus, entries),
+            Kind::Ds389 => ds389::start(image, folder, threads, cpus),
+            Kind::OpenLdap => openldap::start(image, folder, threads, cpus, entries),
         }
     }
 }
 
 impl HotPath for LdapHotPath {
     fn preloads_locks(&self) -> bool {
-        // Both servers start through `servers::process::Running` with their wrappers named
+        // Both servers start through `launcher::process::Running` with their wrappers named
         // (`server::LOCK_WRAPPERS`).
         true
     }
@@ -229,7 +229,7 @@ fn measure_kind(
     measure(kind, params, settings).map_err(CellFailure::new)
 }
 
-/// One repetition: a fresh server from the template, warmed up, searched by the clients
+/// One repetition: a fresh server from the image, warmed up, searched by the clients
 /// over one window ([`window::Resident::window`]), killed.
 fn measure(kind: Kind, params: &Params, settings: RunSettings) -> Result<Measurement, String> {
     let cpus = window::Cpus::of_cell();

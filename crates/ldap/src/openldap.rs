@@ -1,7 +1,7 @@
 //! The `openldap` variant: OpenLDAP's `slapd` with a generated `slapd.conf` and the mdb
 //! backend, holding the same entries as the 389 DS variant.
 //!
-//! The template is a database loaded offline (`slapadd -q`); a cell copies it and writes
+//! The image is a database loaded offline (`slapadd -q`); a cell copies it and writes
 //! its own `slapd.conf` with `threads` set (slapd's worker pool; it refuses fewer than 2,
 //! so a cell at 1 thread fails with that reason rather than quietly running 2). The
 //! configuration is a file rather than `cn=config` because nothing changes at run time.
@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::data;
+use crate::image;
 use crate::server::{self, Running};
-use crate::template;
 
 const SCHEMAS: &[&str] = &["core", "cosine", "inetorgperson", "nis"];
 const SCHEMA_DIR: &str = "/etc/ldap/schema";
@@ -33,15 +33,15 @@ pub fn programs() -> Result<(PathBuf, PathBuf), String> {
     Ok((slapd, slapadd))
 }
 
-/// The template for `users` and `groups`, built if needed.
-pub fn template(users: usize, groups: usize) -> Result<PathBuf, String> {
+/// The image for `users` and `groups`, built if needed.
+pub fn image(users: usize, groups: usize) -> Result<PathBuf, String> {
     let (slapd, slapadd) = programs()?;
     let name = format!(
         "openldap-{}{}-u{users}-g{groups}",
-        template::fingerprint(&slapd),
-        template::LAYOUT
+        image::fingerprint(&slapd),
+        image::LAYOUT
     );
-    template::ensure("openldap", &name, |dir| {
+    image::ensure("openldap", &name, |dir| {
         std::fs::create_dir_all(dir.join("db")).map_err(|e| e.to_string())?;
         let conf = dir.join("slapd.conf");
         std::fs::write(&conf, config(dir, MIN_THREADS, users + groups))
@@ -69,9 +69,9 @@ pub fn template(users: usize, groups: usize) -> Result<PathBuf, String> {
     })
 }
 
-/// Starts a copy of `template` in `folder` with `threads` worker threads on `cpus`.
+/// Starts a copy of `image` in `folder` with `threads` worker threads on `cpus`.
 pub fn start(
-    template: &Path,
+    image: &Path,
     folder: &Path,
     threads: usize,
     cpus: &[usize],
@@ -83,7 +83,7 @@ pub fn start(
         ));
     }
     let (slapd, _) = programs()?;
-    template::copy_into(template, folder, &[])?;
+    image::copy_into(image, folder, &[])?;
     let conf = folder.join("slapd.conf");
     std::fs::write(&conf, config(folder, threads, entries)).map_err(|e| e.to_string())?;
     let port = server::free_port()?;

@@ -1,4 +1,4 @@
-//! One directory server process for one cell, on top of [`servers::process`] (which says
+//! One directory server process for one cell, on top of [`launcher::process`] (which says
 //! why nothing outlives the cell): ready once it answers a search, its output and 389
 //! DS's error log quoted when it fails. This module does not know either server's
 //! configuration: [`crate::ds389`] and [`crate::openldap`] build the command.
@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-pub use servers::process::{find_program, free_port, port_in_use, user_name, Running};
+pub use launcher::process::{find_program, free_port, port_in_use, user_name, Running};
 
 /// The two servers' own lock functions, which the lock library looks past when it names
 /// a lock by where it is taken: 389 DS's slapi wrappers of NSPR's locks, OpenLDAP's
@@ -33,7 +33,7 @@ pub fn start(
     cpus: &[usize],
     leftovers: &[PathBuf],
 ) -> Result<Running, String> {
-    let start = servers::process::Start {
+    let start = launcher::process::Start {
         folder,
         port,
         cpus,

@@ -21,9 +21,9 @@ use crate::server::Running;
 use crate::workload::{self, LdapWorkload};
 use crate::{ds389, procstat, Kind};
 
-pub use servers::procstat::Cpus;
+pub use launcher::procstat::Cpus;
 
-/// A server started from its template in a private folder, warmed up, and ready for
+/// A server started from its image in a private folder, warmed up, and ready for
 /// windows; killed and its folder removed when dropped, however the caller ends.
 pub struct Resident {
     /// Declared before `_folder`: fields drop in order, so the server is killed before
@@ -52,15 +52,9 @@ impl Resident {
         cpus: &Cpus,
     ) -> Result<Resident, String> {
         let (users, groups) = (params.count("users"), params.count("groups"));
-        let template = kind.template(users, groups)?;
+        let image = kind.image(users, groups)?;
         let folder = scratch::private_folder(scratch::data_dir(params), "contention-lab-ldap-")?;
-        let server = kind.start(
-            &template,
-            folder.path(),
-            threads,
-            &cpus.server,
-            users + groups,
-        )?;
+        let server = kind.start(&image, folder.path(), threads, &cpus.server, users + groups)?;
         let warming = Instant::now();
         let warmed = workload::warm(&crate::server::url(server.port))?;
         Ok(Resident {
@@ -131,10 +125,10 @@ impl Resident {
         // the warm-up (every worker started) and before the window, which it costs nothing.
         let url = crate::server::url(self.server.port);
         let read_back = (kind == Kind::Ds389).then(|| ds389::read_threadnumber(&url));
-        let seed = SystemTime::now()
+        let rng_seed = SystemTime::now()
             .duration_since(SystemTime::UNIX_EPOCH)
             .map_or(1, |d| d.as_nanos() as u64);
-        let workload = LdapWorkload::new(url, self.server.pid, self.users, seed);
+        let workload = LdapWorkload::new(url, self.server.pid, self.users, rng_seed);
         probe::set_companions(&[self.server.pid]);
         // The clients' threads inherit this thread's mask; the server keeps its own.
         let result = procstat::set_thread_cpus(&cpus.clients).map(|()| {

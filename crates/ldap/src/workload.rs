@@ -77,7 +77,7 @@ pub struct Shared {
     url: String,
     server_pid: u32,
     users: usize,
-    seed: u64,
+    rng_seed: u64,
     /// Test fault: clients check each answer against the next user, as if the server had
     /// answered a search for one uid with another's entry.
     mislabel: bool,
@@ -91,13 +91,13 @@ pub struct LdapWorkload {
 
 impl LdapWorkload {
     /// Clients of the server at `url` (process `server_pid`) holding `users` users.
-    pub fn new(url: String, server_pid: u32, users: usize, seed: u64) -> LdapWorkload {
+    pub fn new(url: String, server_pid: u32, users: usize, rng_seed: u64) -> LdapWorkload {
         LdapWorkload {
             shared: Arc::new(Shared {
                 url,
                 server_pid,
                 users: users.max(1),
-                seed,
+                rng_seed,
                 mislabel: false,
                 edges: Mutex::new((None, None)),
             }),
@@ -203,7 +203,7 @@ impl Workload for LdapWorkload {
         LdapWorker {
             index,
             conn: connect(&self.shared.url),
-            rng: SmallRng::seed_from_u64(self.shared.seed.wrapping_add(index as u64)),
+            rng: SmallRng::seed_from_u64(self.shared.rng_seed.wrapping_add(index as u64)),
             shared: Arc::clone(&self.shared),
             answered: 0,
             wrong: 0,

@@ -67,12 +67,12 @@ fn every_variant_measures_and_verifies_against_a_real_server() {
 #[test]
 fn a_server_started_for_a_cell_leaves_no_process_folder_or_port() {
     for kind in installed() {
-        let template = kind.template(300, 100).unwrap();
+        let image = kind.image(300, 100).unwrap();
         let parent = tempfile::tempdir().unwrap();
         let folder =
             harness::scratch::private_folder(Some(parent.path()), "contention-lab-t-").unwrap();
         let cpus = harness::affinity::allowed_cpus();
-        let mut running = kind.start(&template, folder.path(), 2, &cpus, 400).unwrap();
+        let mut running = kind.start(&image, folder.path(), 2, &cpus, 400).unwrap();
         let (pid, port) = (running.pid, running.port);
         assert!(running.alive() && server::port_in_use(port), "{kind:?}");
         // Listening on the loopback address only.
@@ -116,10 +116,10 @@ fn a_server_started_for_a_cell_leaves_no_process_folder_or_port() {
 #[test]
 fn a_search_answered_with_another_users_entry_fails_verification() {
     for kind in installed() {
-        let template = kind.template(300, 100).unwrap();
+        let image = kind.image(300, 100).unwrap();
         let folder = harness::scratch::private_folder(None, "contention-lab-t-").unwrap();
         let cpus = harness::affinity::allowed_cpus();
-        let running = kind.start(&template, folder.path(), 2, &cpus, 400).unwrap();
+        let running = kind.start(&image, folder.path(), 2, &cpus, 400).unwrap();
         let workload = LdapWorkload::mislabelled(ldap::server::url(running.port), running.pid, 300);
         let m = harness::runner::run(&workload, testing::settings(2, 10, 100)).unwrap();
         let err = m.verified.unwrap_err();
@@ -156,7 +156,7 @@ fn the_autotuned_thread_number_reads_back_from_cn_monitor() {
         );
         return;
     }
-    let template = Kind::Ds389.template(300, 100).unwrap();
+    let image = Kind::Ds389.image(300, 100).unwrap();
     let cpus = harness::affinity::allowed_cpus();
     let auto = ldap::ds389::autotuned_threads(1);
     // One CPU: the autotuned count is written as -1 and the server resolves it itself;
@@ -166,7 +166,7 @@ fn the_autotuned_thread_number_reads_back_from_cn_monitor() {
         let folder =
             harness::scratch::private_folder(Some(parent.path()), "contention-lab-t-").unwrap();
         let running = Kind::Ds389
-            .start(&template, folder.path(), threads, &cpus[..1], 400)
+            .start(&image, folder.path(), threads, &cpus[..1], 400)
             .unwrap();
         let dse = std::fs::read_to_string(folder.path().join("config/dse.ldif")).unwrap();
         let written = if threads == auto {

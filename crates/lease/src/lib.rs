@@ -278,7 +278,7 @@ impl HotPath for LeaseHotPath {
     fn missing(&self, params: &Params) -> Option<harness::hotpath::Missing> {
         // Only the PostgreSQL stores need anything this machine may lack.
         (params.choice("backend", BACKEND) == "postgres")
-            .then(servers::postgres::bin_dir)
+            .then(launcher::postgres::bin_dir)
             .and_then(Result::err)
             .map(|reason| harness::hotpath::Missing {
                 what: "PostgreSQL (postgres, initdb, pg_stat_statements)".to_owned(),
@@ -361,10 +361,10 @@ fn measure(
         let store = postgres_stores::PgLeases::new(sql, Arc::new(move || c.now()), tick)
             .map_err(CellFailure::new)?;
         let server = harness::affinity::allowed_cpus();
-        let clients = servers::procstat::client_cpus(&server, &servers::procstat::machine_cpus());
-        servers::procstat::set_thread_cpus(&clients).map_err(CellFailure::new)?;
+        let clients = launcher::procstat::client_cpus(&server, &launcher::procstat::machine_cpus());
+        launcher::procstat::set_thread_cpus(&clients).map_err(CellFailure::new)?;
         let measured = run(store, shape, clock, settings, ack_log);
-        servers::procstat::set_thread_cpus(&server).map_err(CellFailure::new)?;
+        launcher::procstat::set_thread_cpus(&server).map_err(CellFailure::new)?;
         return measured.map(|mut m| {
             let list = harness::affinity::format_cpu_list;
             m.extra

@@ -10,7 +10,7 @@ use lease::LeaseHotPath;
 
 #[test]
 fn the_three_stores_on_postgres_verify_and_are_timed_per_table_by_the_server() {
-    if let Err(reason) = servers::postgres::bin_dir() {
+    if let Err(reason) = launcher::postgres::bin_dir() {
         eprintln!("skipped: {reason}");
         return;
     }

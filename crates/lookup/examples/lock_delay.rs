@@ -19,7 +19,7 @@
 
 use harness::locks::delay::{self, Delay, Place};
 use harness::schema::CellKey;
-use harness::{HotPath, Params, Repetition, RunRecord, RunSettings};
+use harness::{CellRecord, HotPath, Params, Repetition, RunSettings};
 use lookup::LookupHotPath;
 use std::time::Duration;
 use verdict::decide::interval::centre_interval;
@@ -71,7 +71,7 @@ fn options() -> Result<Options, String> {
     Ok(o)
 }
 
-fn measure(o: &Options, params: &Params, delay: Option<Delay>) -> Result<RunRecord, String> {
+fn measure(o: &Options, params: &Params, delay: Option<Delay>) -> Result<CellRecord, String> {
     delay::set(delay);
     let settings = RunSettings {
         threads: o.threads,

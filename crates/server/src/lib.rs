@@ -15,13 +15,13 @@
 //! [`window`] (one repetition). The ldap hot path runs 389 DS and OpenLDAP on the same
 //! [`process`], [`procstat`], [`cache`] and [`findings`] machinery.
 
-/// The template cache, kept in [`servers::cache`] (the ldap hot path and PostgreSQL use
+/// The template cache, kept in [`launcher::cache`] (the ldap hot path and PostgreSQL use
 /// it too); named here too for the callers that knew it as `server::cache`.
-pub use servers::cache;
-/// The server process and its time account, kept in [`servers`] (one place starts real
+pub use launcher::cache;
+/// The server process and its time account, kept in [`launcher`] (one place starts real
 /// servers); named here too for the callers that knew them as `server::process` and
 /// `server::procstat`.
-pub use servers::{process, procstat};
+pub use launcher::{process, procstat};
 pub mod findings;
 pub mod load;
 pub mod prepare;
@@ -80,7 +80,7 @@ const DESCRIPTION: Description = Description {
 
 impl HotPath for ServerHotPath {
     fn preloads_locks(&self) -> bool {
-        // The user's server starts through `servers::process::Running`; one that is
+        // The user's server starts through `launcher::process::Running`; one that is
         // statically linked or clears LD_PRELOAD is refused there with a line saying so.
         true
     }

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::decide::{Measured, Outcome, Part};
 pub use crate::seeds::Seeds;
-use harness::schema::RunRecord;
+use harness::schema::CellRecord;
 
 /// How a seed's effect came out. The JSON words are read by scripts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -302,7 +302,7 @@ impl Finding {
 #[derive(Debug, Clone, Copy)]
 pub struct Run<'a> {
     /// Every cell of the run, failed ones included.
-    pub cells: &'a [RunRecord],
+    pub cells: &'a [CellRecord],
     /// `[seed]` tables by scenario file name.
     pub seeds: &'a BTreeMap<String, serde_json::Value>,
     /// Every claim the plan declared, with the pairs measured for it.
@@ -311,7 +311,7 @@ pub struct Run<'a> {
 
 impl<'a> Run<'a> {
     /// Usable cells (ran and verified) of scenario file `file`.
-    pub fn of_file(&self, file: &str) -> Vec<&'a RunRecord> {
+    pub fn of_file(&self, file: &str) -> Vec<&'a CellRecord> {
         self.cells
             .iter()
             .filter(|c| c.usable() && file_of(c) == file)
@@ -360,7 +360,7 @@ impl<'a> Run<'a> {
 }
 
 /// The scenario file a record came from (older results carry none: the hot path's name).
-pub fn file_of(r: &RunRecord) -> &str {
+pub fn file_of(r: &CellRecord) -> &str {
     r.file()
 }
 

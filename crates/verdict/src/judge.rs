@@ -8,7 +8,7 @@
 //! a row, a parameter as text). Not where sentences are chosen: each hot path's
 //! `findings` module does that.
 
-use harness::schema::RunRecord;
+use harness::schema::CellRecord;
 
 /// Fewest repetitions a side for a comparison to be judged: with fewer the interval is
 /// min-max of a handful and one repetition hit by other work sets it (the same threshold
@@ -29,7 +29,7 @@ pub struct Est {
 }
 
 /// Repetitions behind a record's figures.
-pub fn reps(r: &RunRecord) -> usize {
+pub fn reps(r: &CellRecord) -> usize {
     if r.ops_per_sec_reps.is_empty() {
         r.repeats
     } else {
@@ -39,7 +39,7 @@ pub fn reps(r: &RunRecord) -> usize {
 
 impl Est {
     /// The cell's throughput.
-    pub fn of(r: &RunRecord) -> Est {
+    pub fn of(r: &CellRecord) -> Est {
         let (low, high) = r.ops_ci();
         Est {
             median: r.ops_per_sec,
@@ -50,7 +50,7 @@ impl Est {
     }
 
     /// The cell's throughput per thread.
-    pub fn per_thread(r: &RunRecord) -> Est {
+    pub fn per_thread(r: &CellRecord) -> Est {
         Est::of(r).scaled(1.0 / r.threads.max(1) as f64)
     }
 
@@ -133,7 +133,7 @@ pub fn percent(gain: f64) -> String {
 
 /// "1.23x `of`", with "; within the noise" when the two are judged and not apart, and
 /// "; too few repetitions to judge" when they cannot be judged.
-pub fn times(a: &RunRecord, b: &RunRecord, of: &str) -> String {
+pub fn times(a: &CellRecord, b: &CellRecord, of: &str) -> String {
     let (ea, eb) = (Est::of(a), Est::of(b));
     format!(
         "{:.2}x{}{of}{}",
@@ -148,17 +148,17 @@ pub fn times(a: &RunRecord, b: &RunRecord, of: &str) -> String {
 }
 
 /// A number of the record's `extra`.
-pub fn extra(r: &RunRecord, key: &str) -> Option<f64> {
+pub fn extra(r: &CellRecord, key: &str) -> Option<f64> {
     r.extra.get(key).and_then(|v| v.as_f64())
 }
 
 /// A word of the record's `extra`.
-pub fn extra_str<'a>(r: &'a RunRecord, key: &str) -> Option<&'a str> {
+pub fn extra_str<'a>(r: &'a CellRecord, key: &str) -> Option<&'a str> {
     r.extra.get(key).and_then(|v| v.as_str())
 }
 
 /// A parameter of the record as text ("-" when absent).
-pub fn param_text(r: &RunRecord, key: &str) -> String {
+pub fn param_text(r: &CellRecord, key: &str) -> String {
     match r.params.get(key) {
         Some(serde_json::Value::String(s)) => s.clone(),
         Some(v) => v.to_string(),
@@ -168,11 +168,11 @@ pub fn param_text(r: &RunRecord, key: &str) -> String {
 
 /// The cell of `variant` at `threads` and `cores`.
 pub fn find<'a>(
-    cells: &[&'a RunRecord],
+    cells: &[&'a CellRecord],
     variant: &str,
     threads: usize,
     cores: usize,
-) -> Option<&'a RunRecord> {
+) -> Option<&'a CellRecord> {
     cells
         .iter()
         .copied()
@@ -180,12 +180,12 @@ pub fn find<'a>(
 }
 
 /// The highest-throughput cell of `rows`.
-pub fn best_of<'a>(rows: impl Iterator<Item = &'a RunRecord>) -> Option<&'a RunRecord> {
+pub fn best_of<'a>(rows: impl Iterator<Item = &'a CellRecord>) -> Option<&'a CellRecord> {
     rows.max_by(|a, b| a.ops_per_sec.total_cmp(&b.ops_per_sec))
 }
 
 /// The largest core count of `cells`, and the thread counts run at it, ascending.
-pub fn widest(cells: &[&RunRecord]) -> Option<(usize, Vec<usize>)> {
+pub fn widest(cells: &[&CellRecord]) -> Option<(usize, Vec<usize>)> {
     let cores = cells.iter().map(|c| c.cores).max()?;
     let mut threads: Vec<usize> = cells
         .iter()
@@ -198,7 +198,7 @@ pub fn widest(cells: &[&RunRecord]) -> Option<(usize, Vec<usize>)> {
 }
 
 /// Variants of `rows` in the order first seen.
-pub fn variants_of<'a>(rows: &[&'a RunRecord]) -> Vec<&'a str> {
+pub fn variants_of<'a>(rows: &[&'a CellRecord]) -> Vec<&'a str> {
     let mut out: Vec<&str> = Vec::new();
     for r in rows {
         if !out.contains(&r.variant.as_str()) {
@@ -209,7 +209,7 @@ pub fn variants_of<'a>(rows: &[&'a RunRecord]) -> Vec<&'a str> {
 }
 
 /// The distinct values of `param` among `rows`, as text, in the order first seen.
-pub fn values_of(rows: &[&RunRecord], param: &str) -> Vec<String> {
+pub fn values_of(rows: &[&CellRecord], param: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for r in rows {
         let v = param_text(r, param);
@@ -222,7 +222,7 @@ pub fn values_of(rows: &[&RunRecord], param: &str) -> Vec<String> {
 
 /// Why comparisons among `rows` cannot be judged, if some cannot: "3 of its 10 cells ran
 /// fewer than 5 repetitions (rerun with repeats=5 or more)"; `None` when all can.
-pub fn too_few(rows: &[&RunRecord]) -> Option<String> {
+pub fn too_few(rows: &[&CellRecord]) -> Option<String> {
     let short = rows.iter().filter(|r| reps(r) < MIN_REPS).count();
     (short > 0).then(|| {
         format!(

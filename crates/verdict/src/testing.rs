@@ -3,15 +3,45 @@
 //! ([`measured_pairs`], [`measured_until_decided`]), a part's control and treatment run
 //! through its own comparison ([`expect_outcome`], [`rewrite_cells`]), the conformance
 //! check of a registry of parts against a plan and an answer ([`parts_conformance`]), and
-//! the check that every deciding part names its two controls ([`controls_conformance`]).
+//! the check that every deciding part names its two controls ([`controls_conformance`]),
+//! and a part looked up by name in claims and answers ([`claim`], [`part`], [`sentence`]).
 //!
 //! Not here: the pairs `lab matrix` measures (in child processes, under a budget).
 
-use crate::decide::{interval, CellRef, Claim, Measured, Outcome, Planned};
+use crate::decide::{interval, CellRef, Claim, Measured, Outcome, Part, Planned};
 use crate::findings::Answer;
 use crate::registry::Registry;
 use harness::testing::{params, settings};
 use harness::HotPath;
+
+/// The claim of part `name` among `claims`; a test that asks for a part the registry
+/// lacks fails there, naming the parts it has.
+pub fn claim<'c>(claims: &'c [Claim], name: &str) -> &'c Claim {
+    claims.iter().find(|c| c.part == name).unwrap_or_else(|| {
+        let names: Vec<&str> = claims.iter().map(|c| c.part.as_str()).collect();
+        panic!("no part `{name}` among {names:?}")
+    })
+}
+
+/// Part `name` of `answer`, failing the test when the answer lacks it.
+pub fn part<'a>(answer: &'a Answer, name: &str) -> &'a Part {
+    let names: Vec<&str> = answer.parts.iter().map(|p| p.name.as_str()).collect();
+    let i = names
+        .iter()
+        .position(|n| *n == name)
+        .unwrap_or_else(|| panic!("the answer has no part `{name}`: {names:?}"));
+    &answer.parts[i]
+}
+
+/// The sentence `answer` gives part `name`.
+pub fn sentence<'a>(answer: &'a Answer, name: &str) -> &'a str {
+    let i = answer
+        .parts
+        .iter()
+        .position(|p| p.name == name)
+        .unwrap_or_else(|| panic!("the answer has no part `{name}`"));
+    &answer.sentences[i]
+}
 
 /// `claim` measured as `n` synthetic pairs whose ratio (as the claim's comparison reads
 /// it, scale included) is `ratio`, each pair moved by up to `spread` either way in a

@@ -7,12 +7,12 @@
 
 use std::collections::BTreeMap;
 
-use crate::schema::RunRecord;
+use crate::schema::CellRecord;
 
 /// Fills `uncontended_hold_ns`, `ceiling_ops_per_sec` and `ceiling_share` of every lock
 /// row of `cells` from the 1-thread cell that pairs with it (itself at 1 thread), or
 /// leaves them null where none does or the lock has no timed hold there.
-pub fn fill_ceilings(cells: &mut [RunRecord]) {
+pub fn fill_ceilings(cells: &mut [CellRecord]) {
     // Collected first (owned), since the cells are rewritten below: per 1-thread cell,
     // its identity and (lock name, mean hold ns) of every lock with a timed hold.
     let uncontended: Vec<(CellId, Vec<(String, f64)>)> = cells
@@ -67,7 +67,7 @@ struct CellId {
 }
 
 impl CellId {
-    fn of(c: &RunRecord) -> CellId {
+    fn of(c: &CellRecord) -> CellId {
         CellId {
             file: c.scenario_file.clone(),
             hot_path: c.hot_path.clone(),

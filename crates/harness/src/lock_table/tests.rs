@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::locks::LockId;
-use crate::schema::{CellKey, CellStatus, RunRecord};
+use crate::schema::{CellKey, CellRecord, CellStatus};
 
 fn tally(acquisitions: u64, contended: u64, holds_ns: &[u64]) -> LockTally {
     let mut t = LockTally {
@@ -102,7 +102,7 @@ fn load(threads: usize, cores: usize, ops_per_sec: f64, cpu_util: f64) -> CellLo
 }
 
 /// A usable record of `threads` threads on `cores` CPUs with the lock table `rows`.
-fn record(threads: usize, cores: usize, ops: f64, rows: Vec<LockRow>) -> RunRecord {
+fn record(threads: usize, cores: usize, ops: f64, rows: Vec<LockRow>) -> CellRecord {
     let key = CellKey {
         hot_path: "lookup".into(),
         variant: "global-mutex".into(),
@@ -110,7 +110,7 @@ fn record(threads: usize, cores: usize, ops: f64, rows: Vec<LockRow>) -> RunReco
         threads,
         cores,
     };
-    let mut r = RunRecord::failed(&key, "0-1", "x");
+    let mut r = CellRecord::failed(&key, "0-1", "x");
     r.status = CellStatus::Ok;
     r.failure = None;
     r.verified = true;

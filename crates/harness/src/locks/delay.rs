@@ -94,7 +94,7 @@ pub fn set(delay: Option<Delay>) {
 }
 
 /// The delay asked in this process, if any: what a real server's lock library is given
-/// (`servers::locks`) where the lab's own locks are not the ones to lengthen.
+/// (`launcher::locks`) where the lab's own locks are not the ones to lengthen.
 pub fn asked() -> Option<Delay> {
     ASKED.lock().unwrap_or_else(|e| e.into_inner()).clone()
 }

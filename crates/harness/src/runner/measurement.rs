@@ -15,7 +15,7 @@ use crate::locks::{self, LockMeasurement, LockTally};
 use crate::stats;
 use crate::workload::{Outcome, Status, Workload};
 
-/// The raw figures of one repetition, before they become a [`crate::RunRecord`].
+/// The raw figures of one repetition, before they become a [`crate::CellRecord`].
 #[derive(Debug, Clone)]
 pub struct Measurement {
     /// Worker threads that ran.

@@ -3,7 +3,7 @@
 //!
 //! Not here: merging repetitions into a cell ([`super::merge`]).
 
-use super::{CellKey, CellStatus, Repetition, RunRecord};
+use super::{CellKey, CellRecord, CellStatus, Repetition};
 use crate::lock_table::{self, CellLoad};
 use crate::runner::Measurement;
 use crate::stats::{self, LatencySummary};
@@ -30,7 +30,7 @@ impl Repetition {
             .and_then(|rows| lock_table::bounds(rows, load));
         let unnamed = measured.and_then(|l| l.set.unnamed.clone());
         let lock_cost = measured.map(|_| crate::locks::cost::instrument_cost());
-        let mut record = RunRecord {
+        let mut record = CellRecord {
             hot_path: key.hot_path.clone(),
             variant: key.variant.clone(),
             scenario_file: String::new(),
@@ -81,11 +81,11 @@ impl Repetition {
     }
 }
 
-impl RunRecord {
+impl CellRecord {
     /// A record for a cell that produced no figures (see [`Repetition::failed`] for a
     /// repetition).
-    pub fn failed(key: &CellKey, affinity: &str, reason: impl Into<String>) -> RunRecord {
-        RunRecord {
+    pub fn failed(key: &CellKey, affinity: &str, reason: impl Into<String>) -> CellRecord {
+        CellRecord {
             hot_path: key.hot_path.clone(),
             variant: key.variant.clone(),
             scenario_file: String::new(),

@@ -2,20 +2,20 @@
 //! repetitions gave) and filling each cell's efficiency from its 1-thread cell: what `lab`
 //! does to repetitions before it writes them. Not the wire format (`schema`).
 
-use super::{CellKey, CellStatus, Repetition, RunRecord};
+use super::{CellKey, CellRecord, CellStatus, Repetition};
 use crate::account::TimeShare;
 use crate::interference::Interference;
 use crate::lock_table::{self, Bounds, LockRow};
 use crate::locks::cost::InstrumentCost;
 use crate::stats::{self, LatencySummary};
 
-impl RunRecord {
+impl CellRecord {
     /// Merges repetitions of one cell into one record: medians with spread.
     ///
     /// If any repetition failed, the cell is failed with that repetition's reason: a cell
     /// that crashes one time in three is not a figure to quote. Counts (retries, errors)
     /// are summed; `verified` holds only if it held every time.
-    pub fn merge_repetitions(reps: &[Repetition]) -> Option<RunRecord> {
+    pub fn merge_repetitions(reps: &[Repetition]) -> Option<CellRecord> {
         let first = reps.first()?;
         if let Some(bad) = reps.iter().find(|r| r.status == CellStatus::Failed) {
             let mut failed = bad.0.clone();
@@ -36,7 +36,7 @@ impl RunRecord {
             .collect();
         let (median_ops, _, _) = stats::median_spread(&ops);
         let ci = stats::median_ci(&ops);
-        let median_of = |f: fn(&RunRecord) -> f64| {
+        let median_of = |f: fn(&CellRecord) -> f64| {
             stats::median(&reps.iter().map(|r| f(r)).collect::<Vec<_>>())
         };
         let mut merged = first.0.clone();
@@ -123,7 +123,7 @@ fn merge_extra(reps: &[Repetition]) -> serde_json::Map<String, serde_json::Value
 
 /// Fills `efficiency` of every cell from the threads=1 cell of the same scenario, variant,
 /// params and cores, where that cell exists and is usable.
-pub fn fill_efficiency(cells: &mut [RunRecord]) {
+pub fn fill_efficiency(cells: &mut [CellRecord]) {
     let baselines: Vec<(CellKey, String, f64)> = cells
         .iter()
         .filter(|c| c.threads == 1 && c.usable())

@@ -1,4 +1,4 @@
-//! One record of the results file ([`RunRecord`]): its fields, which are the public
+//! One record of the results file ([`CellRecord`]): its fields, which are the public
 //! interface, and what a reader asks of them (its key, its interval, whether it may be
 //! shown).
 //!
@@ -87,7 +87,7 @@ pub struct OffCpuRef {
 /// One cell of the matrix: a (hot path, variant, params, threads, cores) measured
 /// `repeats` times, with medians and spread.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RunRecord {
+pub struct CellRecord {
     /// The hot path, e.g. `lookup`. Written `hot_path`; read as `scenario` too, its name
     /// in files before schema 2.
     #[serde(rename = "hot_path", alias = "scenario")]
@@ -125,8 +125,8 @@ pub struct RunRecord {
     /// statistics of the repetitions ([`stats::median_ci`]). With fewer than 6
     /// repetitions no order-statistics interval reaches 95% and this is min-max, which
     /// covers the median less often (94% for 5, 50% for 2): see
-    /// [`RunRecord::ops_ci_coverage`]. `[0, 0]` in files written before the field existed;
-    /// read it through [`RunRecord::ops_ci`].
+    /// [`CellRecord::ops_ci_coverage`]. `[0, 0]` in files written before the field existed;
+    /// read it through [`CellRecord::ops_ci`].
     #[serde(default)]
     pub ops_per_sec_ci: [f64; 2],
     /// `ops_per_sec` of every repetition, in the order they ran: what `lab compare` tests
@@ -252,7 +252,7 @@ pub struct CellKey {
     pub cores: usize,
 }
 
-impl RunRecord {
+impl CellRecord {
     /// The identity of this cell.
     pub fn key(&self) -> CellKey {
         CellKey {
@@ -275,7 +275,7 @@ impl RunRecord {
         }
     }
 
-    /// How often [`RunRecord::ops_ci`] covers the true median: at least 0.95 from 6
+    /// How often [`CellRecord::ops_ci`] covers the true median: at least 0.95 from 6
     /// repetitions on, less for fewer (see [`stats::median_ci_coverage`]).
     pub fn ops_ci_coverage(&self) -> f64 {
         let n = if self.ops_per_sec_reps.is_empty() {

@@ -9,38 +9,38 @@ use std::ops::{Deref, DerefMut};
 
 use serde::{Deserialize, Serialize};
 
-use super::{CellKey, RunRecord};
+use super::{CellKey, CellRecord};
 
 /// One child's measurement of one cell, before merging: what `lab run` prints, what a
 /// matrix child returns, what an incomplete run keeps in [`super::ResumeState`], and what
-/// [`RunRecord::merge_repetitions`] takes. Written exactly as a [`RunRecord`]
+/// [`CellRecord::merge_repetitions`] takes. Written exactly as a [`CellRecord`]
 /// (transparent), so files written before the type existed still read. A `lab run
 /// --repeats N` child's repetition already merges its N windows; merging keeps all their
 /// figures.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(transparent)]
-pub struct Repetition(pub RunRecord);
+pub struct Repetition(pub CellRecord);
 
 impl Repetition {
     /// A repetition that produced no figures (crashed, timed out, could not start): it
     /// fails the cell it is merged into.
     pub fn failed(key: &CellKey, affinity: &str, reason: impl Into<String>) -> Repetition {
-        Repetition(RunRecord::failed(key, affinity, reason))
+        Repetition(CellRecord::failed(key, affinity, reason))
     }
 }
 
 // Reading a repetition's figures is reading a record's: only owning one, and merging,
 // tell the two apart.
 impl Deref for Repetition {
-    type Target = RunRecord;
+    type Target = CellRecord;
 
-    fn deref(&self) -> &RunRecord {
+    fn deref(&self) -> &CellRecord {
         &self.0
     }
 }
 
 impl DerefMut for Repetition {
-    fn deref_mut(&mut self) -> &mut RunRecord {
+    fn deref_mut(&mut self) -> &mut CellRecord {
         &mut self.0
     }
 }

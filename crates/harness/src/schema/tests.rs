@@ -16,8 +16,8 @@ fn key(threads: usize, cores: usize) -> CellKey {
     }
 }
 
-fn record(threads: usize, cores: usize, ops: f64) -> RunRecord {
-    let mut r = RunRecord::failed(&key(threads, cores), "0", "placeholder");
+fn record(threads: usize, cores: usize, ops: f64) -> CellRecord {
+    let mut r = CellRecord::failed(&key(threads, cores), "0", "placeholder");
     r.status = CellStatus::Ok;
     r.failure = None;
     r.verified = true;
@@ -38,7 +38,7 @@ fn rep(threads: usize, cores: usize, ops: f64) -> Repetition {
 #[test]
 fn repetitions_merge_to_median_and_spread() {
     let reps = [rep(2, 2, 300.0), rep(2, 2, 100.0), rep(2, 2, 200.0)];
-    let m = RunRecord::merge_repetitions(&reps).unwrap();
+    let m = CellRecord::merge_repetitions(&reps).unwrap();
     assert_eq!(m.ops_per_sec, 200.0);
     assert_eq!((m.ops_per_sec_min, m.ops_per_sec_max), (100.0, 300.0));
     assert_eq!(m.per_thread_ops_per_sec, 100.0);
@@ -58,7 +58,7 @@ fn a_label_in_extra_is_what_most_repetitions_said() {
             .insert("bound_by".into(), serde_json::json!(label.to_owned()));
         r
     };
-    let m = RunRecord::merge_repetitions(&[
+    let m = CellRecord::merge_repetitions(&[
         labelled("clients"),
         labelled("server"),
         labelled("server"),
@@ -66,7 +66,7 @@ fn a_label_in_extra_is_what_most_repetitions_said() {
     .unwrap();
     assert_eq!(m.extra["bound_by"], serde_json::json!("server"));
     // On a tie, the earliest.
-    let m = RunRecord::merge_repetitions(&[labelled("pool"), labelled("server")]).unwrap();
+    let m = CellRecord::merge_repetitions(&[labelled("pool"), labelled("server")]).unwrap();
     assert_eq!(m.extra["bound_by"], serde_json::json!("pool"));
 }
 
@@ -82,9 +82,9 @@ fn merged_records_keep_every_repetition_and_a_95_percent_interval() {
         })
         .collect();
     let (a, b) = reps.split_at(4);
-    let twice = RunRecord::merge_repetitions(&[
-        Repetition(RunRecord::merge_repetitions(a).unwrap()),
-        Repetition(RunRecord::merge_repetitions(b).unwrap()),
+    let twice = CellRecord::merge_repetitions(&[
+        Repetition(CellRecord::merge_repetitions(a).unwrap()),
+        Repetition(CellRecord::merge_repetitions(b).unwrap()),
     ])
     .unwrap();
     assert_eq!(twice.ops_per_sec_reps.len(), 10);
@@ -103,7 +103,7 @@ fn merged_records_keep_every_repetition_and_a_95_percent_interval() {
     obj.remove("ops_per_sec_reps");
     obj.insert("ops_per_sec_min".into(), serde_json::json!(40.0));
     obj.insert("ops_per_sec_max".into(), serde_json::json!(60.0));
-    let old: RunRecord = serde_json::from_value(old).unwrap();
+    let old: CellRecord = serde_json::from_value(old).unwrap();
     assert_eq!(old.ops_ci(), (40.0, 60.0));
     assert!(old.ops_per_sec_reps.is_empty());
 }
@@ -113,15 +113,15 @@ fn one_failed_or_unverified_repetition_taints_the_cell() {
     let mut bad = rep(2, 2, 100.0);
     bad.verified = false;
     bad.verify_error = Some("lost 3 modifications".into());
-    let m = RunRecord::merge_repetitions(&[rep(2, 2, 50.0), bad]).unwrap();
+    let m = CellRecord::merge_repetitions(&[rep(2, 2, 50.0), bad]).unwrap();
     assert!(!m.verified);
     assert_eq!(m.verify_error.as_deref(), Some("lost 3 modifications"));
 
     let crashed = Repetition::failed(&key(2, 2), "0-1", "exit status 101");
-    let m = RunRecord::merge_repetitions(&[rep(2, 2, 50.0), crashed]).unwrap();
+    let m = CellRecord::merge_repetitions(&[rep(2, 2, 50.0), crashed]).unwrap();
     assert_eq!(m.status, CellStatus::Failed);
     assert_eq!(m.repeats, 2);
-    assert!(RunRecord::merge_repetitions(&[]).is_none());
+    assert!(CellRecord::merge_repetitions(&[]).is_none());
 }
 
 #[test]
@@ -151,7 +151,7 @@ fn the_hot_path_is_written_hot_path_and_schema_1_scenario_still_reads() {
     let obj = v.as_object_mut().unwrap();
     let name = obj.remove("hot_path").unwrap();
     obj.insert("scenario".into(), name);
-    let old: RunRecord = serde_json::from_value(v).unwrap();
+    let old: CellRecord = serde_json::from_value(v).unwrap();
     assert_eq!(old, r);
 }
 

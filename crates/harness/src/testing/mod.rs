@@ -216,7 +216,7 @@ pub fn synthetic_cell(
     ops: f64,
     spread: f64,
     reps: usize,
-) -> crate::RunRecord {
+) -> crate::CellRecord {
     let key = crate::schema::CellKey {
         hot_path: hot_path.into(),
         variant: variant.into(),
@@ -227,7 +227,7 @@ pub fn synthetic_cell(
         threads,
         cores,
     };
-    let mut r = crate::RunRecord::failed(&key, "0", "synthetic");
+    let mut r = crate::CellRecord::failed(&key, "0", "synthetic");
     r.status = crate::schema::CellStatus::Ok;
     r.failure = None;
     r.verified = true;

@@ -276,7 +276,8 @@ fn pairs_step(
         return Ok(());
     }
     // The delay experiment's lock and cells come from the rounds' lock tables.
-    let records: Vec<harness::RunRecord> = run.reps.iter().flatten().map(|r| r.0.clone()).collect();
+    let records: Vec<harness::CellRecord> =
+        run.reps.iter().flatten().map(|r| r.0.clone()).collect();
     let mut extra = crate::pairs::lock_delay::resolve(&mut parts, cells, &records);
     extra.extend(crate::pairs::lock_library::resolve(&mut parts, cells));
     let cells: &[CellSpec<'_>] = &cells.iter().cloned().chain(extra).collect::<Vec<_>>();

@@ -24,7 +24,7 @@
 //! pairs (`pairs`).
 
 use harness::locks::delay::{Delay, Place};
-use harness::RunRecord;
+use harness::CellRecord;
 use verdict::decide::{CellRef, Claim, Comparison, Measured, Rule, Side};
 
 use super::super::plan::parts::{cell_ref, position};
@@ -74,7 +74,7 @@ pub fn declare(claims: &[Claim], cells: &[CellSpec<'_>], refs: &[CellRef]) -> Op
 pub fn resolve<'a>(
     parts: &mut [Measured],
     cells: &[CellSpec<'a>],
-    records: &[RunRecord],
+    records: &[CellRecord],
 ) -> Vec<CellSpec<'a>> {
     let mut extra: Vec<CellSpec<'a>> = Vec::new();
     for m in parts.iter_mut() {
@@ -126,13 +126,13 @@ pub fn resolve<'a>(
 /// most used, with that lock's name, mean hold in ns and utilization.
 fn busiest<'r>(
     hot_path: &str,
-    records: &'r [RunRecord],
-) -> Option<(&'r RunRecord, String, f64, f64)> {
+    records: &'r [CellRecord],
+) -> Option<(&'r CellRecord, String, f64, f64)> {
     // A lock can limit only where two threads can want it at once: on one CPU the holder
     // runs until it is preempted and the CPU is the limit (a default run here chose
     // `global-mutex` at 4 threads on 1 CPU and found, rightly, no limit). Cells with two
     // threads on two CPUs or more come first.
-    let contended = |r: &RunRecord| r.threads >= 2 && r.cores >= 2;
+    let contended = |r: &CellRecord| r.threads >= 2 && r.cores >= 2;
     let any = records
         .iter()
         .any(|r| r.hot_path == hot_path && r.usable() && contended(r));
@@ -157,8 +157,8 @@ fn busiest<'r>(
 /// held, acquisitions times mean hold spread over the class's objects (a class of many
 /// objects, a lock per connection, is not one queue). An rwlock admits many readers and
 /// is left out, as the lab's own locks of many holders are.
-fn server_locks(r: &RunRecord) -> impl Iterator<Item = (&RunRecord, String, f64, f64)> {
-    servers::locks::LockRow::of_record(r)
+fn server_locks(r: &CellRecord) -> impl Iterator<Item = (&CellRecord, String, f64, f64)> {
+    launcher::locks::LockRow::of_record(r)
         .into_iter()
         .filter_map(move |row| {
             let hold = row.hold_ns?;
@@ -175,9 +175,9 @@ fn server_locks(r: &RunRecord) -> impl Iterator<Item = (&RunRecord, String, f64,
 #[cfg(test)]
 mod tests {
     use super::*;
-    use servers::locks::LockRow;
+    use launcher::locks::LockRow;
 
-    fn server_cell(threads: usize, cores: usize, rows: &[LockRow]) -> RunRecord {
+    fn server_cell(threads: usize, cores: usize, rows: &[LockRow]) -> CellRecord {
         let mut r = harness::testing::synthetic_cell(
             "ldap",
             "389ds",
@@ -189,7 +189,7 @@ mod tests {
             0.0,
             1,
         );
-        servers::locks::keep(&mut r.extra, rows);
+        launcher::locks::keep(&mut r.extra, rows);
         r
     }
 

@@ -10,7 +10,7 @@
 //! saying how much; each side's server starts in a child of its own, since the preload is
 //! the process's.
 //!
-//! Not here: the library (`servers::locks`), running the pairs (`pairs`).
+//! Not here: the library (`launcher::locks`), running the pairs (`pairs`).
 
 use verdict::decide::{CellRef, Claim, Comparison, Measured, Rule, Side};
 

@@ -29,7 +29,7 @@ mod tests;
 
 use std::time::{Duration, Instant};
 
-use harness::{Repetition, RunRecord};
+use harness::{CellRecord, Repetition};
 use verdict::decide::{interval, CellRef, Measured, Outcome};
 
 pub use crate::plan::parts::declare;
@@ -432,7 +432,7 @@ fn one_pair(
 
 /// Why a side's record gives the comparison no figure: its failure, its failed check, or
 /// the figure missing.
-fn why_no_figure(r: &RunRecord, figure: &str) -> String {
+fn why_no_figure(r: &CellRecord, figure: &str) -> String {
     r.failure
         .clone()
         .or(r.verify_error.clone())

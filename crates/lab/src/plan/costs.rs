@@ -135,9 +135,9 @@ fn pair_noise(m: &verdict::decide::Measured) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use harness::schema::{CellKey, CellStatus, RunRecord};
+    use harness::schema::{CellKey, CellRecord, CellStatus};
 
-    fn cell(file: &str, threads: usize, overhead: Option<f64>) -> RunRecord {
+    fn cell(file: &str, threads: usize, overhead: Option<f64>) -> CellRecord {
         let key = CellKey {
             hot_path: "lease".into(),
             variant: "memory".into(),
@@ -145,7 +145,7 @@ mod tests {
             threads,
             cores: 2,
         };
-        let mut r = RunRecord::failed(&key, "0-1", "x");
+        let mut r = CellRecord::failed(&key, "0-1", "x");
         r.status = CellStatus::Ok;
         r.scenario_file = file.into();
         r.run_overhead_s = overhead;

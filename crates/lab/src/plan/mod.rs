@@ -27,8 +27,6 @@ pub use budget::REPORT as REPORT_COST;
 /// What the rounds may take once the parts' pairs are kept, and the share of the budget a
 /// plan is fitted to.
 pub use budget::{rounds_share, PLAN_SHARE};
-#[cfg(test)]
-mod budget_tests;
 mod checks;
 mod choose;
 mod costs;

@@ -10,6 +10,9 @@ use super::params::combinations;
 use super::*;
 use crate::scenario_file::{ParamSweep, ScenarioFile};
 
+/// Plans under a budget and on other machines.
+mod budget;
+
 fn args(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| s.to_string()).collect()
 }

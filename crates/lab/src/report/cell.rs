@@ -4,7 +4,7 @@
 //! (`advice::markdown_cell`), nor the table around it (`markup::variant_tables`).
 
 use harness::schema::CellStatus;
-use harness::RunRecord;
+use harness::CellRecord;
 
 use super::markup::{nanos, small, text, Cell, Inline, Text};
 use super::{advice, locks, time_chart};
@@ -12,7 +12,7 @@ use crate::flame::THIN_SAMPLES;
 use crate::words::si;
 
 /// The cell of `record` (`-` where the matrix has none); `prefix` leads to the root.
-pub fn rich(record: Option<&RunRecord>, prefix: &str) -> Cell {
+pub fn rich(record: Option<&CellRecord>, prefix: &str) -> Cell {
     let Some(r) = record else {
         return Cell::of("-");
     };
@@ -45,7 +45,7 @@ pub fn rich(record: Option<&RunRecord>, prefix: &str) -> Cell {
 }
 
 /// The cell's figures, from ops/s to CPU, with the failure flag.
-fn figures(r: &RunRecord) -> Text {
+fn figures(r: &CellRecord) -> Text {
     let mut t = vec![
         Inline::Bold(text(si(r.ops_per_sec))),
         Inline::Text(" ".into()),
@@ -92,7 +92,7 @@ fn figures(r: &RunRecord) -> Text {
 
 /// Words a reader needs beside the figures: whether the store ran durably, which limit
 /// bound the cell, the dispatch or backend it ran with.
-fn extras(r: &RunRecord) -> Vec<String> {
+fn extras(r: &CellRecord) -> Vec<String> {
     r.extra
         .iter()
         // How the lock library sampled is said once, under the section of its locks.
@@ -114,7 +114,7 @@ fn extras(r: &RunRecord) -> Vec<String> {
 
 /// Links to the cell's flamegraph and off-CPU graphs (its own waits, and its server's
 /// scheduler switches where it ran one), with their sample counts.
-fn profile_links(r: &RunRecord, prefix: &str) -> Text {
+fn profile_links(r: &CellRecord, prefix: &str) -> Text {
     let Some(p) = &r.profile else {
         return Vec::new();
     };
@@ -194,7 +194,7 @@ mod tests {
 
     use super::*;
 
-    fn profiled(server_off_cpu: Option<OffCpuRef>, absent: Option<&str>) -> RunRecord {
+    fn profiled(server_off_cpu: Option<OffCpuRef>, absent: Option<&str>) -> CellRecord {
         let mut r = harness::testing::synthetic_cell(
             "server",
             "server-tiny",

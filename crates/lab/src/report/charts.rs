@@ -373,5 +373,4 @@ fn draw_bars<DB: DrawingBackend>(
 }
 
 #[cfg(test)]
-#[path = "charts_tests.rs"]
 mod tests;

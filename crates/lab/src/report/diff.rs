@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use harness::RunRecord;
+use harness::CellRecord;
 
 use super::drawing::{Drawing, Place, Placed};
 use super::group::{slugify, DiffRef, Group};
@@ -90,8 +90,8 @@ fn ends<'g>(
     g: &'g Group<'_>,
     variant: &str,
     cores: usize,
-) -> Option<(&'g RunRecord, &'g RunRecord)> {
-    let profiled: Vec<&RunRecord> = g
+) -> Option<(&'g CellRecord, &'g CellRecord)> {
+    let profiled: Vec<&CellRecord> = g
         .threads
         .iter()
         .filter_map(|&t| g.cell(variant, t, cores))

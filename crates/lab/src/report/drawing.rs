@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use harness::RunRecord;
+use harness::CellRecord;
 
 use super::charts::{self, Bars, Series};
 
@@ -140,7 +140,7 @@ fn charted_extras(hot_path: &str) -> &'static [(&'static str, &'static str)] {
 pub fn extra_series<'a>(
     hot_path: &str,
     variants: &[String],
-    cells_of: impl Fn(&str) -> Vec<(f64, &'a RunRecord)>,
+    cells_of: impl Fn(&str) -> Vec<(f64, &'a CellRecord)>,
 ) -> Vec<(&'static str, &'static str, Vec<Series>)> {
     charted_extras(hot_path)
         .iter()

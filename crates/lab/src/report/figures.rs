@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use harness::RunRecord;
+use harness::CellRecord;
 
 use super::charts::{Bars, Series};
 use super::drawing::{extra_series, Drawing, Place, Placed};
@@ -71,7 +71,7 @@ fn analyse_group(
 }
 
 /// The usable cells of `variant` at `cores`, by threads, with their x.
-fn cells_at<'g>(g: &'g Group<'_>, variant: &str, cores: usize) -> Vec<(f64, &'g RunRecord)> {
+fn cells_at<'g>(g: &'g Group<'_>, variant: &str, cores: usize) -> Vec<(f64, &'g CellRecord)> {
     g.threads
         .iter()
         .filter_map(|&t| g.cell(variant, t, cores))
@@ -84,7 +84,7 @@ fn cells_at<'g>(g: &'g Group<'_>, variant: &str, cores: usize) -> Vec<(f64, &'g 
 fn series_with_bars(
     g: &Group<'_>,
     cores: usize,
-    figure: fn(&RunRecord) -> (f64, f64, f64),
+    figure: fn(&CellRecord) -> (f64, f64, f64),
 ) -> (Vec<Series>, Vec<Bars>) {
     g.variants
         .iter()

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use harness::RunRecord;
+use harness::CellRecord;
 
 use super::{advice, Source};
 
@@ -61,7 +61,7 @@ pub struct Group<'a> {
     /// Thread counts, ascending.
     pub threads: Vec<usize>,
     /// The cells.
-    pub cells: Vec<&'a RunRecord>,
+    pub cells: Vec<&'a CellRecord>,
     /// Charts per core count.
     pub charts: Vec<ChartRef>,
     /// USL fits (in-core points only), one per variant.
@@ -83,7 +83,7 @@ impl Group<'_> {
     }
 
     /// The cell of `variant` at `threads` and `cores`.
-    pub fn cell(&self, variant: &str, threads: usize, cores: usize) -> Option<&RunRecord> {
+    pub fn cell(&self, variant: &str, threads: usize, cores: usize) -> Option<&CellRecord> {
         self.cells
             .iter()
             .find(|c| c.variant == variant && c.threads == threads && c.cores == cores)

@@ -18,7 +18,7 @@ pub struct Source {
 impl Source {
     /// A complete results file of `cells` and nothing else, for tests of what the report
     /// makes of them.
-    pub fn of_cells(cells: Vec<harness::RunRecord>) -> Source {
+    pub fn of_cells(cells: Vec<harness::CellRecord>) -> Source {
         Source {
             path: "x.json".into(),
             results: ResultsFile {

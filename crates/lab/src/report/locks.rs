@@ -11,7 +11,7 @@
 use std::fmt::Write;
 
 use harness::lock_table::{self, Bounds, LockRow};
-use harness::RunRecord;
+use harness::CellRecord;
 
 use super::markup::{nanos, text, Attrs, Block, Cell, Row, Table, Text};
 use super::Group;
@@ -20,7 +20,7 @@ use crate::words::si;
 /// One row of a group's lock table.
 pub struct TableRow<'a> {
     /// The cell.
-    pub cell: &'a RunRecord,
+    pub cell: &'a CellRecord,
     /// The lock's row in it.
     pub lock: &'a LockRow,
     /// Whether this is the cell's busiest lock.
@@ -88,7 +88,7 @@ pub fn variant_bounds<'g>(g: &'g Group<'_>) -> Vec<VariantBounds<'g>> {
 
 /// The busiest lock of a cell in a few words, for the matrix cell and the export:
 /// `directory mutex U 0.93, 93% of its ceiling 1.2M/s`.
-pub fn busiest_text(r: &RunRecord) -> Option<String> {
+pub fn busiest_text(r: &CellRecord) -> Option<String> {
     let row = lock_table::busiest(r.locks.as_deref()?)?;
     Some(format!(
         "{} U {:.2}, {} of its ceiling {}/s",
@@ -100,7 +100,7 @@ pub fn busiest_text(r: &RunRecord) -> Option<String> {
 }
 
 /// What a cell's table leaves out: `None` when every lock is named (or none is).
-pub fn unnamed_text(r: &RunRecord) -> Option<&str> {
+pub fn unnamed_text(r: &CellRecord) -> Option<&str> {
     match r.locks_complete {
         Some(false) => Some(r.locks_unnamed.as_deref().unwrap_or("some locks")),
         _ => None,
@@ -301,5 +301,4 @@ fn percent(share: f64) -> String {
 }
 
 #[cfg(test)]
-#[path = "locks_tests.rs"]
 mod tests;

@@ -5,10 +5,10 @@
 //! (`limiting_lock`) is what proves it.
 //!
 //! The figures are the library's, as the records' `extra.locks` keep them
-//! (`servers::locks::LockRow`); this only picks the rows and computes the growth. Not
+//! (`launcher::locks::LockRow`); this only picks the rows and computes the growth. Not
 //! here: the lab's own lock table of in-process hot paths (`locks`).
 
-use servers::locks::LockRow;
+use launcher::locks::LockRow;
 
 use super::markup::{nanos, Attrs, Block, Cell, Row, Table};
 use super::Group;
@@ -204,7 +204,7 @@ fn grew(before: f64, now: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use harness::RunRecord;
+    use harness::CellRecord;
 
     use super::super::markup::{Format, Markdown};
 
@@ -222,7 +222,7 @@ mod tests {
         }
     }
 
-    fn cell(threads: usize, rows: &[LockRow]) -> RunRecord {
+    fn cell(threads: usize, rows: &[LockRow]) -> CellRecord {
         let mut r = harness::testing::synthetic_cell(
             "ldap",
             "389ds",
@@ -235,7 +235,7 @@ mod tests {
             1,
         );
         if !rows.is_empty() {
-            servers::locks::keep(&mut r.extra, rows);
+            launcher::locks::keep(&mut r.extra, rows);
         }
         r
     }

@@ -1,7 +1,7 @@
 //! Parameter sweeps: scenario files whose groups differ in exactly one parameter, with the
 //! throughput (and charted extras) against it; the charts are planned as data, not drawn.
 
-use harness::RunRecord;
+use harness::CellRecord;
 
 use super::charts;
 use super::drawing::{extra_series, Drawing, Place, Placed};
@@ -130,7 +130,7 @@ fn usable<'g>(
     variant: &str,
     threads: usize,
     cores: usize,
-) -> Option<&'g RunRecord> {
+) -> Option<&'g CellRecord> {
     m.cell(variant, threads, cores).filter(|c| c.usable())
 }
 
@@ -176,7 +176,7 @@ fn extras(
     members: &[&Group<'_>],
 ) -> Vec<(&'static str, &'static str, Vec<charts::Series>)> {
     let variants: Vec<String> = s.rows.iter().map(|(v, _)| v.clone()).collect();
-    let cells_of = |v: &str| -> Vec<(f64, &RunRecord)> {
+    let cells_of = |v: &str| -> Vec<(f64, &CellRecord)> {
         members
             .iter()
             .enumerate()

@@ -8,7 +8,7 @@
 //! the harness records them in each record's `time_share`.
 
 use harness::account::TimeShare;
-use harness::RunRecord;
+use harness::CellRecord;
 
 use super::markup::{small, text, variant_tables, Block, Cell, Inline, Text};
 use super::Group;
@@ -80,7 +80,7 @@ pub fn section(g: &Group<'_>) -> Vec<Block> {
 }
 
 /// Errors and timeouts as shares of attempts (successes + errors + timeouts).
-pub fn failure_shares(r: &RunRecord) -> (f64, f64) {
+pub fn failure_shares(r: &CellRecord) -> (f64, f64) {
     let attempts = r.ops_per_sec + r.errors_per_sec + r.timeouts_per_sec;
     if attempts <= 0.0 {
         return (0.0, 0.0);
@@ -90,7 +90,7 @@ pub fn failure_shares(r: &RunRecord) -> (f64, f64) {
 
 /// The flag for a matrix cell whose error or timeout share is above [`FLAG_SHARE`];
 /// empty when neither is.
-pub fn failure_flag(r: &RunRecord) -> String {
+pub fn failure_flag(r: &CellRecord) -> String {
     let (errors, timeouts) = failure_shares(r);
     let mut what = Vec::new();
     if errors > FLAG_SHARE {
@@ -107,7 +107,7 @@ pub fn failure_flag(r: &RunRecord) -> String {
 
 /// The clock-read cost to show next to a cell's percentiles, e.g. `(clock read 21 ns)`;
 /// `None` where the record predates the measurement.
-pub fn clock_note(r: &RunRecord) -> Option<String> {
+pub fn clock_note(r: &CellRecord) -> Option<String> {
     (r.clock_read_ns > 0.0).then(|| format!("(clock read {:.0} ns)", r.clock_read_ns))
 }
 
@@ -125,7 +125,7 @@ pub fn clock_text(ns: f64) -> String {
 mod tests {
     use super::*;
 
-    fn record() -> RunRecord {
+    fn record() -> CellRecord {
         let key = harness::schema::CellKey {
             hot_path: "pool".into(),
             variant: "driver-v3".into(),
@@ -133,7 +133,7 @@ mod tests {
             threads: 4,
             cores: 2,
         };
-        let mut r = RunRecord::failed(&key, "0-1", "x");
+        let mut r = CellRecord::failed(&key, "0-1", "x");
         r.status = harness::schema::CellStatus::Ok;
         r.verified = true;
         r.ops_per_sec = 980.0;

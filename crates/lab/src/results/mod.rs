@@ -4,14 +4,14 @@
 //! The file is the pipeline's: the cells' records (`harness::schema`), the judgement's
 //! measured parts (`verdict`), the plan and what a resumed run needs.
 //!
-//! Not here: the cells' records ([`harness::RunRecord`]).
+//! Not here: the cells' records ([`harness::CellRecord`]).
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
 use harness::env::EnvInfo;
-use harness::{Repetition, RunRecord};
+use harness::{CellRecord, Repetition};
 use verdict::decide::Measured;
 
 /// The schema version this build writes and the newest it reads. 2: a record's hot path
@@ -49,7 +49,7 @@ pub struct ResultsFile {
     /// The machine and build.
     pub env: EnvInfo,
     /// Every cell.
-    pub cells: Vec<RunRecord>,
+    pub cells: Vec<CellRecord>,
     /// Every part the findings declared for this plan, with the pairs measured for it
     /// after the rounds (empty in files written before parts, and in quick runs).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -3,11 +3,11 @@
 use std::collections::BTreeMap;
 
 use harness::env::EnvInfo;
-use harness::schema::{CellKey, CellStatus, OffCpuRef, ProfileRef, Repetition, RunRecord};
+use harness::schema::{CellKey, CellRecord, CellStatus, OffCpuRef, ProfileRef, Repetition};
 
 use super::*;
 
-fn record(threads: usize, cores: usize, ops: f64) -> RunRecord {
+fn record(threads: usize, cores: usize, ops: f64) -> CellRecord {
     let key = CellKey {
         hot_path: "lookup".into(),
         variant: "global-mutex".into(),
@@ -15,7 +15,7 @@ fn record(threads: usize, cores: usize, ops: f64) -> RunRecord {
         threads,
         cores,
     };
-    let mut r = RunRecord::failed(&key, "0", "placeholder");
+    let mut r = CellRecord::failed(&key, "0", "placeholder");
     r.status = CellStatus::Ok;
     r.failure = None;
     r.verified = true;
@@ -25,7 +25,7 @@ fn record(threads: usize, cores: usize, ops: f64) -> RunRecord {
 
 #[test]
 fn results_round_trip_through_json() {
-    let mut failed = RunRecord::failed(&record(4, 2, 0.0).key(), "0-1", "timed out after 30 s");
+    let mut failed = CellRecord::failed(&record(4, 2, 0.0).key(), "0-1", "timed out after 30 s");
     failed.profile = Some(ProfileRef {
         svg: "profiles/x.svg".into(),
         folded: "profiles/x.folded".into(),

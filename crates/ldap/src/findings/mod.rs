@@ -16,7 +16,7 @@ pub mod profile;
 #[cfg(test)]
 mod tests;
 
-use harness::RunRecord;
+use harness::CellRecord;
 use verdict::decide::{Outcome, Part};
 use verdict::findings::{Answer, Basis, Chart, Run, Verdict};
 use verdict::judge::{self, Est};
@@ -89,7 +89,7 @@ fn said(run: &Run<'_>, p: &Part) -> String {
 }
 
 /// What the autotuned cell's server said it ran, where a cell wrote `-1`.
-fn read_back(cells: &[&RunRecord]) -> Option<String> {
+fn read_back(cells: &[&CellRecord]) -> Option<String> {
     let mut cells = cells.to_vec();
     // The most CPUs first: the cell the recommendation part compares.
     cells.sort_by_key(|c| std::cmp::Reverse(c.cores));

@@ -10,6 +10,7 @@ use verdict::decide::{CellRef, Claim, Measured, Outcome, Planned};
 
 use super::profile::{judge, shares, Shares};
 use super::*;
+use verdict::testing::claim;
 
 /// A usable 389 DS cell with `reps` repetitions spread ±2% around `ops`.
 fn cell(
@@ -19,13 +20,13 @@ fn cell(
     cores: usize,
     ops: f64,
     reps: usize,
-) -> RunRecord {
+) -> CellRecord {
     let r =
         harness::testing::synthetic_cell("ldap", file, variant, &[], threads, cores, ops, 0.0, 1);
     let values: Vec<f64> = (0..reps)
         .map(|i| ops * (0.98 + 0.04 * i as f64 / (reps.max(2) - 1) as f64))
         .collect();
-    RunRecord::merge_repetitions(
+    CellRecord::merge_repetitions(
         &values
             .iter()
             .map(|&v| {
@@ -93,14 +94,6 @@ fn claims_of(cells: &[CellRef], nproc: usize) -> Vec<Claim> {
 
 fn names(claims: &[Claim]) -> Vec<&str> {
     claims.iter().map(|c| c.part.as_str()).collect()
-}
-
-/// The claim of part `name` among `claims`.
-fn claim<'c>(claims: &'c [Claim], name: &str) -> &'c Claim {
-    claims
-        .iter()
-        .find(|c| c.part == name)
-        .unwrap_or_else(|| panic!("no part {name} in {claims:?}"))
 }
 
 fn sides(c: &Claim) -> (usize, usize, usize, usize) {

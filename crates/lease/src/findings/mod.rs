@@ -18,7 +18,7 @@ pub mod claims;
 #[cfg(test)]
 mod tests;
 
-use harness::RunRecord;
+use harness::CellRecord;
 use verdict::decide::{Outcome, Part};
 use verdict::findings::{Answer, Basis, Chart, Run, Table, Verdict};
 use verdict::judge::{extra, find, si, times, too_few, variants_of, widest, Est};
@@ -218,7 +218,7 @@ fn store_sentence(parts: &Parts<'_, '_>) -> String {
 
 /// One part's sentence: its outcome and figure beside the seed's, with the cells'
 /// medians as context where the run has them.
-fn part_sentence(run: &Run<'_>, spec: &PartSpec, part: &Part, load: &[&RunRecord]) -> String {
+fn part_sentence(run: &Run<'_>, spec: &PartSpec, part: &Part, load: &[&CellRecord]) -> String {
     let seed = match seed_ratio(spec, run.seeds()) {
         Some((before, after)) => format!(
             "; the seed's {}: {before:.0} -> {after:.0} ms, {:.2}x",
@@ -256,7 +256,7 @@ fn part_sentence(run: &Run<'_>, spec: &PartSpec, part: &Part, load: &[&RunRecord
 
 /// The seed load's `global-clock` and `txn-log` cells at the fewest threads of its most
 /// cores, for context.
-fn cell_pair<'a>(load: &[&'a RunRecord]) -> Option<(&'a RunRecord, &'a RunRecord)> {
+fn cell_pair<'a>(load: &[&'a CellRecord]) -> Option<(&'a CellRecord, &'a CellRecord)> {
     let (cores, threads) = widest(load)?;
     let t = *threads.first()?;
     Some((find(load, AFTER, t, cores)?, find(load, BEFORE, t, cores)?))
@@ -266,7 +266,7 @@ fn cell_pair<'a>(load: &[&'a RunRecord]) -> Option<(&'a RunRecord, &'a RunRecord
 /// the whole window whatever its design, and its busy time reads capacity, not cost.
 /// Operations exclude idle steps (a leader dying, some 5% of the paced steps), so a
 /// store on schedule does about 0.95 of the rate; below 0.85 it is behind.
-fn load_detail(load: &[&RunRecord]) -> Option<String> {
+fn load_detail(load: &[&CellRecord]) -> Option<String> {
     let behind: Vec<String> = load
         .iter()
         .filter_map(|r| {
@@ -298,7 +298,7 @@ fn load_detail(load: &[&RunRecord]) -> Option<String> {
 
 /// Closed-loop extends/s and rows per extend of `sql-update` against `txn-log`, at the
 /// most threads of `lease.toml`: context, not a part.
-fn closed_loop_details(rows: &[&RunRecord]) -> Vec<String> {
+fn closed_loop_details(rows: &[&CellRecord]) -> Vec<String> {
     let Some((cores, threads)) = widest(rows) else {
         return Vec::new();
     };
@@ -334,7 +334,7 @@ fn closed_loop_details(rows: &[&RunRecord]) -> Vec<String> {
 }
 
 /// Group commit with durable commits (`lease-durable.toml`): a detail the seed did not ask.
-fn group_commit_detail(durable: &[&RunRecord]) -> Option<String> {
+fn group_commit_detail(durable: &[&CellRecord]) -> Option<String> {
     let (cores, threads) = widest(durable)?;
     let max_t = *threads.last().unwrap_or(&1);
     let txn = find(durable, BEFORE, max_t, cores)?;
@@ -354,14 +354,14 @@ fn number(v: Option<f64>) -> String {
 
 /// Every store at the seed's load: busy time per seed collection, bytes and rows per
 /// extend, operations per second (the medians' repetitions; context for the parts).
-fn seed_load_table(load: &[&RunRecord], file: &str) -> Table {
+fn seed_load_table(load: &[&CellRecord], file: &str) -> Table {
     let Some((cores, threads)) = widest(load) else {
         return Table::default();
     };
     let Some(&t) = threads.first() else {
         return Table::default();
     };
-    let cell = |r: &RunRecord, key: &str| extra(r, key).map_or("-".to_owned(), si);
+    let cell = |r: &CellRecord, key: &str| extra(r, key).map_or("-".to_owned(), si);
     // A database server's own figures where its cells have them (PostgreSQL): the work
     // each store asks of the server, like for like (its CPU per extend), and apart from
     // it the row-lock waits and the commits' WAL flushes its busy time mixes in.
@@ -410,7 +410,7 @@ fn seed_load_table(load: &[&RunRecord], file: &str) -> Table {
 }
 
 /// Extends/s per store at each thread count of the widest core count (closed loop).
-fn stores_table(rows: &[&RunRecord]) -> Table {
+fn stores_table(rows: &[&CellRecord]) -> Table {
     let Some((cores, threads)) = widest(rows) else {
         return Table::default();
     };

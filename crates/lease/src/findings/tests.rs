@@ -6,12 +6,13 @@
 use std::collections::BTreeMap;
 
 use harness::testing::synthetic_cell;
-use harness::RunRecord;
+use harness::CellRecord;
 use verdict::decide::{CellRef, Claim, Measured, Outcome, Planned};
 use verdict::findings::{Run, Seeds, Verdict};
 
 use super::claims::{BUSY_TIME_TXNS, SEED_LOAD};
 use super::*;
+use verdict::testing::{claim, part, sentence};
 
 /// A planned cell of the seed's load.
 fn planned_cell(variant: &str, cores: usize, load: &str) -> CellRef {
@@ -46,31 +47,6 @@ fn planned_claims(cores: usize) -> Vec<Claim> {
         .map(|v| planned_cell(v, cores, "seed"))
         .collect();
     claims(&cells)
-}
-
-/// Claim `name` among `claims`.
-fn claim<'c>(claims: &'c [Claim], name: &str) -> &'c Claim {
-    claims
-        .iter()
-        .find(|c| c.part == name)
-        .unwrap_or_else(|| panic!("no claim `{name}`"))
-}
-
-/// Part `name` of answer `a`.
-fn part<'a>(a: &'a verdict::findings::Answer, name: &str) -> &'a verdict::decide::Part {
-    a.parts
-        .iter()
-        .find(|p| p.name == name)
-        .unwrap_or_else(|| panic!("no part `{name}`"))
-}
-
-/// The sentence about part `name` of answer `a`.
-fn sentence<'a>(a: &'a verdict::findings::Answer, name: &str) -> &'a str {
-    let tag = format!("(`{name}`)");
-    a.sentences
-        .iter()
-        .find(|s| s.contains(&tag))
-        .unwrap_or_else(|| panic!("no sentence on `{name}`: {:?}", a.sentences))
 }
 
 #[test]
@@ -170,7 +146,7 @@ fn measured(claim: &Claim, ratio: f64, n: usize) -> Measured {
 }
 
 /// A cell of the seed's load with its busy times and bytes per extend.
-fn load_cell(variant: &str, leases: f64, txns: f64, bytes: f64) -> RunRecord {
+fn load_cell(variant: &str, leases: f64, txns: f64, bytes: f64) -> CellRecord {
     let mut c = synthetic_cell("lease", SEED_LOAD, variant, &[], 1, 2, 1667.0, 20.0, 5);
     for (k, v) in [
         ("busy_ms_per_s_leases", leases),
@@ -336,7 +312,7 @@ fn sentences_state_each_parts_figure_beside_the_seeds() {
 }
 
 /// Closed-loop cells of lease.toml (12 threads on 2 cores).
-fn closed_loop(update: f64, txn: f64, reps: usize) -> Vec<RunRecord> {
+fn closed_loop(update: f64, txn: f64, reps: usize) -> Vec<CellRecord> {
     [("sql-update", update, 1.0), ("txn-log", txn, 5.0)]
         .iter()
         .map(|&(v, ops, rows)| {

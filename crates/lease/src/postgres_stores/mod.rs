@@ -16,7 +16,7 @@
 //! per extend `server_cpu_us_per_extend`: a figure both stores pay alike, the commit's
 //! flush and the row-lock waits not in it (a wait is off CPU), so it compares the work
 //! each store asks of the server like with like.
-//! Not here: starting the server ([`servers::postgres`]), the workload and its checks.
+//! Not here: starting the server ([`launcher::postgres`]), the workload and its checks.
 
 pub mod account;
 
@@ -26,8 +26,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use launcher::postgres::{Postgres, PostgresOptions};
 use postgres::{Client, NoTls, Statement};
-use servers::postgres::{Postgres, PostgresOptions};
 
 use crate::sqlite_stores::SqlDesign;
 use crate::store::{LeaseStore, ServerAccount, SessionStats, StoredLease};
@@ -126,7 +126,7 @@ pub struct PgLeases {
     durable: bool,
     wal_at_open: Mutex<Option<String>>,
     /// The server's processes' threads at the window's opening.
-    cpu_at_open: Mutex<Option<servers::procstat::Snapshot>>,
+    cpu_at_open: Mutex<Option<launcher::procstat::Snapshot>>,
     stop: Arc<AtomicBool>,
     ticker: Mutex<Option<JoinHandle<()>>>,
     sampler: Mutex<Option<JoinHandle<()>>>,
@@ -247,10 +247,10 @@ impl PgLeases {
     /// Every thread of the server's processes now: the postmaster and its children, read from
     /// outside it (the lab's own connections' backends included: its admin queries and
     /// the lock sampler cost both stores alike).
-    fn server_threads(&self) -> Option<servers::procstat::Snapshot> {
-        let pids = servers::procstat::descendants(self.server.pid());
+    fn server_threads(&self) -> Option<launcher::procstat::Snapshot> {
+        let pids = launcher::procstat::descendants(self.server.pid());
         (!pids.is_empty())
-            .then(|| servers::procstat::Snapshot::read_all(&pids))
+            .then(|| launcher::procstat::Snapshot::read_all(&pids))
             .flatten()
     }
 
@@ -303,7 +303,7 @@ impl PgLeases {
             .take();
         if let (Some(open), Some(close)) = (opened, self.server_threads()) {
             let ms =
-                servers::procstat::ServerAccount::between(&open, &close).on_cpu_ns as f64 / 1e6;
+                launcher::procstat::ServerAccount::between(&open, &close).on_cpu_ns as f64 / 1e6;
             extra.insert("server_cpu_ms".into(), serde_json::json!(ms));
             extra.insert(
                 "server_cpu_ms_per_s".into(),

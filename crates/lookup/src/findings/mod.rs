@@ -171,7 +171,7 @@ fn sentence(entry: &Entry<'_>, part: &Part, cmp: Option<&Comparison>, knee: usiz
 /// The baseline's own cells, the best design at the most threads and the busiest lock's
 /// limit: figures with intervals that decide nothing.
 fn cell_context(
-    file: &[&harness::RunRecord],
+    file: &[&harness::CellRecord],
     base: &str,
     cores: usize,
     in_core: usize,

@@ -4,12 +4,12 @@
 //!
 //! Not here: the parts, the sentences.
 
-use harness::RunRecord;
+use harness::CellRecord;
 use verdict::findings::Table;
 use verdict::judge::{find, param_text, times, variants_of, widest, Est};
 
 /// `full / (threads x one)` with the interval the two intervals allow.
-pub fn efficiency(full: &RunRecord, one: &RunRecord, threads: usize) -> Est {
+pub fn efficiency(full: &CellRecord, one: &CellRecord, threads: usize) -> Est {
     let (f, o) = (Est::of(full), Est::of(one).scaled(threads as f64));
     Est {
         median: f.median / o.median,
@@ -20,7 +20,7 @@ pub fn efficiency(full: &RunRecord, one: &RunRecord, threads: usize) -> Est {
 }
 
 /// Per variant: one thread, threads = cores, the efficiency there.
-pub fn efficiency_table(file: &[&RunRecord], cores: usize, in_core: usize) -> Table {
+pub fn efficiency_table(file: &[&CellRecord], cores: usize, in_core: usize) -> Table {
     let rows = variants_of(file)
         .into_iter()
         .filter_map(|v| {
@@ -48,7 +48,7 @@ pub fn efficiency_table(file: &[&RunRecord], cores: usize, in_core: usize) -> Ta
 
 /// What each hand-off in front of the search threads costs against direct calls, per
 /// directory, at the most threads of `lookup-dispatch.toml`.
-pub fn dispatch_table(file: &[&RunRecord]) -> Option<Table> {
+pub fn dispatch_table(file: &[&CellRecord]) -> Option<Table> {
     let (cores, threads) = widest(file)?;
     let max_t = *threads.last()?;
     let at = |v: &str, dispatch: &str| {

@@ -6,7 +6,7 @@
 //!
 //! Returns data; `findings` words it.
 
-use harness::RunRecord;
+use harness::CellRecord;
 use verdict::findings::{Run, Seeds, Table};
 use verdict::judge::{extra, extra_str, param_text, percent, ratio, Est};
 
@@ -86,13 +86,13 @@ pub(crate) fn seed_row(seeds: Seeds<'_>, file: &str) -> (Vec<(u64, f64)>, Vec<u6
 }
 
 /// The gains of `rows` (cells of one batch sweep, default and fix) at their most clients.
-pub fn gains(run: &Run<'_>, file: &str, rows: &[&RunRecord]) -> Vec<BatchGain> {
+pub fn gains(run: &Run<'_>, file: &str, rows: &[&CellRecord]) -> Vec<BatchGain> {
     let (seed, fitted) = seed_row(run.seeds(), file);
     let clients = rows.iter().map(|c| c.threads).max().unwrap_or(0);
-    let datapoints = |c: &RunRecord, batch: u64| {
+    let datapoints = |c: &CellRecord, batch: u64| {
         Est::of(c).scaled(batch as f64 / extra(c, "statements_per_request").unwrap_or(1.0))
     };
-    let bound = |c: &RunRecord| extra_str(c, "bound_by").unwrap_or("?").to_owned();
+    let bound = |c: &CellRecord| extra_str(c, "bound_by").unwrap_or("?").to_owned();
     let mut batches: Vec<u64> = rows
         .iter()
         .filter_map(|c| param_text(c, "batch").parse().ok())

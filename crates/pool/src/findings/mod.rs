@@ -21,7 +21,7 @@ pub mod claims;
 pub mod real;
 pub mod seed;
 
-use harness::RunRecord;
+use harness::CellRecord;
 use verdict::decide::Outcome;
 use verdict::findings::{Answer, Basis, Chart, Run, Verdict};
 use verdict::judge::{extra, extra_str, find, param_text, too_few, widest, Est};
@@ -86,8 +86,8 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
     }
     let (from, to) = (seed.from as usize, seed.to as usize);
     let (d, f) = (shape_text(seed.default), shape_text(seed.fix));
-    let series = |shape: &str| -> Vec<&RunRecord> {
-        let mut s: Vec<&RunRecord> = clients
+    let series = |shape: &str| -> Vec<&CellRecord> {
+        let mut s: Vec<&CellRecord> = clients
             .iter()
             .copied()
             .filter(|c| {
@@ -102,7 +102,7 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
         s
     };
     let (default, fix) = (series(&d), series(&f));
-    let bound_at = |s: &[&RunRecord]| at(s, to).map(bound_text).unwrap_or_default();
+    let bound_at = |s: &[&CellRecord]| at(s, to).map(bound_text).unwrap_or_default();
 
     let (plateau, unchanged) = (parts.get(PLATEAU), parts.get(NO_CHANGE_AT_BATCH_1));
     let mut sentences = vec![
@@ -286,7 +286,12 @@ fn calibrated_on(run: &Run<'_>, clients_ran: bool, batches_ran: bool) -> Vec<Str
 }
 
 /// The clients file's cell medians, as context: they decide nothing.
-fn cell_context(default: &[&RunRecord], fix: &[&RunRecord], from: usize, to: usize) -> Vec<String> {
+fn cell_context(
+    default: &[&CellRecord],
+    fix: &[&CellRecord],
+    from: usize,
+    to: usize,
+) -> Vec<String> {
     let mut out = Vec::new();
     if let (Some(a), Some(b), Some(x)) = (at(default, from), at(default, to), at(fix, to)) {
         out.push(format!(
@@ -312,13 +317,13 @@ fn cell_context(default: &[&RunRecord], fix: &[&RunRecord], from: usize, to: usi
 }
 
 /// The cell of `series` at `clients`.
-fn at<'a>(series: &[&'a RunRecord], clients: usize) -> Option<&'a RunRecord> {
+fn at<'a>(series: &[&'a CellRecord], clients: usize) -> Option<&'a CellRecord> {
     series.iter().copied().find(|c| c.threads == clients)
 }
 
 /// ", bound by server (96% of its cores busy)": the one limit the pool crate's rule named
 /// for the cell, with how near it ran; "" without `bound_by`.
-fn bound_text(c: &RunRecord) -> String {
+fn bound_text(c: &CellRecord) -> String {
     let Some(bound) = extra_str(c, "bound_by") else {
         return String::new();
     };
@@ -343,7 +348,7 @@ fn bound_text(c: &RunRecord) -> String {
 /// than at batch 1, beyond the intervals.
 fn sensitivity(run: &Run<'_>) -> Option<String> {
     let rows = run.of_file("pool-seed-batch-sensitivity");
-    let key = |c: &RunRecord| {
+    let key = |c: &CellRecord| {
         ["cpu_us", "cpu_per_point_ns", "heap_points"]
             .iter()
             .map(|p| format!("{p}={}", param_text(c, p)))
@@ -358,7 +363,7 @@ fn sensitivity(run: &Run<'_>) -> Option<String> {
     }
     let (mut shown, mut judged) = (0, 0);
     for p in &perturbations {
-        let of: Vec<&RunRecord> = rows.iter().copied().filter(|c| key(c) == *p).collect();
+        let of: Vec<&CellRecord> = rows.iter().copied().filter(|c| key(c) == *p).collect();
         let gains = batch::gains(run, "pool-seed-batch", &of);
         let (Some(small), Some(mid)) = (
             gains.iter().find(|g| g.batch == 1),
@@ -382,7 +387,7 @@ fn sensitivity(run: &Run<'_>) -> Option<String> {
 
 /// Pool designs (`pool.toml`): the best against the seed's `driver-v3`, and any design that
 /// loses more than a fifth past its slots.
-fn design_details(designs: &[&RunRecord]) -> Vec<String> {
+fn design_details(designs: &[&CellRecord]) -> Vec<String> {
     let mut out = Vec::new();
     let Some((cores, threads)) = widest(designs) else {
         return out;

@@ -4,7 +4,7 @@
 //! verdict rests on (the seed's question is about the driver's per-connection cap, which
 //! these cells cannot reproduce; see [`MODEL`]).
 
-use harness::RunRecord;
+use harness::CellRecord;
 use verdict::judge::{extra, find, variants_of, widest};
 
 /// The scenario file of the real pools.
@@ -45,7 +45,7 @@ fn ms(ns: f64) -> String {
 /// acquiring at 1, 2 and the most clients, with the acquisition p99 at the most; a pool
 /// that left clients without an answer in a window is named (its low share is then over
 /// the clients it served). Empty without cells.
-pub fn details(rows: &[&RunRecord]) -> Vec<String> {
+pub fn details(rows: &[&CellRecord]) -> Vec<String> {
     let Some((cores, threads)) = widest(rows) else {
         return Vec::new();
     };
@@ -105,7 +105,7 @@ mod tests {
 
     use super::*;
 
-    fn cell(variant: &str, threads: usize, share: f64, starved: u64) -> RunRecord {
+    fn cell(variant: &str, threads: usize, share: f64, starved: u64) -> CellRecord {
         let mut c = synthetic_cell(
             "pool",
             FILE,
@@ -133,7 +133,7 @@ mod tests {
             cell("bb8", 1, 0.0005, 0),
             cell("bb8", 12, 0.01, 8),
         ];
-        let rows: Vec<&RunRecord> = cells.iter().collect();
+        let rows: Vec<&CellRecord> = cells.iter().collect();
         let out = details(&rows);
         assert!(out[0].contains("at 1 / 2 / 12 clients"), "{}", out[0]);
         assert!(

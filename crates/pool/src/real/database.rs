@@ -1,19 +1,19 @@
 //! The PostgreSQL a cell's real pools lend connections to: the one `postgres_url` names,
-//! or one the lab starts for the cell (`servers::postgres`: durable commits, pinned to
+//! or one the lab starts for the cell (`launcher::postgres`: durable commits, pinned to
 //! the cell's cores, gone with the cell), resident across its window; the table the
 //! requests use, made afresh; and the sum of its counters that the writes must account
 //! for after the run.
 //!
 //! Not here: pools, requests, timing, how a server is started.
 
-use servers::postgres::{Postgres, PostgresOptions};
+use launcher::postgres::{Postgres, PostgresOptions};
 use tokio_postgres::NoTls;
 
 use super::statement::{create_table, TABLE};
 
 /// Whether the lab can start a PostgreSQL here; `Err` says why not.
 pub fn installed() -> Result<(), String> {
-    servers::postgres::bin_dir().map(|_| ())
+    launcher::postgres::bin_dir().map(|_| ())
 }
 
 /// The server a cell uses, and its own when the lab started it (stopped and its folder

@@ -4,7 +4,7 @@
 //! others, so that 12 client threads do not take the server's CPU; on the same CPUs
 //! where it has none.
 //!
-//! The rule is the one every real server of the lab follows (`servers::procstat`); this
+//! The rule is the one every real server of the lab follows (`launcher::procstat`); this
 //! module only names the two sides for the pool.
 
 /// The CPUs of a cell's server and of its clients.
@@ -25,23 +25,23 @@ impl Placement {
 
     /// The server on `server`, the clients on the rest of `machine`, or on `server`.
     pub fn of(server: Vec<usize>, machine: &[usize]) -> Placement {
-        let clients = servers::procstat::client_cpus(&server, machine);
+        let clients = launcher::procstat::client_cpus(&server, machine);
         Placement { server, clients }
     }
 }
 
 /// The CPUs this process's cgroup may use (every online CPU outside one).
 fn machine_cpus() -> Vec<usize> {
-    servers::procstat::machine_cpus()
+    launcher::procstat::machine_cpus()
 }
 
 /// Runs `f` with the calling thread's mask set to `cpus` (threads it starts inherit it)
 /// and puts the mask back after.
 pub fn on_cpus<T>(cpus: &[usize], f: impl FnOnce() -> T) -> Result<T, String> {
     let before = harness::affinity::allowed_cpus();
-    servers::procstat::set_thread_cpus(cpus)?;
+    launcher::procstat::set_thread_cpus(cpus)?;
     let out = f();
-    servers::procstat::set_thread_cpus(&before)?;
+    launcher::procstat::set_thread_cpus(&before)?;
     Ok(out)
 }
 

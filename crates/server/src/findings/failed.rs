@@ -2,14 +2,14 @@
 //! the finding, each inconclusive with the failure's first line, so the verdict cannot be
 //! read from the other files alone. Not here: the parts of a file that ran.
 
-use harness::RunRecord;
+use harness::CellRecord;
 use verdict::decide::{Outcome, Part};
 use verdict::registry::Registry;
 
 /// Why every cell of `file` in `cells` failed, in the first failure's first line;
 /// `None` where the file has a usable cell or no cell at all.
-pub fn all_failed(cells: &[RunRecord], file: &str) -> Option<String> {
-    let of: Vec<&RunRecord> = cells
+pub fn all_failed(cells: &[CellRecord], file: &str) -> Option<String> {
+    let of: Vec<&CellRecord> = cells
         .iter()
         .filter(|c| verdict::findings::file_of(c) == file)
         .collect();

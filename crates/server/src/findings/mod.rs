@@ -21,7 +21,7 @@ use failed::failed_parts;
 
 use std::collections::BTreeMap;
 
-use harness::RunRecord;
+use harness::CellRecord;
 use verdict::decide::{Claim, Outcome, Part, Planned};
 use verdict::findings::{Answer, Basis, Chart, Run, Table, Verdict};
 use verdict::judge::{self, si, Est};
@@ -183,27 +183,27 @@ pub struct Curve<'a> {
     /// CPUs the server was pinned to.
     pub cores: usize,
     /// The cells, by thread count.
-    pub cells: Vec<&'a RunRecord>,
+    pub cells: Vec<&'a CellRecord>,
 }
 
 impl<'a> Curve<'a> {
     /// The cell at the fewest threads.
-    pub fn first(&self) -> &'a RunRecord {
+    pub fn first(&self) -> &'a CellRecord {
         self.cells[0]
     }
     /// The cell at the most threads.
-    pub fn last(&self) -> &'a RunRecord {
+    pub fn last(&self) -> &'a CellRecord {
         self.cells[self.cells.len() - 1]
     }
     /// The cell with the highest throughput (context only: the luckiest cell decides
     /// nothing).
-    pub fn best(&self) -> &'a RunRecord {
+    pub fn best(&self) -> &'a CellRecord {
         judge::best_of(self.cells.iter().copied()).expect("a curve has cells")
     }
 }
 
 /// The curves of one variant, one per core count, ascending.
-pub fn curves<'a>(cells: &[&'a RunRecord], variant: &str) -> Vec<Curve<'a>> {
+pub fn curves<'a>(cells: &[&'a CellRecord], variant: &str) -> Vec<Curve<'a>> {
     let mut cores: Vec<usize> = cells
         .iter()
         .filter(|c| c.variant == variant)
@@ -214,7 +214,7 @@ pub fn curves<'a>(cells: &[&'a RunRecord], variant: &str) -> Vec<Curve<'a>> {
     cores
         .into_iter()
         .map(|k| {
-            let mut row: Vec<&RunRecord> = cells
+            let mut row: Vec<&CellRecord> = cells
                 .iter()
                 .copied()
                 .filter(|c| c.variant == variant && c.cores == k)
@@ -230,7 +230,7 @@ pub fn curves<'a>(cells: &[&'a RunRecord], variant: &str) -> Vec<Curve<'a>> {
 }
 
 /// "on CPU 42%, waiting for a CPU 3%, asleep 55%" of a cell's server, or why not.
-pub fn server_time(r: &RunRecord) -> String {
+pub fn server_time(r: &CellRecord) -> String {
     match r.server_time_share {
         Some(s) => format!(
             "on CPU {:.0}%, waiting for a CPU {:.0}%, asleep {:.0}%",
@@ -435,7 +435,5 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
     })
 }
 
-#[cfg(test)]
-mod profile_tests;
 #[cfg(test)]
 mod tests;

@@ -14,7 +14,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use harness::RunRecord;
+use harness::CellRecord;
 use verdict::decide::{Outcome, Part};
 use verdict::findings::Run;
 
@@ -277,14 +277,14 @@ pub struct Profiled<'a> {
 fn profiled<'a>(
     run: &Run<'a>,
     q: &Profiled<'_>,
-) -> Option<(usize, Option<&'a RunRecord>, Option<&'a RunRecord>)> {
-    let cells: Vec<&RunRecord> = run
+) -> Option<(usize, Option<&'a CellRecord>, Option<&'a CellRecord>)> {
+    let cells: Vec<&CellRecord> = run
         .of_file(q.file)
         .into_iter()
         .filter(|c| c.variant == q.variant)
         .collect();
     let cores = cells.iter().map(|c| c.cores).max()?;
-    let with = |c: &&RunRecord| c.cores == cores && c.profile.is_some();
+    let with = |c: &&CellRecord| c.cores == cores && c.profile.is_some();
     let one = cells.iter().copied().filter(with).find(|c| c.threads == 1);
     let most = cells
         .iter()
@@ -309,7 +309,7 @@ pub fn where_time_goes(run: &Run<'_>, q: &Profiled<'_>) -> Part {
         ));
     };
     // Every profile of the cell: the first and its repeats.
-    let read = |r: &RunRecord| -> Result<Vec<Shares>, String> {
+    let read = |r: &CellRecord| -> Result<Vec<Shares>, String> {
         let p = r.profile.as_ref().expect("profiled");
         std::iter::once(&p.folded)
             .chain(&p.repeats)

@@ -3,22 +3,10 @@ use std::collections::BTreeMap;
 use verdict::decide::{CellRef, Measured, Planned};
 
 use super::*;
+use verdict::testing::{claim, part};
 
-/// The claim of part `name` (`<file>/<part>`) among `claims`.
-fn claim<'c>(claims: &'c [Claim], name: &str) -> &'c Claim {
-    claims
-        .iter()
-        .find(|c| c.part == name)
-        .unwrap_or_else(|| panic!("no part {name} in {claims:?}"))
-}
-
-/// Part `name` of the answer `a`.
-fn part<'a>(a: &'a Answer, name: &str) -> &'a Part {
-    a.parts
-        .iter()
-        .find(|p| p.name == name)
-        .unwrap_or_else(|| panic!("no part {name} in {:?}", a.parts))
-}
+/// Part (d) on profiles drawn at random from one workload.
+mod profile;
 
 fn plan(
     file: &str,
@@ -99,7 +87,7 @@ fn every_server_file_gets_its_four_parts_against_its_own_default() {
 
 /// Usable cells of `file` on 8 CPUs at 1, 2, 4, 8 and 16 threads, the server's parameters
 /// on every one, and the plan that named them.
-fn cells_of(file: &str) -> (Vec<RunRecord>, Vec<CellRef>) {
+fn cells_of(file: &str) -> (Vec<CellRecord>, Vec<CellRef>) {
     let params = [
         (
             "server_command",

@@ -101,18 +101,18 @@ pub struct Clients {
     port: u16,
     protocol: Protocol,
     server: Vec<u32>,
-    seed: u64,
+    rng_seed: u64,
     edges: Mutex<(Option<Snapshot>, Option<Snapshot>)>,
 }
 
 impl Clients {
     /// Clients of the server on `port` (processes `server`) speaking `protocol`.
-    pub fn new(port: u16, protocol: Protocol, server: Vec<u32>, seed: u64) -> Arc<Clients> {
+    pub fn new(port: u16, protocol: Protocol, server: Vec<u32>, rng_seed: u64) -> Arc<Clients> {
         Arc::new(Clients {
             port,
             protocol,
             server,
-            seed,
+            rng_seed,
             edges: Mutex::new((None, None)),
         })
     }
@@ -205,7 +205,7 @@ impl Workload for BuiltinLoad {
         Client {
             index,
             conn: connect(self.0.port),
-            rng: SmallRng::seed_from_u64(self.0.seed.wrapping_add(index as u64)),
+            rng: SmallRng::seed_from_u64(self.0.rng_seed.wrapping_add(index as u64)),
             shared: Arc::clone(&self.0),
             answered: 0,
             wrong: 0,

@@ -70,10 +70,10 @@ pub fn window(
             builtin::Protocol::Memcached
         }
     };
-    let seed = SystemTime::now()
+    let rng_seed = SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
         .map_or(1, |d| d.as_nanos() as u64);
-    let clients_of = builtin::Clients::new(port, protocol, server.to_vec(), seed);
+    let clients_of = builtin::Clients::new(port, protocol, server.to_vec(), rng_seed);
     let workload = builtin::BuiltinLoad(clients_of.clone());
     // The clients' threads inherit this thread's mask; the server keeps its own.
     let result = procstat::set_thread_cpus(&cpus.clients).map(|()| {

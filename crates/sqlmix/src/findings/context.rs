@@ -7,7 +7,7 @@
 //! point), never the luckiest cell of each side. Medians and intervals are per cell
 //! ([`Est`]); only [`super::claims`]'s paired comparisons decide.
 
-use harness::RunRecord;
+use harness::CellRecord;
 use verdict::findings::Table;
 use verdict::judge::{param_text, si, times, values_of, widest, Est};
 
@@ -19,7 +19,7 @@ pub struct Backend<'a> {
     /// `real (libdqlite)` or `model (dqlite-model)`.
     pub name: &'static str,
     /// The K sweep, pool, apps and client-time cells, all at `at`.
-    pub cells: Vec<&'a RunRecord>,
+    pub cells: Vec<&'a CellRecord>,
     /// (threads, cores) of the cells: the sweep's widest point.
     pub at: Option<(usize, usize)>,
 }
@@ -27,7 +27,7 @@ pub struct Backend<'a> {
 impl<'a> Backend<'a> {
     /// The cells of `rows` at the widest point of `sweep` (the most cores, then the most
     /// threads), so every figure of this backend compares cells at one threads and cores.
-    pub fn new(name: &'static str, sweep: &[&'a RunRecord], rows: Vec<&'a RunRecord>) -> Self {
+    pub fn new(name: &'static str, sweep: &[&'a CellRecord], rows: Vec<&'a CellRecord>) -> Self {
         let at = widest(sweep).map(|(cores, threads)| (*threads.last().unwrap_or(&1), cores));
         let cells = rows
             .into_iter()
@@ -36,7 +36,7 @@ impl<'a> Backend<'a> {
         Backend { name, cells, at }
     }
 
-    fn find(&self, variant: &str, key: &str, value: &str, client: bool) -> Option<&'a RunRecord> {
+    fn find(&self, variant: &str, key: &str, value: &str, client: bool) -> Option<&'a CellRecord> {
         self.cells.iter().copied().find(|c| {
             c.variant == variant
                 && param_text(c, key) == value
@@ -45,36 +45,36 @@ impl<'a> Backend<'a> {
     }
 
     /// The semaphore cell at K = `slots`, the client at its own speed.
-    pub fn semaphore(&self, slots: &str) -> Option<&'a RunRecord> {
+    pub fn semaphore(&self, slots: &str) -> Option<&'a CellRecord> {
         self.find(Design::Semaphore.name(), "slots", slots, false)
     }
 
     /// The semaphore cell at K = `slots` with the client slowed (`client_us` > 0).
-    pub fn slowed(&self, slots: &str) -> Option<&'a RunRecord> {
+    pub fn slowed(&self, slots: &str) -> Option<&'a CellRecord> {
         self.find(Design::Semaphore.name(), "slots", slots, true)
     }
 
     /// The pool cell of `size` connections, no semaphore.
-    pub fn pool(&self, size: &str) -> Option<&'a RunRecord> {
+    pub fn pool(&self, size: &str) -> Option<&'a CellRecord> {
         self.find(Design::Pool.name(), "pool_size", size, false)
     }
 
     /// The sharded cell over `apps` apps.
-    pub fn apps(&self, apps: &str) -> Option<&'a RunRecord> {
+    pub fn apps(&self, apps: &str) -> Option<&'a CellRecord> {
         self.find(Design::Sharded.name(), "shards", apps, false)
     }
 }
 
 /// The client's time per transaction inside the gate, in ms, from a K = `slots` cell
 /// whose gate is always full (48 threads against 2 permits): K / txn/s.
-pub fn hold_ms(cell: &RunRecord) -> Option<f64> {
+pub fn hold_ms(cell: &CellRecord) -> Option<f64> {
     let k: f64 = param_text(cell, "slots").parse().ok()?;
     (cell.ops_per_sec > 0.0).then(|| k / cell.ops_per_sec * 1e3)
 }
 
 /// "one node in the cell's process, its Raft log on tmpfs (/dev/shm), one database per
 /// model, an abstract Unix socket": what "real" means for `cell`.
-pub fn setup(cell: &RunRecord) -> String {
+pub fn setup(cell: &CellRecord) -> String {
     let log = match param_text(cell, "data_dir").as_str() {
         "-" | "" => "its Raft log on this machine's disk (the cell's scratch folder)".to_owned(),
         d if d.starts_with("/dev/shm") || d.starts_with("/run") => {
@@ -138,8 +138,8 @@ pub fn side_figures(b: &Backend<'_>) -> Option<String> {
 
 /// In how many of the sensitivity file's perturbations the model's K = `slots` beats none,
 /// each perturbation's two cells at the same threads and cores.
-pub fn sensitivity(rows: &[&RunRecord], slots: &str) -> Option<String> {
-    let key = |c: &RunRecord| {
+pub fn sensitivity(rows: &[&CellRecord], slots: &str) -> Option<String> {
+    let key = |c: &CellRecord| {
         let mut k: Vec<String> = ["serve_us", "rtt_us", "commit_us"]
             .iter()
             .map(|p| format!("{p}={}", param_text(c, p)))
@@ -178,10 +178,10 @@ pub fn sensitivity(rows: &[&RunRecord], slots: &str) -> Option<String> {
 }
 
 /// Local SQLite (no serving thread) as a control: every K against none at one point.
-pub fn control(rows: &[&RunRecord]) -> Option<String> {
+pub fn control(rows: &[&CellRecord]) -> Option<String> {
     let (cores, threads) = widest(rows)?;
     let t = *threads.last()?;
-    let at: Vec<&RunRecord> = rows
+    let at: Vec<&CellRecord> = rows
         .iter()
         .copied()
         .filter(|c| c.variant == Design::Semaphore.name() && c.threads == t && c.cores == cores)
@@ -215,7 +215,7 @@ pub fn sweep_table(real: &Backend<'_>, model: &Backend<'_>, client_us: &str) -> 
             slots.push(s);
         }
     }
-    let cell = |c: Option<&RunRecord>| c.map_or("-".to_owned(), |c| Est::of(c).text());
+    let cell = |c: Option<&CellRecord>| c.map_or("-".to_owned(), |c| Est::of(c).text());
     let mut rows: Vec<Vec<String>> = slots
         .iter()
         .filter(|s| *s != "-")
@@ -274,19 +274,19 @@ pub fn sweep_table(real: &Backend<'_>, model: &Backend<'_>, client_us: &str) -> 
 }
 
 /// A figure of a record's `extra`, if it is a number.
-fn extra_f64(cell: &RunRecord, key: &str) -> Option<f64> {
+fn extra_f64(cell: &CellRecord, key: &str) -> Option<f64> {
     cell.extra.get(key).and_then(serde_json::Value::as_f64)
 }
 
 /// The two clients' cells on the real node (`sqlmix-libdqlite-go*`): the lab's Rust
 /// client and the Go one (Juju's stack), at one threads and cores.
 pub struct Clients<'a> {
-    cells: Vec<&'a RunRecord>,
+    cells: Vec<&'a CellRecord>,
 }
 
 impl<'a> Clients<'a> {
     /// The cells of `rows` at their widest point (the most cores, then the most threads).
-    pub fn new(rows: &[&'a RunRecord]) -> Self {
+    pub fn new(rows: &[&'a CellRecord]) -> Self {
         let at = widest(rows).map(|(cores, threads)| (*threads.last().unwrap_or(&1), cores));
         Clients {
             cells: rows
@@ -297,13 +297,13 @@ impl<'a> Clients<'a> {
         }
     }
 
-    fn find(&self, client: &str, variant: &str, key: &str, value: &str) -> Option<&'a RunRecord> {
+    fn find(&self, client: &str, variant: &str, key: &str, value: &str) -> Option<&'a CellRecord> {
         self.cells.iter().copied().find(|c| {
             c.variant == variant && param_text(c, key) == value && param_text(c, "client") == client
         })
     }
 
-    fn k2(&self, client: &str) -> Option<&'a RunRecord> {
+    fn k2(&self, client: &str) -> Option<&'a CellRecord> {
         self.find(client, Design::Semaphore.name(), "slots", "2")
     }
 
@@ -343,7 +343,7 @@ impl<'a> Clients<'a> {
                 "2",
             ),
         ];
-        let figures = |c: Option<&RunRecord>| match c {
+        let figures = |c: Option<&CellRecord>| match c {
             Some(c) => [
                 Est::of(c).text(),
                 extra_f64(c, "gate_ms_per_txn").map_or("-".to_owned(), |v| format!("{v:.2}")),
@@ -384,7 +384,7 @@ impl<'a> Clients<'a> {
 }
 
 /// Reads/s at 50% writes against all reads (cell medians), deciding nothing.
-pub fn writes_figures(rows: &[&RunRecord]) -> Option<String> {
+pub fn writes_figures(rows: &[&CellRecord]) -> Option<String> {
     let at = |pct: &str| {
         rows.iter()
             .copied()
@@ -408,14 +408,14 @@ pub fn writes_figures(rows: &[&RunRecord]) -> Option<String> {
 /// The seed-shaped load's two sides (`sqlmix-libdqlite-go-seed`) in one sentence: what
 /// each delivered of the offered rate, how many of its steps started late, and a
 /// transaction's mean time; `None` unless both ran.
-pub fn seed_load_figures(rows: &[&RunRecord]) -> Option<String> {
+pub fn seed_load_figures(rows: &[&CellRecord]) -> Option<String> {
     let side = |slots: &str| {
         rows.iter()
             .copied()
             .find(|c| param_text(c, "slots") == slots)
     };
     let (k2, none) = (side("2")?, side("unlimited")?);
-    let text = |c: &RunRecord| {
+    let text = |c: &CellRecord| {
         format!(
             "{} txn/s, {:.0}% of steps late, {:.1} ms a transaction",
             Est::of(c).text(),

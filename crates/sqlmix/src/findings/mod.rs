@@ -22,7 +22,7 @@ pub mod context;
 #[cfg(test)]
 mod tests;
 
-use harness::RunRecord;
+use harness::CellRecord;
 use verdict::decide::Part;
 use verdict::findings::{Answer, Basis, Chart, Run, Verdict};
 use verdict::judge::{param_text, si, times, widest, Est};
@@ -44,7 +44,7 @@ pub const QUESTION: &str =
 /// came (schema rule: they load as the model).
 const MODEL: &[&str] = &["dqlite-model", "dqlite"];
 
-fn of_backend<'a>(rows: Vec<&'a RunRecord>, backends: &[&str]) -> Vec<&'a RunRecord> {
+fn of_backend<'a>(rows: Vec<&'a CellRecord>, backends: &[&str]) -> Vec<&'a CellRecord> {
     rows.into_iter()
         .filter(|c| backends.contains(&param_text(c, "backend").as_str()))
         .collect()
@@ -64,17 +64,18 @@ fn said(p: &Part) -> String {
 /// part declared.
 pub fn answer(run: &Run<'_>) -> Option<Answer> {
     let files = [REAL, REAL_POOL, REAL_APPS, REAL_CLIENT];
-    let real_rows: Vec<&RunRecord> = files.iter().flat_map(|f| run.of_file(f)).collect();
+    let real_rows: Vec<&CellRecord> = files.iter().flat_map(|f| run.of_file(f)).collect();
     let real = Backend::new(
         "real node (libdqlite)",
         &run.of_file(REAL),
         of_backend(real_rows, &["libdqlite"]),
     );
     let model_sweep = of_backend(run.of_file("sqlmix-dqlite"), MODEL);
-    let model_rows: Vec<&RunRecord> = ["sqlmix-dqlite", "sqlmix-dqlite-pool", "sqlmix-dqlite-apps"]
-        .iter()
-        .flat_map(|f| run.of_file(f))
-        .collect();
+    let model_rows: Vec<&CellRecord> =
+        ["sqlmix-dqlite", "sqlmix-dqlite-pool", "sqlmix-dqlite-apps"]
+            .iter()
+            .flat_map(|f| run.of_file(f))
+            .collect();
     let model = Backend::new(
         "dqlite model (dqlite-model, not the seed's system)",
         &model_sweep,
@@ -83,7 +84,7 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
     let registry = registry();
     let declared = registry.declared_in(run);
     let main = run.of_file("sqlmix");
-    let go_rows: Vec<&RunRecord> = [REAL_GO, REAL_GO_POOL]
+    let go_rows: Vec<&CellRecord> = [REAL_GO, REAL_GO_POOL]
         .iter()
         .flat_map(|f| run.of_file(f))
         .collect();
@@ -343,10 +344,10 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
 }
 
 /// The runner designs on local SQLite at the widest point, against the seed's runner there.
-fn runner_variants(main: &[&RunRecord]) -> Option<String> {
+fn runner_variants(main: &[&CellRecord]) -> Option<String> {
     let (cores, threads) = widest(main)?;
     let t = *threads.last()?;
-    let at: Vec<&RunRecord> = main
+    let at: Vec<&CellRecord> = main
         .iter()
         .copied()
         .filter(|c| c.threads == t && c.cores == cores)

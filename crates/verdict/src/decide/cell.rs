@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::seeds::Seeds;
-use harness::schema::RunRecord;
+use harness::schema::CellRecord;
 
 /// One cell of a plan, named as a comparison names its sides: scenario file, variant,
 /// threads, cores and the parameters that tell it apart from the file's other cells.
@@ -62,7 +62,7 @@ impl CellRef {
     }
 
     /// Whether the record is this cell.
-    pub fn matches_record(&self, r: &RunRecord) -> bool {
+    pub fn matches_record(&self, r: &CellRecord) -> bool {
         self.matches(r.file(), &r.variant, r.threads, r.cores, &r.params)
     }
 

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::cell::CellRef;
 use super::rule::Rule;
-use harness::schema::RunRecord;
+use harness::schema::CellRecord;
 
 /// One side of a comparison: a cell's figure, or a ratio of two cells' figures (a
 /// design's 2-thread over its 1-thread throughput, say), so a side can be a scaling.
@@ -121,7 +121,7 @@ impl Comparison {
     }
 
     /// The comparison's figure of a record; `None` where the record lacks it.
-    pub fn figure_of(&self, r: &RunRecord) -> Option<f64> {
+    pub fn figure_of(&self, r: &CellRecord) -> Option<f64> {
         if !r.usable() {
             return None;
         }

@@ -17,7 +17,7 @@ mod usl;
 
 use std::fmt::Write;
 
-use harness::RunRecord;
+use harness::CellRecord;
 
 use super::Group;
 use crate::words::si;
@@ -39,7 +39,7 @@ pub struct Point {
 }
 
 impl Point {
-    fn of(r: &RunRecord) -> Point {
+    fn of(r: &CellRecord) -> Point {
         Point {
             threads: r.threads,
             ops: r.ops_per_sec,
@@ -90,11 +90,11 @@ pub struct ThreadAdvice {
 
 /// The usable cells of `variant` at `cores` among `cells`, ascending in threads.
 pub(super) fn usable_at<'a>(
-    cells: &[&'a RunRecord],
+    cells: &[&'a CellRecord],
     variant: &str,
     cores: usize,
-) -> Vec<&'a RunRecord> {
-    let mut out: Vec<&RunRecord> = cells
+) -> Vec<&'a CellRecord> {
+    let mut out: Vec<&CellRecord> = cells
         .iter()
         .filter(|c| c.variant == variant && c.cores == cores && c.usable())
         .copied()
@@ -106,7 +106,7 @@ pub(super) fn usable_at<'a>(
 /// Thread advice for `variant` at `cores` from a group's `cells` (one scenario and
 /// parameter set); `None` with fewer than two usable thread counts (nothing to choose
 /// between).
-pub fn thread_advice(cells: &[&RunRecord], variant: &str, cores: usize) -> Option<ThreadAdvice> {
+pub fn thread_advice(cells: &[&CellRecord], variant: &str, cores: usize) -> Option<ThreadAdvice> {
     let cells = usable_at(cells, variant, cores);
     if cells.len() < 2 {
         return None;
@@ -146,7 +146,7 @@ pub fn thread_advice(cells: &[&RunRecord], variant: &str, cores: usize) -> Optio
     })
 }
 
-pub(super) fn reps_of(r: &RunRecord) -> usize {
+pub(super) fn reps_of(r: &CellRecord) -> usize {
     if r.ops_per_sec_reps.is_empty() {
         r.repeats
     } else {

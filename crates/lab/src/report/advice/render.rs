@@ -2,7 +2,7 @@
 //! matrix cells use. Lays out what `advice` and `usl` computed; decides nothing.
 
 use harness::usl::UslIntervals;
-use harness::RunRecord;
+use harness::CellRecord;
 
 use super::super::markup::{text, Attrs, Block, Cell, Row, Table};
 use super::super::Group;
@@ -12,7 +12,7 @@ use crate::words::si;
 
 /// The interval of a record as text: `95% CI lo–hi`, or `min–max lo–hi (n = 2)` when
 /// too few repetitions give it less than 95% coverage.
-pub fn ci_text(r: &RunRecord) -> String {
+pub fn ci_text(r: &CellRecord) -> String {
     let (lo, hi) = r.ops_ci();
     if r.ops_ci_coverage() >= 0.95 {
         format!("95% CI {}–{}", si(lo), si(hi))
@@ -22,7 +22,7 @@ pub fn ci_text(r: &RunRecord) -> String {
 }
 
 /// A Markdown matrix cell: `ops [lo–hi]/per-thread`, `*` when oversubscribed.
-pub fn markdown_cell(record: Option<&RunRecord>) -> String {
+pub fn markdown_cell(record: Option<&CellRecord>) -> String {
     match record {
         Some(r) if r.usable() => {
             let (lo, hi) = r.ops_ci();

@@ -4,7 +4,7 @@ use super::*;
 use harness::schema::{CellKey, CellStatus};
 
 /// A usable cell whose repetitions are `reps`.
-fn cell(variant: &str, threads: usize, cores: usize, reps: &[f64]) -> RunRecord {
+fn cell(variant: &str, threads: usize, cores: usize, reps: &[f64]) -> CellRecord {
     let key = CellKey {
         hot_path: "lookup".into(),
         variant: variant.into(),
@@ -12,7 +12,7 @@ fn cell(variant: &str, threads: usize, cores: usize, reps: &[f64]) -> RunRecord 
         threads,
         cores,
     };
-    let mut r = RunRecord::failed(&key, "0-1", "x");
+    let mut r = CellRecord::failed(&key, "0-1", "x");
     r.status = CellStatus::Ok;
     r.failure = None;
     r.verified = true;
@@ -46,7 +46,7 @@ fn recommends_the_smallest_count_within_the_noise_of_the_best() {
         cell("m", 8, 2, &six(150.0)),
         cell("other", 1, 2, &six(1.0)),
     ];
-    let refs: Vec<&RunRecord> = cells.iter().collect();
+    let refs: Vec<&CellRecord> = cells.iter().collect();
     let a = thread_advice(&refs, "m", 2).unwrap();
     assert_eq!(a.best.threads, 4);
     assert_eq!(a.recommended.threads, 2);
@@ -77,7 +77,7 @@ fn recommends_the_smallest_count_within_the_noise_of_the_best() {
         cell("m", 2, 2, &six(130.0)),
         cell("m", 8, 2, &six(131.0)),
     ];
-    let refs: Vec<&RunRecord> = cells.iter().collect();
+    let refs: Vec<&CellRecord> = cells.iter().collect();
     let a = thread_advice(&refs, "m", 2).unwrap();
     assert_eq!(a.recommended.threads, 2, "8's interval overlaps 2's");
     let s = thread_sentence(&a);
@@ -97,7 +97,7 @@ fn few_repetitions_are_said() {
         cell("m", 1, 1, &[100.0, 104.0]),
         cell("m", 2, 1, &[90.0, 91.0]),
     ];
-    let refs: Vec<&RunRecord> = cells.iter().collect();
+    let refs: Vec<&CellRecord> = cells.iter().collect();
     let s = thread_sentence(&thread_advice(&refs, "m", 1).unwrap());
     assert!(s.starts_with("m on 1 core: run 1 thread:"), "{s}");
     assert!(s.contains("more threads add nothing"), "{s}");
@@ -110,11 +110,11 @@ fn few_repetitions_are_said() {
 #[test]
 fn usl_refuses_points_past_the_cores() {
     // Six thread counts but only 1 and 2 in-core: no fit, whatever the rest show.
-    let cells: Vec<RunRecord> = [1, 2, 4, 6, 8, 12]
+    let cells: Vec<CellRecord> = [1, 2, 4, 6, 8, 12]
         .iter()
         .map(|&t| cell("m", t, 2, &six(100.0 * (t.min(2) as f64))))
         .collect();
-    let refs: Vec<&RunRecord> = cells.iter().collect();
+    let refs: Vec<&CellRecord> = cells.iter().collect();
     let row = usl_row(&refs, "m", 2);
     assert!(row.fit.is_err() && !row.advises);
     assert_eq!(row.levels, vec![1, 2]);
@@ -136,11 +136,11 @@ fn usl_refuses_points_past_the_cores() {
 fn usl_across_core_counts_and_a_poor_fit_gives_no_advice() {
     // threads = cores at 1, 2, 4 and 8 cores: four in-core levels across core counts,
     // zig-zagging so that no USL curve fits them.
-    let cells: Vec<RunRecord> = [(1, 100.0), (2, 400.0), (4, 150.0), (8, 500.0)]
+    let cells: Vec<CellRecord> = [(1, 100.0), (2, 400.0), (4, 150.0), (8, 500.0)]
         .iter()
         .map(|&(n, x)| cell("m", n, n, &six(x)))
         .collect();
-    let refs: Vec<&RunRecord> = cells.iter().collect();
+    let refs: Vec<&CellRecord> = cells.iter().collect();
     let row = usl_row(&refs, "m", 8);
     assert_eq!(row.basis, "threads = cores across core counts");
     assert_eq!(row.levels, vec![1, 2, 4, 8]);
@@ -167,7 +167,7 @@ fn interval_text_says_when_it_is_min_max() {
 }
 
 /// A USL curve with its peak inside 8 cores: rising to 4 threads, then falling.
-fn peaked(reps: usize, fall: f64) -> Vec<RunRecord> {
+fn peaked(reps: usize, fall: f64) -> Vec<CellRecord> {
     [
         (1, 100.0),
         (2, 180.0),
@@ -183,7 +183,7 @@ fn peaked(reps: usize, fall: f64) -> Vec<RunRecord> {
 #[test]
 fn usl_advice_needs_five_repetitions_a_level_and_a_drop_beyond_the_noise() {
     let three = peaked(3, 60.0);
-    let refs: Vec<&RunRecord> = three.iter().collect();
+    let refs: Vec<&CellRecord> = three.iter().collect();
     let row = usl_row(&refs, "m", 8);
     assert!(row.intervals.is_none() && !row.advises, "{}", row.sentence);
     assert!(
@@ -193,7 +193,7 @@ fn usl_advice_needs_five_repetitions_a_level_and_a_drop_beyond_the_noise() {
     );
     // Six repetitions and a fall of a quarter past the peak: advice.
     let falls = peaked(6, 60.0);
-    let refs: Vec<&RunRecord> = falls.iter().collect();
+    let refs: Vec<&CellRecord> = falls.iter().collect();
     let row = usl_row(&refs, "m", 8);
     assert!(row.advises, "{}", row.sentence);
 }

@@ -2,7 +2,7 @@
 //! and advice only where the fit earns it. Returns data (`UslRow`); `render` lays it out.
 
 use harness::usl::{self, Level, UslFit, UslIntervals};
-use harness::RunRecord;
+use harness::CellRecord;
 use rayon::prelude::*;
 
 use super::super::Group;
@@ -37,16 +37,16 @@ pub struct UslRow {
 /// In-core candidate data sets of `variant`: per core count, threads <= cores at that
 /// count; and threads = cores across core counts. As (basis, cores, cells).
 fn candidates<'a>(
-    all: &[&'a RunRecord],
+    all: &[&'a CellRecord],
     variant: &str,
-) -> Vec<(String, usize, Vec<&'a RunRecord>)> {
-    let usable = |c: &&&RunRecord| c.variant == variant && c.usable();
+) -> Vec<(String, usize, Vec<&'a CellRecord>)> {
+    let usable = |c: &&&CellRecord| c.variant == variant && c.usable();
     let mut core_counts: Vec<usize> = all.iter().map(|c| c.cores).collect();
     core_counts.sort_unstable();
     core_counts.dedup();
     let mut out = Vec::new();
     if core_counts.len() > 1 {
-        let mut cells: Vec<&RunRecord> = all
+        let mut cells: Vec<&CellRecord> = all
             .iter()
             .filter(usable)
             .filter(|c| c.threads == c.cores)
@@ -61,7 +61,7 @@ fn candidates<'a>(
         ));
     }
     for cores in core_counts {
-        let mut cells: Vec<&RunRecord> = all
+        let mut cells: Vec<&CellRecord> = all
             .iter()
             .filter(usable)
             .filter(|c| c.cores == cores && c.threads <= cores)
@@ -91,13 +91,13 @@ pub fn usl_rows(g: &Group<'_>, nproc: usize) -> Vec<UslRow> {
 
 /// The USL row of `variant` among a group's `cells`; `nproc` is the CPUs of the machine
 /// that ran them.
-pub fn usl_row(all: &[&RunRecord], variant: &str, nproc: usize) -> UslRow {
+pub fn usl_row(all: &[&CellRecord], variant: &str, nproc: usize) -> UslRow {
     // The candidate with most levels; ties go to the later one, the most cores.
     let (basis, cores, cells) = candidates(all, variant)
         .into_iter()
         .fold(
             None,
-            |best: Option<(String, usize, Vec<&RunRecord>)>, c| match &best {
+            |best: Option<(String, usize, Vec<&CellRecord>)>, c| match &best {
                 Some(b) if b.2.len() > c.2.len() => best,
                 _ => Some(c),
             },
@@ -164,7 +164,7 @@ pub fn usl_row(all: &[&RunRecord], variant: &str, nproc: usize) -> UslRow {
 }
 
 /// Why there is no fit with too few in-core points, and what would give one.
-fn too_few_points(all: &[&RunRecord], levels: &[usize], nproc: usize) -> String {
+fn too_few_points(all: &[&CellRecord], levels: &[usize], nproc: usize) -> String {
     let max_cores = all.iter().map(|c| c.cores).max().unwrap_or(0);
     let machine = if max_cores == nproc {
         format!("on this {nproc}-core machine")
@@ -188,7 +188,7 @@ fn verdict(
     fewest: usize,
     max_level: f64,
     cores: usize,
-    cells: &[&RunRecord],
+    cells: &[&CellRecord],
 ) -> (String, bool) {
     if fit.r_squared < MIN_R_SQUARED {
         return (format!(
@@ -222,7 +222,7 @@ fn verdict(
 
 /// Whether the fitted points fall after their best one beyond the noise: the largest
 /// thread count's interval lies below the best cell's, with enough repetitions to judge.
-fn drop_measured(cells: &[&RunRecord]) -> bool {
+fn drop_measured(cells: &[&CellRecord]) -> bool {
     use verdict::judge::Est;
     let best = cells
         .iter()

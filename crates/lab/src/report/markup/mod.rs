@@ -14,7 +14,7 @@ mod markdown;
 pub use html::{esc, Html};
 pub use markdown::Markdown;
 
-use harness::RunRecord;
+use harness::CellRecord;
 
 use super::Group;
 
@@ -282,7 +282,7 @@ pub fn variant_tables(
     g: &Group<'_>,
     class: &str,
     corner: impl Fn(&str) -> String,
-    mut cell: impl FnMut(Option<&RunRecord>) -> Cell,
+    mut cell: impl FnMut(Option<&CellRecord>) -> Cell,
 ) -> Vec<Table> {
     g.variants
         .iter()

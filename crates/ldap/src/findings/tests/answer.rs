@@ -3,8 +3,9 @@
 //! beside the parts.
 
 use super::*;
+use verdict::testing::part;
 
-fn with_profile(mut r: RunRecord, path: &std::path::Path, repeat: &std::path::Path) -> RunRecord {
+fn with_profile(mut r: CellRecord, path: &std::path::Path, repeat: &std::path::Path) -> CellRecord {
     r.profile = Some(ProfileRef {
         svg: String::new(),
         folded: path.to_string_lossy().into_owned(),
@@ -20,7 +21,7 @@ fn with_profile(mut r: RunRecord, path: &std::path::Path, repeat: &std::path::Pa
 }
 
 /// Cells on 1 and 2 CPUs; the 1- and 16-thread cells on 2 CPUs profiled twice from `dir`.
-fn matrix(dir: Option<&std::path::Path>, grow: f64) -> Vec<RunRecord> {
+fn matrix(dir: Option<&std::path::Path>, grow: f64) -> Vec<CellRecord> {
     let mut out = Vec::new();
     for cores in [1, 2] {
         for t in [1, 2, 4, 6, 12, 16] {
@@ -45,16 +46,8 @@ fn matrix(dir: Option<&std::path::Path>, grow: f64) -> Vec<RunRecord> {
     out
 }
 
-/// Part `name` of the answer `a`.
-fn part<'a>(a: &'a Answer, name: &str) -> &'a Part {
-    a.parts
-        .iter()
-        .find(|p| p.name == name)
-        .unwrap_or_else(|| panic!("no part {name} in {:?}", a.parts))
-}
-
 /// The answer to `cells` with part (a) measured at `past` and (b) at `rec`.
-fn answer_with(cells: &[RunRecord], [past, rec]: [f64; 2]) -> Answer {
+fn answer_with(cells: &[CellRecord], [past, rec]: [f64; 2]) -> Answer {
     let c = claims_of(&plan(2), 2);
     // As lab keeps them: every claim, those that cannot be compared with no pairs.
     let comparisons: Vec<Measured> = c
@@ -196,7 +189,7 @@ fn no_389_cells_no_answer_and_the_model_and_openldap_sit_beside_it() {
 #[test]
 fn a_389_ds_that_never_started_leaves_four_inconclusive_parts_with_the_failure() {
     let seeds = BTreeMap::new();
-    let cells: Vec<RunRecord> = matrix(None, 0.0)
+    let cells: Vec<CellRecord> = matrix(None, 0.0)
         .into_iter()
         .map(|mut c| {
             c.status = harness::schema::CellStatus::Failed;
@@ -240,7 +233,7 @@ fn the_registry_conforms_to_a_plan_with_every_parts_cells_and_to_its_answer() {
             None => Measured::new(c.clone()),
         })
         .collect();
-    let cells: Vec<RunRecord> = planned
+    let cells: Vec<CellRecord> = planned
         .iter()
         .map(|p| cell(FILE, VARIANT, p.threads, p.cores, 1e4 * p.cores as f64, 5))
         .collect();

@@ -3,13 +3,14 @@
 //! lock, and sentences that state the parts' figures.
 
 use harness::testing::synthetic_cell;
-use harness::RunRecord;
+use harness::CellRecord;
 use verdict::decide::{CellRef, Claim, Measured, Outcome, Planned};
 use verdict::findings::{Answer, Run, Seeds, Verdict};
 
 use super::super::claims::{LOSS_PAST_CORES, PER_THREAD_PAST_KNEE, SHORT_OF_LINEAR};
 use super::super::{answer, registry, QUESTION};
 use super::{claims_of, parts, plan, seeds, BASE, CONTROL};
+use verdict::testing::sentence;
 
 /// `n` pairs whose ratio is `ratio`, each moved by up to `spread` either way.
 fn measured(claim: &Claim, ratio: f64, spread: f64, n: usize) -> Measured {
@@ -95,7 +96,7 @@ fn every_part_comes_out_shown_contradicted_and_inconclusive() {
 }
 
 /// Verified cells of lookup.toml for every planned cell, ops/s from `curve`.
-fn cells_of(planned: &[CellRef], curve: &dyn Fn(&str, usize, usize) -> f64) -> Vec<RunRecord> {
+fn cells_of(planned: &[CellRef], curve: &dyn Fn(&str, usize, usize) -> f64) -> Vec<CellRecord> {
     planned
         .iter()
         .filter(|c| c.file == "lookup")
@@ -153,12 +154,6 @@ fn serialised(t: usize, c: usize) -> f64 {
 
 fn outcome(a: &Answer, part: &str) -> Outcome {
     a.parts.iter().find(|p| p.name == part).unwrap().outcome
-}
-
-/// The sentence the answer gives part `part`.
-fn sentence<'a>(a: &'a Answer, part: &str) -> &'a str {
-    let i = a.parts.iter().position(|p| p.name == part).unwrap();
-    &a.sentences[i]
 }
 
 #[test]

@@ -3,15 +3,16 @@
 //! the pool has no effect never comes out partly.
 
 use harness::testing::synthetic_cell;
-use harness::RunRecord;
-use verdict::decide::{Outcome, Part};
+use harness::CellRecord;
+use verdict::decide::Outcome;
 use verdict::findings::{Answer, Finding, Run, Verdict};
 use verdict::testing::parts_conformance;
 
 use super::super::answer;
 use super::*;
+use verdict::testing::part;
 
-fn clients_cell(shape: (u64, u64), clients: usize, ops: f64) -> RunRecord {
+fn clients_cell(shape: (u64, u64), clients: usize, ops: f64) -> CellRecord {
     synthetic_cell(
         "pool",
         CLIENTS_FILE,
@@ -29,7 +30,7 @@ fn clients_cell(shape: (u64, u64), clients: usize, ops: f64) -> RunRecord {
     )
 }
 
-fn batch_cell(connections: u64, batch: u64, ops: f64) -> RunRecord {
+fn batch_cell(connections: u64, batch: u64, ops: f64) -> CellRecord {
     synthetic_cell(
         "pool",
         BATCH_FILE,
@@ -52,7 +53,7 @@ fn batch_cell(connections: u64, batch: u64, ops: f64) -> RunRecord {
 
 /// The cells of a run: default ops/s at 1000 and 2000 clients, the fix at 2000, and the
 /// fix's gains at batch 1 and 500 (context only).
-fn cells(default: (f64, f64), fix: f64, gains: (f64, f64)) -> Vec<RunRecord> {
+fn cells(default: (f64, f64), fix: f64, gains: (f64, f64)) -> Vec<CellRecord> {
     vec![
         clients_cell((1, 1024), 1000, default.0),
         clients_cell((1, 1024), 2000, default.1),
@@ -72,14 +73,6 @@ fn measure(claims: &[Claim], ratios: [(&str, f64); 4]) -> Vec<Measured> {
         .collect()
 }
 
-/// Part `name` of `a`.
-fn part<'a>(a: &'a Answer, name: &str) -> &'a Part {
-    a.parts
-        .iter()
-        .find(|p| p.name == name)
-        .unwrap_or_else(|| panic!("the answer has no part {name}"))
-}
-
 /// The parts' names, in the registry's order.
 fn names() -> Vec<String> {
     let seeds = seeds();
@@ -90,7 +83,7 @@ fn names() -> Vec<String> {
         .collect()
 }
 
-fn judge(cells: &[RunRecord], comparisons: &[Measured]) -> Answer {
+fn judge(cells: &[CellRecord], comparisons: &[Measured]) -> Answer {
     let seeds = seeds();
     answer(&Run {
         cells,

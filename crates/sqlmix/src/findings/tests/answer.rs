@@ -115,7 +115,7 @@ fn local_sqlite_and_cell_intervals_never_decide() {
 #[test]
 fn a_run_of_the_clients_file_alone_answers_with_both_clients_side_by_side() {
     // A quick run of sqlmix-libdqlite-go.toml: its cells, no pairs declared.
-    let cells: Vec<RunRecord> = records(true)
+    let cells: Vec<CellRecord> = records(true)
         .into_iter()
         .filter(|c| c.file() == REAL_GO)
         .collect();

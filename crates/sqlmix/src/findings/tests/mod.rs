@@ -18,6 +18,7 @@ use super::claims::{
     REAL_GO, REAL_GO_POOL, REAL_GO_SEED, REAL_POOL, REAL_WRITES, WRITES,
 };
 use super::*;
+use verdict::testing::claim;
 
 fn planned_cell(file: &str, variant: &str, t: usize, c: usize, kv: &[(&str, Value)]) -> CellRef {
     // The full parameter map, as a plan has it: defaults plus the file's own.
@@ -144,14 +145,6 @@ fn claims_of(cells: &[CellRef]) -> Vec<Claim> {
     })
 }
 
-/// Part `name`'s claim among `claims`.
-fn claim<'c>(claims: &'c [Claim], name: &str) -> &'c Claim {
-    claims
-        .iter()
-        .find(|c| c.part == name)
-        .unwrap_or_else(|| panic!("no claim of {name}"))
-}
-
 /// Part `name`'s comparison among `claims`.
 fn comparison<'c>(claims: &'c [Claim], name: &str) -> &'c Comparison {
     let c = claim(claims, name);
@@ -186,13 +179,13 @@ fn client_record(
     kv: &[(&str, Value)],
     ops: f64,
     gate_ms: f64,
-) -> RunRecord {
+) -> CellRecord {
     let mut r = record(file, variant, kv, ops);
     r.extra.insert("gate_ms_per_txn".into(), json!(gate_ms));
     r
 }
 
-fn record(file: &str, variant: &str, kv: &[(&str, Value)], ops: f64) -> RunRecord {
+fn record(file: &str, variant: &str, kv: &[(&str, Value)], ops: f64) -> CellRecord {
     let backend = if file.starts_with(REAL) {
         "libdqlite"
     } else {
@@ -204,7 +197,7 @@ fn record(file: &str, variant: &str, kv: &[(&str, Value)], ops: f64) -> RunRecor
 }
 
 /// Cells of a run: the model's sweep always, the real node's when `real`.
-fn records(real: bool) -> Vec<RunRecord> {
+fn records(real: bool) -> Vec<CellRecord> {
     let mut v = vec![
         record("sqlmix-dqlite", "semaphore", &[("slots", json!(2))], 893.0),
         record(

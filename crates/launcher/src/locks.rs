@@ -312,7 +312,7 @@ impl LockRow {
 
     /// The rows of `record`'s `extra.locks`, the most waited-on first; empty where the
     /// record has none (a server not run under the library).
-    pub fn of_record(record: &harness::RunRecord) -> Vec<LockRow> {
+    pub fn of_record(record: &harness::CellRecord) -> Vec<LockRow> {
         record
             .extra
             .get("locks")

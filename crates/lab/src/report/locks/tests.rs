@@ -16,7 +16,7 @@ fn markdown_section(g: &Group<'_>) -> String {
     Markdown.blocks(&section(g))
 }
 
-pub(crate) fn cell_with_locks(variant: &str, threads: usize, hold_ns: f64) -> RunRecord {
+pub(crate) fn cell_with_locks(variant: &str, threads: usize, hold_ns: f64) -> CellRecord {
     let key = CellKey {
         hot_path: "lookup".into(),
         variant: variant.into(),
@@ -24,7 +24,7 @@ pub(crate) fn cell_with_locks(variant: &str, threads: usize, hold_ns: f64) -> Ru
         threads,
         cores: 2,
     };
-    let mut r = RunRecord::failed(&key, "0-1", "x");
+    let mut r = CellRecord::failed(&key, "0-1", "x");
     r.status = CellStatus::Ok;
     r.failure = None;
     r.verified = true;
@@ -114,7 +114,7 @@ fn a_group_gets_its_lock_table_and_the_knee_of_its_fewest_threads_cell() {
     assert!(points[1].1 <= bounds[0].bounds.ceiling_ops_per_sec);
 }
 
-fn source_of(cells: Vec<RunRecord>) -> super::super::Source {
+fn source_of(cells: Vec<CellRecord>) -> super::super::Source {
     super::super::Source::of_cells(cells)
 }
 

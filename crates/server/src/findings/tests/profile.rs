@@ -6,7 +6,7 @@
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-use super::profile::{growth, judge, Shares, SHOWN_GROWTH};
+use crate::findings::profile::{growth, judge, Shares, SHOWN_GROWTH};
 use verdict::decide::Outcome;
 
 const ROOT: &str = "memcached";

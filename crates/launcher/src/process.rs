@@ -19,6 +19,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// How long a ready server's loader may take to map the lock library before the start
+/// fails: a loader maps a library in well under a millisecond, so this only outlasts a
+/// busy machine's scheduling.
+const LIBRARY_GRACE: Duration = Duration::from_millis(500);
+
 /// A free TCP port on 127.0.0.1 (the kernel's pick; released for the server to take).
 pub fn free_port() -> Result<u16, String> {
     TcpListener::bind("127.0.0.1:0")
@@ -164,19 +169,27 @@ impl Running {
     ) -> Result<(), String> {
         // The table's pid alone would pass a shell that made the table and then exec'd a
         // server with LD_PRELOAD cleared (same pid): the library must be mapped in the
-        // server now.
-        let maps = std::fs::read_to_string(format!("/proc/{}/maps", self.pid)).unwrap_or_default();
-        let mapped = maps.contains(crate::locks::LIBRARY_FILE);
-        match crate::locks::Table::read(&preload.table) {
-            Ok(table) if mapped && table.pid == self.pid as i32 => {
-                crate::locks::register(self.pid, preload.table);
-                self.lock_table = true;
-                Ok(())
+        // server now. A ready check can pass the moment the server's exec does (its
+        // comm changes then), before the loader has mapped the preloaded library: a
+        // test here failed so once in a few runs; a short grace lets the loader finish,
+        // while a server without the library stays unmapped however long it is given.
+        let loaded = |pid: u32| {
+            let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default();
+            maps.contains(crate::locks::LIBRARY_FILE)
+                && crate::locks::Table::read(&preload.table).is_ok_and(|t| t.pid == pid as i32)
+        };
+        let since = Instant::now();
+        while !loaded(self.pid) {
+            if since.elapsed() > LIBRARY_GRACE {
+                return Err(format!(
+                    "{program} did not load the lock library (a statically linked program, a setuid one, or one that clears LD_PRELOAD): run it without locks=true"
+                ));
             }
-            _ => Err(format!(
-                "{program} did not load the lock library (a statically linked program, a setuid one, or one that clears LD_PRELOAD): run it without locks=true"
-            )),
+            std::thread::sleep(Duration::from_millis(10));
         }
+        crate::locks::register(self.pid, preload.table);
+        self.lock_table = true;
+        Ok(())
     }
 
     /// Whether the process is still running.

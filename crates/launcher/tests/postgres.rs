@@ -6,13 +6,13 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use servers::postgres::{Postgres, PostgresOptions};
+use launcher::postgres::{Postgres, PostgresOptions};
 
 /// The environment variable that makes [`hold_a_server_until_killed`] run.
 const HOLD_ENV: &str = "SERVERS_TEST_HOLD_POSTGRES";
 
 fn installed() -> bool {
-    match servers::postgres::bin_dir() {
+    match launcher::postgres::bin_dir() {
         Ok(_) => true,
         Err(reason) => {
             eprintln!("skipped: {reason}");

@@ -1,5 +1,5 @@
 //! The lab's own PostgreSQL: started in a scratch folder on a free port, from a data
-//! folder prepared once by `initdb` ([`install::template`]), pinned to the CPUs it is
+//! folder prepared once by `initdb` ([`install::image`]), pinned to the CPUs it is
 //! given, with `pg_stat_statements` loaded, and gone with the [`Postgres`] value, or
 //! with the thread that started it however that ends.
 //!
@@ -76,7 +76,7 @@ impl Postgres {
     pub fn start(options: &PostgresOptions) -> Result<Postgres, String> {
         let bin = install::bin_dir()?;
         let user = install::run_as()?;
-        let template = install::template(&bin, user)?;
+        let image = install::image(&bin, user)?;
         let parent = options
             .parent
             .clone()
@@ -85,7 +85,7 @@ impl Postgres {
         if user.is_some() {
             let_user_through(&parent)?;
         }
-        crate::cache::copy_into(&template, folder.path(), &[])?;
+        crate::cache::copy_into(&image, folder.path(), &[])?;
         // PostgreSQL refuses a data folder others may enter; a copy gets the default mode.
         let data = folder.path().join("data");
         std::fs::set_permissions(&data, std::os::unix::fs::PermissionsExt::from_mode(0o700))

@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use super::tests::{counts, plan, repo_files};
-use super::*;
+use super::{counts, plan, repo_files};
+use crate::plan::*;
 use crate::scenario_file::Axis;
 
 /// Each scenario file's cores and counts in a plan.

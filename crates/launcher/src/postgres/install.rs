@@ -3,7 +3,7 @@
 //!
 //! Why a cached data folder: `initdb` takes seconds (it writes and fsyncs the catalogue),
 //! a cell's window is under a second, and every server must start from the same empty
-//! database. Each server copies the template into its own folder. This module does not
+//! database. Each server copies the image into its own folder. This module does not
 //! start a server; [`super::Postgres`] does.
 
 use std::path::{Path, PathBuf};
@@ -13,7 +13,7 @@ use crate::cache;
 
 /// The user PostgreSQL runs as when the lab runs as root (PostgreSQL refuses root).
 pub const USER: &str = "postgres";
-/// The cache shelf its templates are kept on.
+/// The cache shelf its images are kept on.
 const SHELF: &str = "postgres";
 
 /// The folder holding `postgres` and `initdb`, with `pg_stat_statements` installed beside
@@ -105,9 +105,9 @@ pub fn chown_tree(path: &Path, user: Option<(u32, u32)>) -> Result<(), String> {
     Ok(())
 }
 
-/// The template holding an empty cluster in `data/` (user `postgres`, trust
+/// The image holding an empty cluster in `data/` (user `postgres`, trust
 /// authentication, UTF-8, C locale), built by `initdb` the first time.
-pub fn template(bin: &Path, user: Option<(u32, u32)>) -> Result<PathBuf, String> {
+pub fn image(bin: &Path, user: Option<(u32, u32)>) -> Result<PathBuf, String> {
     let postgres = bin.join("postgres");
     let version = bin
         .parent()

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use servers::process::{Running, Start};
+use launcher::process::{Running, Start};
 
 /// Starts `script` under `sh` as the server, ready once the process is `sleep`.
 fn start(folder: &Path, script: &str) -> Result<Running, String> {
@@ -34,7 +34,7 @@ fn start(folder: &Path, script: &str) -> Result<Running, String> {
 fn a_server_under_the_library_starts_and_one_that_clears_ld_preload_is_refused_in_one_line() {
     let dir = tempfile::tempdir().unwrap();
     let running = start(dir.path(), "exec sleep 30").expect("sleep loads the library");
-    let table = servers::locks::table_of(running.pid).expect("its table is registered");
+    let table = launcher::locks::table_of(running.pid).expect("its table is registered");
     assert_eq!(table.pid, running.pid as i32);
     drop(running);
 

@@ -1,5 +1,5 @@
 //! Builds the lock library (`locks/lablocks.c`, preloaded into real servers by
-//! `servers::locks`) and the small program its tests put under it
+//! `launcher::locks`) and the small program its tests put under it
 //! (`locks/lockdemo.c`), both into OUT_DIR.
 //!
 //! Why a C library built here rather than a Rust cdylib: a preloaded interposer of
