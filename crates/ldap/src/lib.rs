@@ -30,7 +30,6 @@ pub mod window;
 pub mod workload;
 
 use std::path::PathBuf;
-use std::time::Duration;
 use verdict::decide::{Claim, Planned};
 use verdict::findings::{Answer, Run};
 use verdict::Question;
@@ -237,13 +236,4 @@ fn measure(kind: Kind, params: &Params, settings: RunSettings) -> Result<Measure
     let m = server.window(&cpus, settings);
     server.stop();
     m
-}
-
-/// A short cell's settings, for tests.
-pub fn short_settings(threads: usize, window: Duration) -> RunSettings {
-    RunSettings {
-        threads,
-        warmup: Duration::from_millis(50),
-        duration: window,
-    }
 }

@@ -231,15 +231,6 @@ pub fn all_payloads(conn: &Connection) -> rusqlite::Result<Vec<String>> {
     rows.collect()
 }
 
-/// Events whose payload is `status` (used to prove a failed write left nothing behind).
-pub fn events_with_payload(conn: &Connection, status: &str) -> rusqlite::Result<i64> {
-    conn.query_row(
-        "SELECT COUNT(*) FROM events WHERE payload = ?1",
-        params![status],
-        |r| r.get(0),
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

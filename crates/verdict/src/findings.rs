@@ -348,11 +348,6 @@ impl<'a> Run<'a> {
         self.seeds().f64(file, key)
     }
 
-    /// A word of `file`'s `[seed]` table.
-    pub fn seed_str(&self, file: &str, key: &str) -> Option<&'a str> {
-        self.seeds().str(file, key)
-    }
-
     /// A list of words of `file`'s `[seed]` table (empty when absent).
     pub fn seed_strs(&self, file: &str, key: &str) -> Vec<String> {
         self.seeds().strs(file, key)

@@ -150,12 +150,6 @@ impl<'a> Entry<'a> {
         self
     }
 
-    /// The same entry as a measurement of size only where `size_only` holds.
-    pub fn sized_if(mut self, size_only: bool) -> Self {
-        self.size_only = size_only;
-        self
-    }
-
     /// The same entry on `basis` (`real`, `lab`, `model`).
     pub fn on(mut self, basis: &str) -> Self {
         self.basis = basis.to_owned();
