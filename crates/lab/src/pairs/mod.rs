@@ -35,7 +35,7 @@ use verdict::decide::{interval, CellRef, Measured, Outcome};
 pub use crate::plan::parts::declare;
 #[cfg(test)]
 use crate::plan::parts::resolvable;
-use crate::plan::parts::{cell_ref, position, MIN_PAIRS};
+use crate::plan::parts::{cell_ref, floor, position, MIN_PAIRS};
 use crate::plan::CellSpec;
 
 /// How narrow a decided part's interval must be (half its width, relative) before its
@@ -162,30 +162,31 @@ pub fn measure(
         }
     }
     loop {
-        // In tiers: every undecided part to the plan's least pairs first (fewest first),
-        // so no part is left at a first look while another takes its fifth (a run here
-        // gave an undecided 389 DS part 128 pairs while decided ones stopped at 16); then
-        // every part decided at an earlier look to the least pairs too, for its interval's
-        // width; then the undecided beyond them, since a decided part only narrows its
-        // interval with what they leave; then the one that has had the least time. Only
-        // the first tier runs past the deadline (`least`): a run here with 20 parts gave
-        // one undecided part 103 pairs while the decided ones kept 9.
+        // In tiers: every undecided deciding part to the plan's least pairs first (fewest
+        // first), so no part is left at a first look while another takes its fifth (a run
+        // here gave an undecided 389 DS part 128 pairs while decided ones stopped at 16);
+        // then every other part to its floor (a decided part, the placebo, a size's
+        // `SIZE_PAIRS`); then the undecided deciding parts beyond it, then the decided
+        // ones not yet narrow, and only then sizes and the placebo beyond their floors: a
+        // deciding part's pairs can change a verdict, theirs only narrow a figure shown
+        // beside it. Within a tier past the floors, the one that has had the least time.
+        // Only the first tier runs past the deadline (`least`): a run here with 20 parts
+        // gave one undecided part 103 pairs while the decided ones kept 9.
         let next = (0..parts.len())
             .filter(|&i| parts[i].stopped.is_empty() && plans[i].is_some())
             .filter(|&i| stop_reason(&parts[i]).is_none())
             .min_by(|&a, &b| {
-                // A measurement of size only waits like a decided part: no verdict rests
-                // on it.
-                let decided = |i: usize| {
-                    parts[i].outcome() != Outcome::Inconclusive
-                        || parts[i].claim.size_only
-                        || parts[i].claim.placebo
-                };
-                let tier = |i: usize| match (parts[i].pairs.len() < MIN_PAIRS, decided(i)) {
-                    (true, false) => 0,
-                    (true, true) => 1,
-                    (false, false) => 2,
-                    (false, true) => 3,
+                let tier = |i: usize| {
+                    let m = &parts[i];
+                    let deciding = !m.claim.size_only && !m.claim.placebo;
+                    let undecided = m.outcome() == Outcome::Inconclusive;
+                    match (m.pairs.len() < floor(&m.claim), deciding, undecided) {
+                        (true, true, true) => 0,
+                        (true, _, _) => 1,
+                        (false, true, true) => 2,
+                        (false, true, false) => 3,
+                        (false, false, _) => 4,
+                    }
                 };
                 tier(a)
                     .cmp(&tier(b))

@@ -359,3 +359,55 @@ fn a_resumed_run_goes_on_with_the_parts_it_stopped_and_keeps_the_decided() {
     decided.stopped = "decided".to_owned();
     assert_eq!(carry_over(vec![part()], &[decided])[0].stopped, "decided");
 }
+
+#[test]
+fn a_size_gets_pairs_past_its_floor_only_once_the_deciding_parts_have_stopped() {
+    use crate::plan::parts::SIZE_PAIRS;
+    let plan = plan();
+    let cells = plan.cells();
+    // The same comparison at 1 thread, as a measurement of size only: its own cells, so
+    // its pairs are its own (parts on the same cells share theirs).
+    let side = |v: &str| Side::cell(CellRef::new("lookup", v, 1, 1));
+    let mut size = Measured::new(Claim::decided_by(
+        "size",
+        "a size",
+        Comparison::throughput(
+            side("dashmap"),
+            side("global-mutex"),
+            Rule::Above {
+                shown: 1.05,
+                contradicted: 1.0,
+            },
+        ),
+    ));
+    size.claim.size_only = true;
+    let mut parts = vec![size, part()];
+    // Both clearly shown (1.5x, 1.4x) but too noisy to be narrow before their most
+    // pairs, so neither stops for its own sake early.
+    let calls = RefCell::new(Vec::new());
+    let mut k = 0usize;
+    let mut run = Fake(|i: usize, _pair: usize| {
+        k += 1;
+        calls.borrow_mut().push(cells[i].threads);
+        let wobble = [0.7, 1.3, 1.0, 0.8, 1.25][k % 5];
+        let effect = if cells[i].threads == 2 { 1.5 } else { 1.4 };
+        let ops = if cells[i].variant == "dashmap" {
+            1e6 * effect * wobble
+        } else {
+            1e6
+        };
+        Some(record(&cells, i, ops))
+    });
+    assert!(measure(&mut parts, &cells, None, &mut run, &mut |_| {}));
+    let calls = calls.into_inner();
+    // Each pair is two calls on one part's cells (1 thread: the size; 2: the deciding).
+    let pairs: Vec<usize> = calls.chunks(2).map(|c| c[0]).collect();
+    let last_deciding = pairs.iter().rposition(|&t| t == 2).unwrap();
+    let size_before = pairs[..=last_deciding].iter().filter(|&&t| t == 1).count();
+    assert!(parts[1].pairs.len() > MIN_PAIRS, "{}", parts[1].stopped);
+    assert_eq!(
+        size_before, SIZE_PAIRS,
+        "the size ran {size_before} pairs while the deciding part still wanted them"
+    );
+    assert!(parts[0].pairs.len() >= SIZE_PAIRS);
+}
