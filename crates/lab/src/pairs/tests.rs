@@ -37,9 +37,14 @@ fn plan() -> MatrixPlan {
 
 /// dashmap against global-mutex at 2 threads on 1 core: shown above 1.05.
 fn part() -> Measured {
-    let side = |v: &str| Side::cell(CellRef::new("lookup", v, 2, 1));
+    part_at("faster", 2)
+}
+
+/// Part `name`: dashmap against global-mutex at `threads` threads on 1 core.
+fn part_at(name: &str, threads: usize) -> Measured {
+    let side = |v: &str| Side::cell(CellRef::new("lookup", v, threads, 1));
     Measured::new(Claim::decided_by(
-        "faster",
+        name,
         "dashmap beats the mutex",
         Comparison::throughput(
             side("dashmap"),
@@ -367,19 +372,7 @@ fn a_size_gets_pairs_past_its_floor_only_once_the_deciding_parts_have_stopped() 
     let cells = plan.cells();
     // The same comparison at 1 thread, as a measurement of size only: its own cells, so
     // its pairs are its own (parts on the same cells share theirs).
-    let side = |v: &str| Side::cell(CellRef::new("lookup", v, 1, 1));
-    let mut size = Measured::new(Claim::decided_by(
-        "size",
-        "a size",
-        Comparison::throughput(
-            side("dashmap"),
-            side("global-mutex"),
-            Rule::Above {
-                shown: 1.05,
-                contradicted: 1.0,
-            },
-        ),
-    ));
+    let mut size = part_at("size", 1);
     size.claim.size_only = true;
     let mut parts = vec![size, part()];
     // Both clearly shown (1.5x, 1.4x) but too noisy to be narrow before their most
