@@ -11,11 +11,13 @@
 //! each file's `min_duration` (files without one keep theirs); (2) repetitions, towards 5
 //! (`lab compare`'s least for a verdict; 3 where the findings' parts are measured as
 //! pairs, which then decide); then, the rounds being elastic down to [`KEPT_REPEATS`] a
-//! cell, (3) core counts of files without `keep_cores` and (4) of `keep_cores` files,
-//! one at a time, file by file, keeping the most cores and 1 longest, only while two
-//! repetitions of every cell and the profiles would leave the pairs less than
-//! [`PAIRS_FLOOR`] of the budget: the thread x core matrix is the first thing a reader
-//! reads, and its rows at fewer cores cost a minute here. Nothing the user typed
+//! cell, only while two repetitions of every cell and the profiles would leave the pairs
+//! less than [`PAIRS_FLOOR`] of the budget, the files without `keep_cores` and then those
+//! with it lose (3) the thread counts far past a row's own cores in the rows below the
+//! most cores (`thin_rows`) and (4) core counts, one at a time, file by file, keeping the
+//! most cores and 1 longest; a core count dropped before the later files were thinned
+//! comes back where it then fits (`restore_cores`). The thread x core matrix is the first
+//! thing a reader reads, and its rows at fewer cores cost a minute here. Nothing the user typed
 //! (`duration=`, `warmup=`, `repeats=`, `cores=`) is trimmed. What was trimmed is
 //! recorded per file. It runs nothing.
 
@@ -23,6 +25,7 @@ use std::time::Duration;
 
 use super::profiled::{self as select, Which};
 use super::{MatrixPlan, ScenarioPlan, Settings};
+use crate::scenario_file::Axis;
 
 /// What each worker thread adds to a child's start and end (spawning, its data, joining):
 /// about what 3000 pool clients took here.
@@ -179,6 +182,8 @@ pub(super) fn fit(plan: &mut MatrixPlan, settings: &Settings, pairs: Duration) {
     if fits(plan) {
         return;
     }
+    let named = super::parts::named_points(plan);
+    let mut spans: Vec<Option<usize>> = vec![None; plan.scenarios.len()];
     let own: Vec<Own> = plan
         .scenarios
         .iter()
@@ -228,11 +233,20 @@ pub(super) fn fit(plan: &mut MatrixPlan, settings: &Settings, pairs: Duration) {
             }
             least.estimate().time <= floor
         };
-        if settings.cores.is_none() && !core_fits(plan) && !thin_cores(plan, false, &core_fits) {
-            thin_cores(plan, true, &core_fits);
+        // Before a row goes, the rows below the most cores lose the thread counts far past
+        // their own cores: what a row is for is its knee (threads = cores) and just past
+        // it; far past it the row repeats its time slicing, which its largest count shows.
+        // Files without `keep_cores` go first, rows then core counts, so the files the
+        // seeds' own tables come from keep their rows widest.
+        if settings.cores.is_none() && !core_fits(plan) {
+            let _ = [false, true].into_iter().any(|keep| {
+                thin_rows(plan, keep, settings, &named, &mut spans, &core_fits)
+                    || thin_cores(plan, keep, &core_fits)
+            });
+            restore_cores(plan, &own, &named, &spans, &core_fits);
         }
     }
-    for (s, own) in plan.scenarios.iter_mut().zip(&own) {
+    for ((s, own), span) in plan.scenarios.iter_mut().zip(&own).zip(spans) {
         let ms = |d: Duration| super::text(Duration::from_millis(d.as_millis() as u64));
         if s.duration != own.duration {
             s.trimmed.push(format!(
@@ -255,6 +269,20 @@ pub(super) fn fit(plan: &mut MatrixPlan, settings: &Settings, pairs: Duration) {
             .copied()
             .filter(|c| !s.cores.contains(c))
             .collect();
+        let cores = s.cores.clone();
+        s.rows.retain(|c, _| cores.contains(c));
+        let thinned: Vec<usize> = s
+            .cores
+            .iter()
+            .copied()
+            .filter(|c| s.rows.contains_key(c))
+            .collect();
+        if let (Some(span), false) = (span, thinned.is_empty()) {
+            s.trimmed.push(format!(
+                "threads past {span}x cores left out at cores {} (1, the most and the parts' kept)",
+                crate::scenario_file::join(&thinned)
+            ));
+        }
         if !gone.is_empty() {
             s.trimmed.push(format!(
                 "cores {} left out",
@@ -282,6 +310,53 @@ fn shorten(s: &mut ScenarioPlan, own: &Own, share: f64, warmup: bool) {
     }
 }
 
+/// The multiples of a row's cores up to which a thinned row keeps its thread counts, tried
+/// in turn, widest first.
+const ROW_SPANS: [usize; 3] = [4, 2, 1];
+
+/// Thins the rows below the most cores of each thread-axis file whose `keep_cores` is
+/// `keep`, file by file and span by span
+/// ([`ROW_SPANS`]), until the plan fits (true) or every row is as thin as it goes (false).
+/// A thinned row keeps what [`row`] says; a file whose thread counts were typed keeps them
+/// all. `spans` records each file's thinnest span.
+fn thin_rows(
+    plan: &mut MatrixPlan,
+    keep: bool,
+    settings: &Settings,
+    named: &[(String, usize, usize)],
+    spans: &mut [Option<usize>],
+    fits: &dyn Fn(&MatrixPlan) -> bool,
+) -> bool {
+    for span in ROW_SPANS {
+        for (i, span_of) in spans.iter_mut().enumerate() {
+            let s = &mut plan.scenarios[i];
+            let typed =
+                settings.threads.is_some() || settings.per_file.iter().any(|p| p.file == s.file);
+            if s.keep_cores != keep || s.axis != Axis::Threads || typed {
+                continue;
+            }
+            let Some(&most) = s.cores.iter().max() else {
+                continue;
+            };
+            let mut thinned = false;
+            for c in s.cores.clone().into_iter().filter(|&c| c < most) {
+                let kept = row(s, c, span, named);
+                if kept.len() < s.threads_at(c).len() {
+                    s.rows.insert(c, kept);
+                    thinned = true;
+                }
+            }
+            if thinned {
+                *span_of = Some(span);
+                if fits(plan) {
+                    return true;
+                }
+            }
+        }
+    }
+    false
+}
+
 /// Drops core counts from files whose `keep_cores` is `keep`, one at a time and file by
 /// file, until the plan fits (true) or each such file has one core count left (false).
 fn thin_cores(plan: &mut MatrixPlan, keep: bool, fits: &dyn Fn(&MatrixPlan) -> bool) -> bool {
@@ -303,6 +378,64 @@ fn thin_cores(plan: &mut MatrixPlan, keep: bool, fits: &dyn Fn(&MatrixPlan) -> b
             return false;
         }
     }
+}
+
+/// Gives back, file by file (`keep_cores` files first), the core counts the budget dropped, in the reverse of the
+/// order it dropped them (the most telling first) and as thin as the file's other rows,
+/// while the plan still fits: a file dropped to one row before the `keep_cores` files were
+/// thinned may have room for more once they were.
+fn restore_cores(
+    plan: &mut MatrixPlan,
+    own: &[Own],
+    named: &[(String, usize, usize)],
+    spans: &[Option<usize>],
+    fits: &dyn Fn(&MatrixPlan) -> bool,
+) {
+    let mut files: Vec<usize> = (0..own.len()).collect();
+    files.sort_by_key(|&i| !plan.scenarios[i].keep_cores);
+    for i in files {
+        for &c in drop_order(&own[i].cores).iter().rev() {
+            let s = &mut plan.scenarios[i];
+            if s.cores.contains(&c) {
+                continue;
+            }
+            let before = s.clone();
+            s.cores.push(c);
+            s.cores.sort_unstable();
+            if let Some(span) = spans[i].filter(|_| s.cores.last() != Some(&c)) {
+                let kept = row(s, c, span, named);
+                s.rows.insert(c, kept);
+            }
+            if !fits(plan) {
+                plan.scenarios[i] = before;
+                break;
+            }
+        }
+    }
+}
+
+/// The thread counts a row at `cores` keeps at `span`: up to `span` times its cores, the
+/// fewest and the most, and every cell a part names.
+fn row(
+    s: &ScenarioPlan,
+    cores: usize,
+    span: usize,
+    named: &[(String, usize, usize)],
+) -> Vec<usize> {
+    let fewest = s.threads.iter().min();
+    let most = s.threads.iter().max();
+    s.threads
+        .iter()
+        .copied()
+        .filter(|t| {
+            *t <= span * cores
+                || Some(t) == fewest
+                || Some(t) == most
+                || named
+                    .iter()
+                    .any(|n| n.0 == s.file && n.1 == *t && n.2 == cores)
+        })
+        .collect()
 }
 
 /// The order in which to drop core counts: the most cores last, then 1, then the middle

@@ -98,6 +98,7 @@ pub(super) fn plan_file(
         variants,
         threads,
         cores,
+        rows: Default::default(),
         param_sets,
         duration,
         warmup,

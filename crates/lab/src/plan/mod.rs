@@ -68,6 +68,9 @@ pub struct ScenarioPlan {
     pub threads: Vec<usize>,
     /// Core counts.
     pub cores: Vec<usize>,
+    /// The thread counts of each core count the budget thinned (`budget::thin_rows`); a
+    /// core count it does not name runs every count of `threads`.
+    pub rows: std::collections::BTreeMap<usize, Vec<usize>>,
     /// Every combination of parameter values.
     pub param_sets: Vec<Params>,
     /// Measured window per repetition.
@@ -156,13 +159,19 @@ impl CellSpec<'_> {
 }
 
 impl ScenarioPlan {
+    /// The thread counts this file runs at `cores`: all of them unless the budget thinned
+    /// that row.
+    pub fn threads_at(&self, cores: usize) -> &[usize] {
+        self.rows.get(&cores).map_or(&self.threads, Vec::as_slice)
+    }
+
     /// Every cell of this file: variant, parameters, cores, then threads.
     pub fn cells(&self) -> Vec<CellSpec<'_>> {
         let mut cells = Vec::new();
         for &variant in &self.variants {
             for (param_index, params) in self.param_sets.iter().enumerate() {
                 for &cores in &self.cores {
-                    for &threads in &self.threads {
+                    for &threads in self.threads_at(cores) {
                         cells.push(CellSpec {
                             file: self,
                             variant,

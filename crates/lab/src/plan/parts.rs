@@ -104,6 +104,20 @@ pub fn declare(plan: &MatrixPlan, cells: &[CellSpec<'_>]) -> Vec<Measured> {
         .collect()
 }
 
+/// Every cell the plan's parts name, as (file, threads, cores): what the budget keeps when
+/// it thins the rows of the thread x core matrix (`budget::thin_rows`). None without pairs.
+pub fn named_points(plan: &MatrixPlan) -> Vec<(String, usize, usize)> {
+    if !plan.pairs {
+        return Vec::new();
+    }
+    declare(plan, &plan.cells())
+        .iter()
+        .filter_map(|m| m.claim.comparison.as_ref())
+        .flat_map(|c| c.cells())
+        .map(|r| (r.file.clone(), r.threads, r.cores))
+        .collect()
+}
+
 /// The hot path's placebo ([`Claim::placebo`]), where any of its `claims` is decided by
 /// pairs: the cheapest of their cells against itself on its part's figure, measured the
 /// way that part is (interleaved, in one child, or two servers resident).

@@ -135,7 +135,8 @@ fn the_budget_trims_windows_cores_then_repeats_and_never_what_was_typed() {
             t.duration == w.duration
                 && t.warmup == w.warmup
                 && t.repeats == w.repeats
-                && t.cores == w.cores,
+                && t.cores == w.cores
+                && t.rows.is_empty(),
             "{}",
             t.file
         );
@@ -162,6 +163,70 @@ fn the_budget_trims_windows_cores_then_repeats_and_never_what_was_typed() {
         .plan_notes()
         .iter()
         .any(|n| n.starts_with("over budget: about ")));
+}
+
+#[test]
+fn on_16_cpus_the_seeds_files_keep_every_core_row_by_thinning_their_threads() {
+    // Issue 49: the budget dropped cores 2, 4 and 8 of every file on 16 CPUs, so the
+    // seed's own table (rows = CPUs, columns = threads) could not be drawn. Rows below the
+    // most cores now lose the thread counts far past their own cores first.
+    let plan = plan(&["plan=true", "cpus=16", "budget=15m"]).unwrap();
+    let wide = plan_of(&["plan=true", "cpus=16", "budget=none"]);
+    let named = crate::plan::parts::named_points(&plan);
+    let cells: Vec<(String, usize, usize)> = plan
+        .cells()
+        .iter()
+        .map(|c| (c.file.file.clone(), c.threads, c.cores))
+        .collect();
+    for n in &named {
+        assert!(
+            cells.contains(n),
+            "{n:?}: a cell a part names was thinned away"
+        );
+    }
+    let mut thinned = 0;
+    for s in plan.scenarios.iter().filter(|s| s.axis == Axis::Threads) {
+        let w = wide.scenarios.iter().find(|w| w.file == s.file).unwrap();
+        if s.cores != w.cores && s.cores.len() > 1 {
+            assert!(
+                !s.rows.is_empty(),
+                "{}: a row went before its threads were thinned",
+                s.file
+            );
+        }
+        let most = *s.cores.last().unwrap();
+        assert_eq!(
+            s.threads_at(most),
+            s.threads,
+            "{}: the most cores' row is whole",
+            s.file
+        );
+        for &c in &s.cores {
+            let row = s.threads_at(c);
+            assert!(
+                row.contains(&1) && row.contains(s.threads.iter().max().unwrap()),
+                "{}",
+                s.file
+            );
+            assert!(row.iter().all(|t| s.threads.contains(t)), "{}", s.file);
+        }
+        if !s.rows.is_empty() {
+            thinned += 1;
+            let line = s.trimmed.join(", ");
+            assert!(
+                line.contains("threads past") && line.contains("x cores left out at cores"),
+                "{line}"
+            );
+        }
+    }
+    assert!(thinned > 0, "{:?}", plan.plan_lines());
+    // What was typed is never thinned.
+    let typed = plan_of(&["plan=true", "cpus=16", "budget=15m", "threads=1,2,4,16,96"]);
+    assert!(typed.scenarios.iter().all(|s| s.rows.is_empty()));
+}
+
+fn plan_of(list: &[&str]) -> MatrixPlan {
+    plan(list).unwrap()
 }
 
 #[test]
