@@ -1,7 +1,8 @@
 //! One scenario file's plan on a machine of `nproc` CPUs: its mode (normal, quick,
 //! smoke), variants, counts, cores, parameter sets, window, warm-up, repetitions and
 //! timeout, each through [`Provenance`]'s one rule (the setting wins, else the file's
-//! own value), with relative sizes resolved against `nproc`. Checks across files are
+//! own value, and the file's settings line records which: "set here duration=1s; as the
+//! file has them: warmup 60ms"), with relative sizes resolved against `nproc`. Checks across files are
 //! `checks`' job; fitting the result to a budget is `budget`'s.
 
 use std::time::Duration;
@@ -9,7 +10,6 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use harness::params::find_spec;
 
-use super::choose::Provenance;
 use super::costs::Measured;
 use super::params::{check_counts, combinations};
 use super::{default_cores, text, ScenarioPlan, SETUP_MARGIN};
@@ -334,5 +334,100 @@ fn short(text: &str) -> String {
     match more {
         0 => format!("{cut}{ellipsis}"),
         n => format!("{cut}{ellipsis} (+{n} lines)"),
+    }
+}
+
+/// Which of the user's settings reached one scenario file, for its settings line.
+#[derive(Debug, Default)]
+struct Provenance {
+    applied: Vec<String>,
+    kept: Vec<String>,
+}
+
+impl Provenance {
+    /// `typed` (shown as given) when the user set it, else the file's own value (shown as
+    /// given); records which in the settings line.
+    fn take<T>(&mut self, typed: Option<(String, T)>, own: impl FnOnce() -> (String, T)) -> T {
+        match typed {
+            Some((shown, value)) => {
+                self.applied.push(shown);
+                value
+            }
+            None => {
+                let (shown, value) = own();
+                self.kept.push(shown);
+                value
+            }
+        }
+    }
+
+    /// [`Provenance::take`] for a value shown the usual way: `name=text` when typed,
+    /// `name text` when the file's.
+    fn choose<T>(
+        &mut self,
+        name: &str,
+        typed: Option<T>,
+        own: T,
+        text: impl Fn(&T) -> String,
+    ) -> T {
+        let typed = typed.map(|v| (format!("{name}={}", text(&v)), v));
+        self.take(typed, || (format!("{name} {}", text(&own)), own))
+    }
+
+    /// Records a setting that applied without a file value beside it (a parameter the
+    /// file does not sweep).
+    fn applied(&mut self, shown: String) {
+        self.applied.push(shown);
+    }
+
+    /// Records a file value no setting could change.
+    fn kept(&mut self, shown: String) {
+        self.kept.push(shown);
+    }
+
+    /// The settings line: `lookup.toml (threads axis): set here ...; as the file has them:
+    /// ...`.
+    fn line(&self, file: &ScenarioFile) -> String {
+        let list = |items: &[String]| {
+            if items.is_empty() {
+                "none".to_owned()
+            } else {
+                items.join(", ")
+            }
+        };
+        format!(
+            "{}.toml ({} axis): set here {}; as the file has them: {}",
+            file.name,
+            file.axis.name(),
+            list(&self.applied),
+            list(&self.kept)
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_setting_wins_and_the_line_says_which() {
+        let file = crate::scenario_file::load(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../benches/lookup.toml"),
+        )
+        .unwrap();
+        let mut how = Provenance::default();
+        let text = |n: &usize| n.to_string();
+        assert_eq!(how.choose("repeats", Some(3), 8, text), 3);
+        assert_eq!(how.choose("warmup", None, 60, text), 60);
+        let own = how.take(None, || ("cores 1,2 (the default)".to_owned(), vec![1, 2]));
+        assert_eq!(own, [1, 2]);
+        how.applied("users=300".into());
+        assert_eq!(
+            how.line(&file),
+            "lookup.toml (threads axis): set here repeats=3, users=300; as the file has them: warmup 60, cores 1,2 (the default)"
+        );
+        assert!(Provenance::default()
+            .line(&file)
+            .contains("set here none; as the file has them: none"));
     }
 }

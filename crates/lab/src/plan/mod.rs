@@ -17,7 +17,7 @@
 //! it should take. Running the cells is `matrix`'s job, not this module's.
 //!
 //! Submodules: `checks` (settings against the selected files), `file` (one file's
-//! values), `choose` (the one rule: setting, else the file's value, and which), `params`
+//! values, by one rule: the setting, else the file's value, and which), `params`
 //! (parameter sets), `costs` (measured per-run costs), `budget` (cost model and
 //! trimming), `lines` (what `plan=true` prints).
 
@@ -28,7 +28,6 @@ pub use budget::REPORT as REPORT_COST;
 /// plan is fitted to.
 pub use budget::{rounds_share, PLAN_SHARE};
 mod checks;
-mod choose;
 mod costs;
 mod file;
 mod lines;
