@@ -573,6 +573,17 @@ mod tests {
         assert!(library.lock_library && !library.locks_off);
         assert!(!Settings::parse(&args(&["locks=on"])).unwrap().lock_library);
         assert!(!Settings::parse(&[]).unwrap().locks_off);
+        assert!(
+            Settings::parse(&args(&["interleave=on"]))
+                .unwrap()
+                .interleave
+        );
+        assert!(
+            !Settings::parse(&args(&["interleave=off"]))
+                .unwrap()
+                .interleave
+        );
+        assert!(!Settings::parse(&[]).unwrap().interleave);
     }
 
     #[test]
@@ -596,6 +607,7 @@ mod tests {
             ("interference=lots", "interference=\"lots\""),
             ("machine_speed=1.5", "machine_speed=\"1.5\": expected how far"),
             ("smoke=maybe", "smoke=\"maybe\""),
+            ("interleave=yes", "interleave=\"yes\""),
             ("locks=of", "locks=\"of\": expected on (the lock table, the default), off"),
             ("locks=false", "locks=\"false\": expected on"),
             ("duration=forever", "duration="),

@@ -279,7 +279,7 @@ pub(super) fn fit(plan: &mut MatrixPlan, settings: &Settings, pairs: Duration) {
             .collect();
         if let (Some(span), false) = (span, thinned.is_empty()) {
             s.trimmed.push(format!(
-                "threads past {span}x cores left out at cores {} (1, the most and the parts' kept)",
+                "threads past {span}x cores left out at cores {} (1, the most and the parts' kept; cores= keeps every row whole)",
                 crate::scenario_file::join(&thinned)
             ));
         }
