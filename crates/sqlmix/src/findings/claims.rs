@@ -1,7 +1,9 @@
 //! The parts of seed 000's question on the real dqlite node, declared once in one
 //! registry ([`registry`]): each part's name, claim, basis, and the paired comparison that
-//! decides it among the cells a plan will run. The hot path's claims, the answer and the
-//! tests read these entries, by name.
+//! decides it among the cells a plan will run, as data (a `Paired` of two `Pick`s: file,
+//! variant, the parameter that tells the side apart, the client), so a new part is one
+//! entry, not a function. The hot path's claims, the answer and the tests read these
+//! entries, by name.
 //!
 //! Every part is the real node's (`backend=libdqlite`): the model and local SQLite never
 //! stand in for it. The lab's own client asks most of them; the `go-client/*` parts ask
@@ -67,9 +69,6 @@ pub const GO_POOL2: &str = "go-client/pool_of_2_beats_k2";
 /// Part: reads/s at 50% writes against 100% reads on the real node.
 pub const WRITES: &str = "writes_tank_reads";
 
-/// What tells the Go client's semaphore cells apart: K and the client.
-const GO_KEYS: [&str; 2] = ["slots", "client"];
-
 /// `writes_tank_reads`: reads/s at read_pct = 50 over reads/s at read_pct = 100. The mix
 /// alone gives 0.5 (half the transactions are reads, at an unchanged rate); the seed saw
 /// the reads "tank", which it gave no figure for, so the claim is that writes cost the
@@ -93,7 +92,7 @@ pub const RULE: Rule = Rule::Above {
 };
 
 /// A parameter as the plan's and the results' words: `2`, `unlimited`.
-pub fn word(v: Option<&Value>) -> String {
+fn word(v: Option<&Value>) -> String {
     match v {
         Some(Value::String(s)) => s.clone(),
         Some(v) => v.to_string(),
@@ -105,52 +104,183 @@ fn has(c: &CellRef, key: &str, value: &str) -> bool {
     word(c.params.get(key)) == value
 }
 
-/// The planned cells of `file` and `variant` with `key` = `value`, the most cores first,
-/// then the most threads: the plan's widest point leads.
-fn cells<'a>(
-    planned: &Planned<'a>,
-    file: &str,
-    variant: &str,
-    key: &str,
-    value: &str,
-) -> Vec<&'a CellRef> {
-    let mut v: Vec<&CellRef> = planned
-        .of_file(file)
-        .into_iter()
-        .filter(|c| c.variant == variant && has(c, key, value))
-        .collect();
-    v.sort_by_key(|c| std::cmp::Reverse((c.cores, c.threads)));
-    v
+/// One side of a part, as data: the planned cells of `file` and `variant` whose `key`
+/// is `value`. A side names its cell by `key` alone (and `client` for the Go client's),
+/// so the same cell matches however the other parameters were planned.
+#[derive(Debug, Clone, Copy)]
+struct Pick {
+    file: &'static str,
+    variant: &'static str,
+    key: &'static str,
+    value: &'static str,
+    /// Juju's Go client's cells (`client = "go"`, files a machine without Go skips)
+    /// rather than the lab's own client's.
+    go: bool,
+    /// Only the cells at the largest `client_us` the client file plans (the stand-in for
+    /// Juju's client): a value the plan chooses, not the registry.
+    at_client_time: bool,
 }
 
-/// `cell` as a side names it: its file, variant, threads, cores and only the parameters
-/// that tell it from its file's other cells (with their planned values, so they match).
-fn named(cell: &CellRef, keys: &[&str]) -> CellRef {
-    keys.iter().fold(
-        CellRef::new(&cell.file, &cell.variant, cell.threads, cell.cores),
-        |r, k| match cell.params.get(*k) {
-            Some(v) => r.with(k, v.clone()),
-            None => r,
-        },
-    )
+impl Pick {
+    /// The lab client's cells of `file` and `variant` with `key` = `value`.
+    const fn of(
+        file: &'static str,
+        variant: &'static str,
+        key: &'static str,
+        value: &'static str,
+    ) -> Pick {
+        Pick {
+            file,
+            variant,
+            key,
+            value,
+            go: false,
+            at_client_time: false,
+        }
+    }
+
+    /// The same side with Juju's Go client.
+    const fn go(self) -> Pick {
+        Pick { go: true, ..self }
+    }
+
+    /// The same side at the client time the plan gives the client file.
+    const fn at_client_time(self) -> Pick {
+        Pick {
+            at_client_time: true,
+            ..self
+        }
+    }
+
+    /// The keys that tell this side's cell apart from its file's others.
+    fn keys(&self) -> Vec<&'static str> {
+        let mut keys = vec![self.key];
+        if self.go {
+            keys.push("client");
+        }
+        if self.at_client_time {
+            keys.push("client_us");
+        }
+        keys
+    }
+
+    /// The planned cells of this side (at `client_us` where it asks one), the most cores
+    /// first, then the most threads: the plan's widest point leads.
+    fn cells<'a>(&self, planned: &Planned<'a>, client_us: Option<&str>) -> Vec<&'a CellRef> {
+        let mut v: Vec<&CellRef> = planned
+            .of_file(self.file)
+            .into_iter()
+            .filter(|c| c.variant == self.variant && has(c, self.key, self.value))
+            .filter(|c| !self.go || has(c, "client", crate::libdqlite::go::GO))
+            .filter(|c| client_us.is_none_or(|us| has(c, "client_us", us)))
+            .collect();
+        v.sort_by_key(|c| std::cmp::Reverse((c.cores, c.threads)));
+        v
+    }
+
+    /// `cell` as a side names it: its file, variant, threads, cores and only the
+    /// parameters that tell it from its file's other cells (with their planned values, so
+    /// they match).
+    fn named(&self, cell: &CellRef) -> CellRef {
+        self.keys().into_iter().fold(
+            CellRef::new(&cell.file, &cell.variant, cell.threads, cell.cores),
+            |r, k| match cell.params.get(k) {
+                Some(v) => r.with(k, v.clone()),
+                None => r,
+            },
+        )
+    }
 }
 
-/// The first pair (a, b) of `a_cells` and `b_cells` at the same threads and cores.
-fn paired<'a>(
-    a_cells: &[&'a CellRef],
-    b_cells: &[&'a CellRef],
-) -> Option<(&'a CellRef, &'a CellRef)> {
-    a_cells.iter().find_map(|a| {
-        b_cells
+/// A part's comparison as data: side `a`'s `figure` against side `b`'s, each a single
+/// cell, at the same threads and cores, judged by `rule`; `lacking` says which cells a
+/// plan without both lacks.
+#[derive(Debug, Clone, Copy)]
+struct Paired {
+    a: Pick,
+    b: Pick,
+    lacking: &'static str,
+    rule: Rule,
+    figure: &'static str,
+}
+
+impl Paired {
+    /// `a`'s txn/s against `b`'s, judged by [`RULE`].
+    const fn gain(a: Pick, b: Pick, lacking: &'static str) -> Paired {
+        Paired {
+            a,
+            b,
+            lacking,
+            rule: RULE,
+            figure: "ops_per_sec",
+        }
+    }
+
+    /// The part named `name` claiming `claim`, decided by this comparison.
+    fn entry(self, name: &str, claim: &str) -> Entry<'static> {
+        Entry::new(name, claim, move |planned: &Planned<'_>| {
+            self.sides(planned)
+        })
+    }
+
+    /// The comparison among `planned`'s cells: the first pair of the two sides' cells at
+    /// the same threads and cores (the widest first), or why this plan cannot decide it.
+    fn sides(&self, planned: &Planned<'_>) -> Result<Found, String> {
+        let client_us = if self.a.at_client_time || self.b.at_client_time {
+            let why = || {
+                missing(
+                    planned,
+                    self.a,
+                    REAL_CLIENT,
+                    "cells with a client time (client_us > 0)",
+                )
+            };
+            Some(planned_client_us(planned).ok_or_else(why)?)
+        } else {
+            None
+        };
+        let a_cells = self.a.cells(planned, client_us.as_deref());
+        let b_cells = self.b.cells(planned, client_us.as_deref());
+        let (a, b) = a_cells
             .iter()
-            .find(|b| b.threads == a.threads && b.cores == a.cores)
-            .map(|b| (*a, *b))
-    })
+            .find_map(|a| {
+                b_cells
+                    .iter()
+                    .find(|b| b.threads == a.threads && b.cores == a.cores)
+                    .map(|b| (*a, *b))
+            })
+            .ok_or_else(|| {
+                let file = if a_cells.is_empty() {
+                    self.a.file
+                } else {
+                    self.b.file
+                };
+                missing(planned, self.a, file, self.lacking)
+            })?;
+        let mut c = Comparison::throughput(
+            Side::cell(self.a.named(a)),
+            Side::cell(self.b.named(b)),
+            self.rule,
+        );
+        c.figure = self.figure.to_owned();
+        Ok(c.into())
+    }
 }
 
-/// Why a part cannot be decided: the node is missing (no file of it planned) or the plan
-/// lacks `what`.
-fn missing(planned: &Planned<'_>, file: &str, what: &str) -> String {
+/// Why a part cannot be decided: the node is missing (no file of it planned), the Go
+/// client is (its file skipped), or the plan lacks `what` in `file`.
+fn missing(planned: &Planned<'_>, side: Pick, file: &str, what: &str) -> String {
+    if side.go {
+        return if planned.of_file(file).is_empty() {
+            format!(
+                "the plan has no cells of {file}.toml, Juju's Go client on the real node (a machine \
+                 without libdqlite0, golang-go or golang-github-canonical-go-dqlite-dev skips it: \
+                 `just setup` installs them and builds the client)"
+            )
+        } else {
+            format!("the plan lacks {what} with client = \"go\" at the same threads and cores")
+        };
+    }
     let any_real = planned.cells.iter().any(|c| c.file.starts_with(REAL));
     if !any_real {
         "the plan has no cells of the real dqlite node (a machine without libdqlite skips the \
@@ -164,36 +294,8 @@ fn missing(planned: &Planned<'_>, file: &str, what: &str) -> String {
     }
 }
 
-/// The Go client's planned cells of `file` (`client = "go"`).
-fn go_cells<'a>(
-    planned: &Planned<'a>,
-    file: &str,
-    variant: &str,
-    key: &str,
-    value: &str,
-) -> Vec<&'a CellRef> {
-    cells(planned, file, variant, key, value)
-        .into_iter()
-        .filter(|c| has(c, "client", crate::libdqlite::go::GO))
-        .collect()
-}
-
-/// Why a `go-client/*` part cannot be decided: the Go client's file is not planned (a
-/// machine without go or go-dqlite skips it), or it lacks `what`.
-fn go_missing(planned: &Planned<'_>, file: &str, what: &str) -> String {
-    if planned.of_file(file).is_empty() {
-        format!(
-            "the plan has no cells of {file}.toml, Juju's Go client on the real node (a machine \
-             without libdqlite0, golang-go or golang-github-canonical-go-dqlite-dev skips it: \
-             `just setup` installs them and builds the client)"
-        )
-    } else {
-        format!("the plan lacks {what} with client = \"go\" at the same threads and cores")
-    }
-}
-
 /// The largest `client_us` the client file plans (its Juju-like client time), if any.
-pub fn planned_client_us(planned: &Planned<'_>) -> Option<String> {
+fn planned_client_us(planned: &Planned<'_>) -> Option<String> {
     planned
         .of_file(REAL_CLIENT)
         .iter()
@@ -203,51 +305,45 @@ pub fn planned_client_us(planned: &Planned<'_>) -> Option<String> {
         .map(|us| us.to_string())
 }
 
-/// A single-cell pair judged by [`RULE`]: `a`'s txn/s against `b`'s.
-fn gain(a: CellRef, b: CellRef) -> Found {
-    Comparison::throughput(Side::cell(a), Side::cell(b), RULE).into()
-}
+/// What a plan without K = 2 and unlimited cells lacks.
+const K2_LACKING: &str = "K = 2 and unlimited semaphore cells";
+/// What a plan without a pool of 2 beside K = 2 lacks.
+const POOL2_LACKING: &str = "a pool-of-2 cell and a K = 2 cell";
 
 /// Every part of the question, declared once, in the order the answer shows them; each
-/// decided by a single-cell pair at the same threads and cores, or saying why this plan
-/// cannot decide it. What [`crate::SqlmixHotPath`]'s claims, the answer and the tests
-/// read.
+/// decided by a single-cell pair at the same threads and cores ([`Paired`]: its two sides
+/// as data), or saying why this plan cannot decide it. What [`crate::SqlmixHotPath`]'s
+/// claims, the answer and the tests read.
 pub fn registry() -> Registry<'static> {
+    let k2 = Pick::of(REAL, SEMAPHORE, "slots", "2");
+    let unlimited = Pick::of(REAL, SEMAPHORE, "slots", "unlimited");
+    let go = |file, key, value| Pick::of(file, SEMAPHORE, key, value).go();
+    let client = |value| Pick::of(REAL_CLIENT, SEMAPHORE, "slots", value).at_client_time();
     Registry::new(vec![
-        Entry::new(
-            K2,
-            "on the real dqlite node a semaphore of K = 2 around every transaction beats no \
-             semaphore (the seed: about 1.5k read transactions/s with the semaphore against \
-             about 800 without, one app; 2,489 req/s at K = 2 was the three-app branch)",
-            |planned: &Planned<'_>| {
-                let k2 = cells(planned, REAL, SEMAPHORE, "slots", "2");
-                let none = cells(planned, REAL, SEMAPHORE, "slots", "unlimited");
-                let (a, b) = paired(&k2, &none)
-                    .ok_or_else(|| missing(planned, REAL, "K = 2 and unlimited semaphore cells"))?;
-                Ok(gain(named(a, &["slots"]), named(b, &["slots"])))
-            },
+        Paired::gain(k2, unlimited, K2_LACKING)
+            .entry(
+                K2,
+                "on the real dqlite node a semaphore of K = 2 around every transaction beats no \
+                 semaphore (the seed: about 1.5k read transactions/s with the semaphore against \
+                 about 800 without, one app; 2,489 req/s at K = 2 was the three-app branch)",
+            )
+            // Its cause, on the dqlite model (`tests/controls.rs`; a CI machine may lack the
+            // node): what 48 transactions in flight do to each other's writes on one serving
+            // thread. With nothing behind the gate to protect K = 2 loses (about 0.14x); with
+            // the model's serving cost, commit and half writes it wins (about 4x).
+            .controlled(
+                "k2_loses_where_nothing_behind_it_needs_protecting",
+                "k2_wins_where_transactions_in_flight_stretch_each_others_writes",
+            ),
+        Paired::gain(
+            Pick::of(REAL_POOL, POOL, "pool_size", "2"),
+            k2,
+            POOL2_LACKING,
         )
-        // Its cause, on the dqlite model (`tests/controls.rs`; a CI machine may lack the
-        // node): what 48 transactions in flight do to each other's writes on one serving
-        // thread. With nothing behind the gate to protect K = 2 loses (about 0.14x); with
-        // the model's serving cost, commit and half writes it wins (about 4x).
-        .controlled(
-            "k2_loses_where_nothing_behind_it_needs_protecting",
-            "k2_wins_where_transactions_in_flight_stretch_each_others_writes",
-        ),
-        Entry::new(
+        .entry(
             POOL2,
             "on the real node no semaphore with each database's pool capped at 2 connections \
              beats the semaphore of K = 2 (the seed: 3,353 against 2,489 req/s)",
-            |planned: &Planned<'_>| {
-                let pool2 = cells(planned, REAL_POOL, POOL, "pool_size", "2");
-                let k2 = cells(planned, REAL, SEMAPHORE, "slots", "2");
-                let (a, b) = paired(&pool2, &k2).ok_or_else(|| {
-                    let file = if pool2.is_empty() { REAL_POOL } else { REAL };
-                    missing(planned, file, "a pool-of-2 cell and a K = 2 cell")
-                })?;
-                Ok(gain(named(a, &["pool_size"]), named(b, &["slots"])))
-            },
         )
         // A size (issue 51): no test in seconds can make it come out contradicted. On the
         // real node the pools are per database, so a pool of 2 lets up to 2 per model in
@@ -262,17 +358,15 @@ pub fn registry() -> Registry<'static> {
         // transaction (3.1-3.4x at idle_conns = 0); by construction it cannot lose. A
         // comparison that can only tie or win is a size, not a verdict.
         .sized(),
-        Entry::new(
+        Paired::gain(
+            Pick::of(REAL_APPS, SHARDED, "shards", "3"),
+            Pick::of(REAL_APPS, SHARDED, "shards", "1"),
+            "3-app and 1-app cells",
+        )
+        .entry(
             APPS,
             "on real nodes three dqlite apps, namespaces hashed between them, each with its own \
              K = 2, beat one (the seed: 1,337 against about 300 req/s)",
-            |planned: &Planned<'_>| {
-                let three = cells(planned, REAL_APPS, SHARDED, "shards", "3");
-                let one = cells(planned, REAL_APPS, SHARDED, "shards", "1");
-                let (a, b) = paired(&three, &one)
-                    .ok_or_else(|| missing(planned, REAL_APPS, "3-app and 1-app cells"))?;
-                Ok(gain(named(a, &["shards"]), named(b, &["shards"])))
-            },
         )
         // Its cause, on the dqlite model (`tests/controls.rs`): the namespaces spread
         // over three apps, each with its own K = 2. Spread, three apps win (about 2.4x);
@@ -282,35 +376,16 @@ pub fn registry() -> Registry<'static> {
             "three_apps_lose_where_the_load_stays_on_one_app_with_a_third_of_the_permits",
             "three_apps_win_where_the_namespaces_spread_over_their_own_gates",
         ),
-        Entry::new(
+        Paired::gain(
+            client("2"),
+            client("unlimited"),
+            "K = 2 and unlimited cells at one client_us",
+        )
+        .entry(
             JUJU_CLIENT,
             "the lab's stand-in for Juju's client (its own client slowed by `client_us` per \
              statement, a constant calibrated on a Go client's time in the gate on another \
              machine: a model, not Juju's client): K = 2 still beats no semaphore on the real node",
-            |planned: &Planned<'_>| {
-                let us = planned_client_us(planned).ok_or_else(|| {
-                    missing(
-                        planned,
-                        REAL_CLIENT,
-                        "cells with a client time (client_us > 0)",
-                    )
-                })?;
-                let at = |slots: &str| -> Vec<&CellRef> {
-                    cells(planned, REAL_CLIENT, SEMAPHORE, "slots", slots)
-                        .into_iter()
-                        .filter(|c| has(c, "client_us", &us))
-                        .collect()
-                };
-                let (a, b) = paired(&at("2"), &at("unlimited")).ok_or_else(|| {
-                    missing(
-                        planned,
-                        REAL_CLIENT,
-                        "K = 2 and unlimited cells at one client_us",
-                    )
-                })?;
-                let keys = ["slots", "client_us"];
-                Ok(gain(named(a, &keys), named(b, &keys)))
-            },
         )
         .on("model")
         // Its cause, on the dqlite model (`tests/controls.rs`, the client's time per
@@ -321,7 +396,12 @@ pub fn registry() -> Registry<'static> {
             "k2_loses_at_a_client_far_slower_than_the_node",
             "k2_still_wins_at_a_client_slower_by_the_planned_time",
         ),
-        Entry::new(
+        Paired::gain(
+            go(REAL_GO, "slots", "2"),
+            go(REAL_GO, "slots", "unlimited"),
+            K2_LACKING,
+        )
+        .entry(
             GO_K2,
             "with Juju's own client stack (a Go client on go-dqlite under database/sql, over \
              TCP, busy transactions retried every 1 ms as Juju's runner does), a semaphore of \
@@ -329,14 +409,6 @@ pub fn registry() -> Registry<'static> {
              a 2-CPU machine) beats no semaphore on the real node (the seed: about 1.5k read \
              transactions/s with the semaphore against about 800 without, one app; 2,489 req/s \
              at K = 2 was the three-app branch)",
-            |planned: &Planned<'_>| {
-                let k2 = go_cells(planned, REAL_GO, SEMAPHORE, "slots", "2");
-                let none = go_cells(planned, REAL_GO, SEMAPHORE, "slots", "unlimited");
-                let (a, b) = paired(&k2, &none).ok_or_else(|| {
-                    go_missing(planned, REAL_GO, "K = 2 and unlimited semaphore cells")
-                })?;
-                Ok(gain(named(a, &GO_KEYS), named(b, &GO_KEYS)))
-            },
         )
         // Its controls run its sides with the lab's client on the dqlite model
         // (`tests/controls.rs`: a CI machine may lack libdqlite and Go), as
@@ -345,21 +417,18 @@ pub fn registry() -> Registry<'static> {
             "go_client_k2_loses_where_nothing_behind_it_needs_protecting",
             "go_client_k2_wins_where_transactions_in_flight_stretch_each_others_writes",
         ),
-        Entry::new(
+        Paired::gain(
+            go(REAL_GO_SEED, "slots", "2"),
+            go(REAL_GO_SEED, "slots", "unlimited"),
+            K2_LACKING,
+        )
+        .entry(
             GO_SEED_K2,
             "with Juju's own client stack at the seed's load shape (per model database a change \
              stream polling as Juju's does, and ten paced step workers per model, 21 databases, \
              offering 2,500 transactions/s), a semaphore of K = 2 beats no semaphore on the real \
              node (the seed: over 1.5k read transactions/s with the semaphore, about 800 without, \
              a controller with 20 models; 2,489 req/s at K = 2 on the three-app branch)",
-            |planned: &Planned<'_>| {
-                let k2 = go_cells(planned, REAL_GO_SEED, SEMAPHORE, "slots", "2");
-                let none = go_cells(planned, REAL_GO_SEED, SEMAPHORE, "slots", "unlimited");
-                let (a, b) = paired(&k2, &none).ok_or_else(|| {
-                    go_missing(planned, REAL_GO_SEED, "K = 2 and unlimited semaphore cells")
-                })?;
-                Ok(gain(named(a, &GO_KEYS), named(b, &GO_KEYS)))
-            },
         )
         // A size (issue 51): the seed's load was Juju's own workers on a controller, their
         // rate and mix unrecorded; this is a reconstruction (Juju's change-stream polling
@@ -368,52 +437,35 @@ pub fn registry() -> Registry<'static> {
         // is 1 by construction; only past it does the semaphore's effect show. It stands
         // beside the closed loop's `go-client/k2_beats_unlimited`, which decides.
         .sized(),
-        Entry::new(
+        Paired::gain(
+            Pick::of(REAL_GO_POOL, POOL, "pool_size", "2").go(),
+            go(REAL_GO, "slots", "2"),
+            POOL2_LACKING,
+        )
+        .entry(
             GO_POOL2,
             "with Juju's own client stack, no semaphore with each database's pool capped at 2 \
              connections beats the semaphore of K = 2 on the real node (the seed: 3,353 against \
              2,489 req/s)",
-            |planned: &Planned<'_>| {
-                let pool2 = go_cells(planned, REAL_GO_POOL, POOL, "pool_size", "2");
-                let k2 = go_cells(planned, REAL_GO, SEMAPHORE, "slots", "2");
-                let (a, b) = paired(&pool2, &k2).ok_or_else(|| {
-                    let file = if pool2.is_empty() {
-                        REAL_GO_POOL
-                    } else {
-                        REAL_GO
-                    };
-                    go_missing(planned, file, "a pool-of-2 cell and a K = 2 cell")
-                })?;
-                Ok(gain(named(a, &["pool_size", "client"]), named(b, &GO_KEYS)))
-            },
         )
         // A size, as `pool_of_2_beats_k2` is and for its reasons: where a test can run (the
         // lab's client on the model; a CI machine may lack the node and Go) a pool of 2 and
         // K = 2 cap the same two transactions, so it can tie or win and never lose.
         .sized(),
-        Entry::new(
+        Paired {
+            figure: "reads_per_sec",
+            rule: WRITES_RULE,
+            ..Paired::gain(
+                Pick::of(REAL_WRITES, SEMAPHORE, "read_pct", "50"),
+                Pick::of(REAL_WRITES, SEMAPHORE, "read_pct", "100"),
+                "read_pct = 50 and read_pct = 100 cells",
+            )
+        }
+        .entry(
             WRITES,
             "on the real node, half the transactions writing takes the reads down (the seed: \
              \"the writes just tanked all the reads\"): reads/s at 50% writes well under the half \
              of all-read reads/s that the mix alone would leave",
-            |planned: &Planned<'_>| {
-                let half = cells(planned, REAL_WRITES, SEMAPHORE, "read_pct", "50");
-                let all = cells(planned, REAL_WRITES, SEMAPHORE, "read_pct", "100");
-                let (a, b) = paired(&half, &all).ok_or_else(|| {
-                    missing(
-                        planned,
-                        REAL_WRITES,
-                        "read_pct = 50 and read_pct = 100 cells",
-                    )
-                })?;
-                let mut reads = Comparison::throughput(
-                    Side::cell(named(a, &["read_pct"])),
-                    Side::cell(named(b, &["read_pct"])),
-                    WRITES_RULE,
-                );
-                reads.figure = "reads_per_sec".to_owned();
-                Ok(reads.into())
-            },
         )
         // A size (issue 51): each closed-loop worker picks read or write per transaction,
         // so reads/s at 50% writes over reads/s at 100% reads is about t_read / (t_read +
