@@ -30,8 +30,7 @@ use verdict::decide::{CellRef, Claim, Comparison, Measured, Rule, Side};
 use super::super::plan::parts::{cell_ref, position};
 use crate::plan::CellSpec;
 
-/// The part's name (read by scripts).
-pub const LIMITING_LOCK: &str = "limiting_lock";
+pub use crate::results::LIMITING_LOCK;
 
 /// Shown at 0.9 and below (the lock costs the inside side a tenth or more of the outside
 /// side's throughput), contradicted at 0.95 and above (they run alike: two identical

@@ -17,11 +17,7 @@ use verdict::decide::{CellRef, Claim, Comparison, Measured, Rule, Side};
 use super::super::plan::parts::{cell_ref, position};
 use crate::plan::CellSpec;
 
-/// The part at the most threads (read by scripts).
-pub const LOCK_LIBRARY_COST: &str = "lock_library_cost";
-
-/// The part at the fewest threads.
-pub const LOCK_LIBRARY_COST_FEWEST: &str = "lock_library_cost_fewest_threads";
+pub use crate::results::{LOCK_LIBRARY_COST, LOCK_LIBRARY_COST_FEWEST};
 
 /// Shown (the library costs at most 5%) when the interval lies within 0.95-1.05 of the
 /// server's throughput without it; contradicted when it lies wholly outside.

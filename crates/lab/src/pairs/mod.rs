@@ -18,12 +18,7 @@ pub mod child;
 pub mod lock_delay;
 pub mod lock_library;
 
-/// The parts the lab adds of its own beside the placebo (none a verdict's reason).
-pub const LAB_PARTS: &[&str] = &[
-    lock_delay::LIMITING_LOCK,
-    lock_library::LOCK_LIBRARY_COST,
-    lock_library::LOCK_LIBRARY_COST_FEWEST,
-];
+pub use crate::results::LAB_PARTS;
 #[cfg(test)]
 mod tests;
 

@@ -51,7 +51,7 @@ fn findings_of(
         answer.parts.extend(
             own.iter()
                 .filter(|m| {
-                    m.claim.placebo || crate::pairs::LAB_PARTS.contains(&m.claim.part.as_str())
+                    m.claim.placebo || crate::results::LAB_PARTS.contains(&m.claim.part.as_str())
                 })
                 .map(verdict::decide::Measured::part),
         );

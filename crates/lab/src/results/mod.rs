@@ -14,6 +14,21 @@ use harness::env::EnvInfo;
 use harness::{CellRecord, Repetition};
 use verdict::decide::Measured;
 
+/// The delay experiment's part ([`crate::pairs::lock_delay`]; read by scripts).
+pub const LIMITING_LOCK: &str = "limiting_lock";
+
+/// The lock library's cost at the most threads ([`crate::pairs::lock_library`]; read by
+/// scripts).
+pub const LOCK_LIBRARY_COST: &str = "lock_library_cost";
+
+/// The lock library's cost at the fewest threads.
+pub const LOCK_LIBRARY_COST_FEWEST: &str = "lock_library_cost_fewest_threads";
+
+/// The parts the lab adds of its own beside the placebo (none a verdict's reason): named
+/// here, with the file they are written to, so that the report tells them from a
+/// question's parts without reading the pipeline that measured them.
+pub const LAB_PARTS: &[&str] = &[LIMITING_LOCK, LOCK_LIBRARY_COST, LOCK_LIBRARY_COST_FEWEST];
+
 /// The schema version this build writes and the newest it reads. 2: a record's hot path
 /// is written `hot_path` (1 wrote `scenario`, which this build still reads), so a reader
 /// of 1 refuses a file it would misread.
