@@ -110,3 +110,28 @@ fn tests_live_where_the_layout_says() {
         );
     }
 }
+
+/// The report reads a results file and never the pipeline that wrote it: no module under
+/// `report/` names the planner, the matrix's run or the pairs (a report of an old results
+/// file must not depend on how today's build would plan or measure it).
+#[test]
+fn the_report_reads_results_never_the_pipeline() {
+    let mut files = Vec::new();
+    rust_files(&root().join("crates/lab/src/report"), &mut files);
+    assert!(files.len() >= 10, "{files:?}");
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        for pipeline in [
+            "crate::plan",
+            "crate::pairs",
+            "crate::matrix",
+            "crate::run_cell",
+        ] {
+            assert!(
+                !text.contains(pipeline),
+                "{} names {pipeline}: the report reads results only",
+                f.display()
+            );
+        }
+    }
+}
