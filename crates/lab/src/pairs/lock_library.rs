@@ -160,7 +160,7 @@ mod tests {
             let cells = plan.cells();
             let parts = crate::pairs::declare(&plan, &cells);
             assert!(
-                parts.iter().all(|m| !crate::pairs::LAB_PARTS[1..]
+                parts.iter().all(|m| !crate::results::LAB_PARTS[1..]
                     .contains(&m.claim.part.as_str())
                     && m.claim.part != crate::pairs::lock_delay::LIMITING_LOCK),
                 "{locks}"

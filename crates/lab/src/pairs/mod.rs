@@ -18,7 +18,6 @@ pub mod child;
 pub mod lock_delay;
 pub mod lock_library;
 
-pub use crate::results::LAB_PARTS;
 #[cfg(test)]
 mod tests;
 

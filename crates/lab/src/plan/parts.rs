@@ -212,7 +212,7 @@ pub fn plan_parts(
             // The lab's own parts are declared against their cell itself and get their
             // other side after the rounds (`pairs::lock_delay`, `pairs::lock_library`): they
             // pay for their own pairs.
-            let later = crate::pairs::LAB_PARTS.contains(&m.claim.part.as_str());
+            let later = crate::results::LAB_PARTS.contains(&m.claim.part.as_str());
             let shares = match payers.iter().find(|(cells, _)| *cells == at) {
                 _ if later => String::new(),
                 Some((_, payer)) => payer.clone(),

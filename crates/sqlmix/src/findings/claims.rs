@@ -172,7 +172,7 @@ impl Pick {
             .into_iter()
             .filter(|c| c.variant == self.variant && has(c, self.key, self.value))
             .filter(|c| !self.go || has(c, "client", crate::libdqlite::go::GO))
-            .filter(|c| client_us.is_none_or(|us| has(c, "client_us", us)))
+            .filter(|c| !self.at_client_time || client_us.is_none_or(|us| has(c, "client_us", us)))
             .collect();
         v.sort_by_key(|c| std::cmp::Reverse((c.cores, c.threads)));
         v
@@ -230,7 +230,7 @@ impl Paired {
             let why = || {
                 missing(
                     planned,
-                    self.a,
+                    self.a.go,
                     REAL_CLIENT,
                     "cells with a client time (client_us > 0)",
                 )
@@ -255,7 +255,7 @@ impl Paired {
                 } else {
                     self.b.file
                 };
-                missing(planned, self.a, file, self.lacking)
+                missing(planned, self.a.go, file, self.lacking)
             })?;
         let mut c = Comparison::throughput(
             Side::cell(self.a.named(a)),
@@ -268,9 +268,9 @@ impl Paired {
 }
 
 /// Why a part cannot be decided: the node is missing (no file of it planned), the Go
-/// client is (its file skipped), or the plan lacks `what` in `file`.
-fn missing(planned: &Planned<'_>, side: Pick, file: &str, what: &str) -> String {
-    if side.go {
+/// client is (its file skipped, for a `go` side), or the plan lacks `what` in `file`.
+fn missing(planned: &Planned<'_>, go: bool, file: &str, what: &str) -> String {
+    if go {
         return if planned.of_file(file).is_empty() {
             format!(
                 "the plan has no cells of {file}.toml, Juju's Go client on the real node (a machine \
