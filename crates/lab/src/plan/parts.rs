@@ -19,11 +19,13 @@ use super::{CellSpec, MatrixPlan};
 pub const MIN_PAIRS: usize = 24;
 
 /// The pairs the plan gives a measurement of size only (no verdict rests on it), and the
-/// most it takes before every deciding part has had what it can use: the second look,
-/// where a size at the noise here is about +-6% narrow. Run A of issue 49 spent 331 s of
-/// its 582 s of pairs on sizes taken to [`MIN_PAIRS`] and beyond while the parts that
-/// decide the verdicts had 150 s.
-pub const SIZE_PAIRS: usize = 16;
+/// most it takes before every deciding part has had what it can use: the first look, the
+/// fewest that give an interval (about +-8% at the noise here); a size gets more only
+/// from the time the deciding parts leave. Run A of issue 49 spent 331 s of its 582 s of
+/// pairs on sizes taken to [`MIN_PAIRS`] and beyond while the parts that decide the
+/// verdicts had 150 s; at the second look (16) a default run (20261205T191613Z) still
+/// spent 259 s on sizes while `three_apps_beat_one` stopped for the budget at +-5.9%.
+pub const SIZE_PAIRS: usize = interval::LOOKS[0];
 
 /// The pairs a part takes before parts of a lower tier get more (`pairs::measure`): a
 /// size's [`SIZE_PAIRS`]; a deciding part's, or the placebo's (its coverage is what it is
