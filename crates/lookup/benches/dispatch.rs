@@ -20,7 +20,7 @@ use harness::bench;
 use harness::team::ThreadTeam;
 use lookup::directory::{Directory, DirectoryData};
 use lookup::dispatch::{Dispatch, DispatchConfig, Server};
-use lookup::variants::{self, VariantName, WithDirectory};
+use lookup::variants::{self, Design, WithDirectory};
 use lookup::workload::{KeyDistribution, LookupWorkload, WorkloadShape};
 use pprof::criterion::{Output, PProfProfiler};
 
@@ -62,7 +62,7 @@ fn dispatches(c: &mut Criterion) {
     // Generated on the first benchmark criterion runs, not for a filter that selects none.
     let data = OnceCell::new();
     for directory in DIRECTORIES {
-        let name = VariantName::parse(directory).expect("listed variants parse");
+        let name = Design::parse(directory).expect("listed variants parse");
         for dispatch in Dispatch::NAMES {
             let dispatch = Dispatch::parse(dispatch).expect("listed dispatches parse");
             let group = format!("dispatch/{directory}/{}", dispatch.name());

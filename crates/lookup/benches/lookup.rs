@@ -17,7 +17,7 @@ use criterion::{criterion_main, Criterion};
 use harness::bench;
 use harness::team::ThreadTeam;
 use lookup::directory::{Directory, DirectoryData};
-use lookup::variants::{self, VariantName, WithDirectory};
+use lookup::variants::{self, Design, WithDirectory};
 use lookup::workload::{KeyDistribution, LookupWorkload, WorkloadShape};
 use pprof::criterion::{Output, PProfProfiler};
 
@@ -45,7 +45,7 @@ fn searches(c: &mut Criterion) {
     // Generated on the first benchmark criterion runs, not for a filter that selects none.
     let data = OnceCell::new();
     for variant in lookup::registry::ALL {
-        let name = VariantName::parse(variant.name).expect("listed variants parse");
+        let name = Design::parse(variant.name).expect("listed variants parse");
         let group = format!("lookup/{}", variant.name);
         bench::thread_group(c, &group, THREADS, |threads| {
             let data = data.get_or_init(|| DirectoryData::generate(6000, 4000));

@@ -6,12 +6,12 @@ use harness::{CellFailure, Measurement, Params, RunSettings};
 
 use crate::directory::{Directory, DirectoryData};
 use crate::dispatch::{Dispatch, DispatchConfig, Server};
-use crate::variants::{self, VariantName, WithDirectory};
+use crate::variants::{self, Design, WithDirectory};
 use crate::workload::{KeyDistribution, LookupWorkload, WorkloadShape};
 
 /// One repetition of variant `name` (its registry entry's [`harness::Variant::measure`]).
 pub fn measure(
-    name: VariantName,
+    name: Design,
     params: &Params,
     settings: RunSettings,
 ) -> Result<Measurement, CellFailure> {

@@ -1,14 +1,14 @@
 //! The registry of lookup's variants: each one entry holding its name, its summary and
-//! its measuring function ([`VariantName::entry`]), the only place a variant's name is
+//! its measuring function ([`Design::entry`]), the only place a variant's name is
 //! written. Not here: the designs themselves ([`crate::variants`]) or how a repetition is
 //! measured ([`crate::measure`]).
 
 use harness::Variant;
 
 use crate::measure::measure;
-use crate::variants::VariantName;
+use crate::variants::Design;
 
-harness::variant_registry!(pub ALL = "lookup" VariantName [
+harness::variant_registry!(pub ALL = "lookup" Design [
     GlobalMutex,
     RwLockStd,
     RwLockParkingLot,
@@ -18,44 +18,44 @@ harness::variant_registry!(pub ALL = "lookup" VariantName [
     ArcSwapSnapshot,
 ]);
 
-impl VariantName {
+impl Design {
     /// Its registry entry: the one place its name and summary are written.
     pub const fn entry(self) -> Variant {
         let (name, summary, measure): (_, _, harness::hotpath::Measure) = match self {
-            VariantName::GlobalMutex => (
+            Design::GlobalMutex => (
                 "global-mutex",
                 "the whole directory behind one std Mutex (the big lock)",
-                |p, s| measure(VariantName::GlobalMutex, p, s),
+                |p, s| measure(Design::GlobalMutex, p, s),
             ),
-            VariantName::RwLockStd => (
+            Design::RwLockStd => (
                 "rwlock-std",
                 "std RwLock around the directory: readers share, a writer excludes",
-                |p, s| measure(VariantName::RwLockStd, p, s),
+                |p, s| measure(Design::RwLockStd, p, s),
             ),
-            VariantName::RwLockParkingLot => (
+            Design::RwLockParkingLot => (
                 "rwlock-parking-lot",
                 "parking_lot RwLock around the directory",
-                |p, s| measure(VariantName::RwLockParkingLot, p, s),
+                |p, s| measure(Design::RwLockParkingLot, p, s),
             ),
-            VariantName::DashMap => (
+            Design::DashMap => (
                 "dashmap",
                 "sharded concurrent map: a lock per shard",
-                |p, s| measure(VariantName::DashMap, p, s),
+                |p, s| measure(Design::DashMap, p, s),
             ),
-            VariantName::Lmdb => (
+            Design::Lmdb => (
                 "lmdb",
                 "LMDB, one read transaction per search: readers take no lock",
-                |p, s| measure(VariantName::Lmdb, p, s),
+                |p, s| measure(Design::Lmdb, p, s),
             ),
-            VariantName::EntryCache => (
+            Design::EntryCache => (
                 "entry-cache",
                 "LRU entry cache and global hit counters updated under a lock by every read",
-                |p, s| measure(VariantName::EntryCache, p, s),
+                |p, s| measure(Design::EntryCache, p, s),
             ),
-            VariantName::ArcSwapSnapshot => (
+            Design::ArcSwapSnapshot => (
                 "arc-swap-snapshot",
                 "the fix: readers load an immutable snapshot, hit counters are per thread",
-                |p, s| measure(VariantName::ArcSwapSnapshot, p, s),
+                |p, s| measure(Design::ArcSwapSnapshot, p, s),
             ),
         };
         Variant {
@@ -73,9 +73,9 @@ mod tests {
     #[test]
     fn every_listed_variant_parses() {
         for v in ALL {
-            VariantName::parse(v.name).unwrap();
+            Design::parse(v.name).unwrap();
         }
-        let err = VariantName::parse("impl2").unwrap_err();
+        let err = Design::parse("impl2").unwrap_err();
         assert!(
             err.contains("global-mutex") && err.contains("arc-swap-snapshot"),
             "{err}"

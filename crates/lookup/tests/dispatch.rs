@@ -9,7 +9,7 @@ use harness::testing;
 use harness::{HotPath, Params, RunSettings};
 use lookup::directory::{Directory, DirectoryData};
 use lookup::dispatch::{Dispatch, DispatchConfig, Server};
-use lookup::variants::{self, VariantName, WithDirectory};
+use lookup::variants::{self, Design, WithDirectory};
 use lookup::workload::{KeyDistribution, LookupWorkload, WorkloadShape};
 use lookup::LookupHotPath;
 
@@ -144,7 +144,7 @@ fn counted_rounds_finish_and_the_server_stops_cleanly() {
     let data = DirectoryData::generate(200, 10);
     for dispatch in ["queue", "rayon", "batched"] {
         let dispatch = Dispatch::parse(dispatch).unwrap();
-        let name = VariantName::parse("global-mutex").unwrap();
+        let name = Design::parse("global-mutex").unwrap();
         variants::with_directory(
             name,
             &data,
@@ -255,7 +255,7 @@ fn a_server_dropped_without_a_round_stops() {
     let data = DirectoryData::generate(200, 10);
     for dispatch in ["queue", "rayon", "batched"] {
         let dispatch = Dispatch::parse(dispatch).unwrap();
-        let name = VariantName::parse("global-mutex").unwrap();
+        let name = Design::parse("global-mutex").unwrap();
         variants::with_directory(
             name,
             &data,

@@ -20,7 +20,7 @@ const PLAN_LEN: usize = 1 << 12;
 const FAILED_KEPT: usize = 1000;
 
 #[derive(Debug, Clone, Copy)]
-struct Planned {
+struct PlannedTxn {
     model: u32,
     unit: u32,
     write: bool,
@@ -125,7 +125,7 @@ pub struct SqlmixWorker {
     runner: Arc<TxnRunner>,
     unit_names: Arc<[String]>,
     units: usize,
-    plan: Vec<Planned>,
+    plan: Vec<PlannedTxn>,
     next: usize,
     rng: SmallRng,
     thread: usize,
@@ -220,7 +220,7 @@ impl Workload for SqlmixWorkload {
     fn worker(&self, index: usize, _threads: usize) -> SqlmixWorker {
         let mut rng = SmallRng::seed_from_u64(0x5a1 + index as u64);
         let plan = (0..PLAN_LEN)
-            .map(|_| Planned {
+            .map(|_| PlannedTxn {
                 model: rng.random_range(0..self.models) as u32,
                 unit: rng.random_range(0..self.units) as u32,
                 write: rng.random_range(0..100) >= self.read_pct,

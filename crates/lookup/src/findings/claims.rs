@@ -27,7 +27,7 @@ use verdict::decide::{CellRef, Claim, Comparison, Planned, Rule, Side};
 use verdict::findings::Seeds;
 use verdict::registry::{Entry, Found, Registry};
 
-use crate::variants::VariantName;
+use crate::variants::Design;
 
 /// The scenario file whose cells the parts compare.
 pub const FILE: &str = "lookup";
@@ -60,19 +60,13 @@ pub const CONTRADICTED: &str = "within 2% of the control or better: the lock cos
 
 /// The seed's design when the `[seed]` table names none: the entry cache whose every read
 /// updates its bookkeeping under a lock, else the big lock.
-const DEFAULT_BASELINE: &[&str] = &[
-    VariantName::EntryCache.name(),
-    VariantName::GlobalMutex.name(),
-];
+const DEFAULT_BASELINE: &[&str] = &[Design::EntryCache.name(), Design::GlobalMutex.name()];
 
 /// The control when the `[seed]` table names none: designs whose reads take no lock
 /// (`arc-swap-snapshot`: one atomic load and per-thread counters; `lmdb`: MVCC readers).
 /// `dashmap` and the reader-writer locks take a (shared) lock on every read, so they are
 /// no control.
-const DEFAULT_CONTROL: &[&str] = &[
-    VariantName::ArcSwapSnapshot.name(),
-    VariantName::Lmdb.name(),
-];
+const DEFAULT_CONTROL: &[&str] = &[Design::ArcSwapSnapshot.name(), Design::Lmdb.name()];
 
 /// The seed's knee when the `[seed]` table has none: "after t4 we immediately see a per
 /// thread decline".

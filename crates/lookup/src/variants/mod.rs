@@ -28,9 +28,9 @@ pub use snapshot::SnapshotDirectory;
 use crate::directory::{Directory, DirectoryData};
 
 /// A variant, as the code names it: which directory [`with_directory`] builds (its
-/// entry, name included, is [`VariantName::entry`]).
+/// entry, name included, is [`Design::entry`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum VariantName {
+pub enum Design {
     /// The big lock.
     GlobalMutex,
     /// std's reader-writer lock.
@@ -58,24 +58,20 @@ pub trait WithDirectory {
 
 /// Builds variant `name` loaded with `data` and hands it to `action`.
 pub fn with_directory<A: WithDirectory>(
-    name: VariantName,
+    name: Design,
     data: &DirectoryData,
     cache_entries: usize,
     action: A,
 ) -> Result<A::Output, String> {
     Ok(match name {
-        VariantName::GlobalMutex => {
-            action.call(Arc::new(LockedDirectory::<GlobalMutex>::new(data)))
-        }
-        VariantName::RwLockStd => action.call(Arc::new(LockedDirectory::<StdRwLock>::new(data))),
-        VariantName::RwLockParkingLot => {
+        Design::GlobalMutex => action.call(Arc::new(LockedDirectory::<GlobalMutex>::new(data))),
+        Design::RwLockStd => action.call(Arc::new(LockedDirectory::<StdRwLock>::new(data))),
+        Design::RwLockParkingLot => {
             action.call(Arc::new(LockedDirectory::<ParkingLotRwLock>::new(data)))
         }
-        VariantName::DashMap => action.call(Arc::new(DashMapDirectory::new(data))),
-        VariantName::Lmdb => action.call(Arc::new(LmdbDirectory::new(data)?)),
-        VariantName::EntryCache => {
-            action.call(Arc::new(EntryCacheDirectory::new(data, cache_entries)))
-        }
-        VariantName::ArcSwapSnapshot => action.call(Arc::new(SnapshotDirectory::new(data))),
+        Design::DashMap => action.call(Arc::new(DashMapDirectory::new(data))),
+        Design::Lmdb => action.call(Arc::new(LmdbDirectory::new(data)?)),
+        Design::EntryCache => action.call(Arc::new(EntryCacheDirectory::new(data, cache_entries))),
+        Design::ArcSwapSnapshot => action.call(Arc::new(SnapshotDirectory::new(data))),
     })
 }
