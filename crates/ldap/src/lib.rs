@@ -82,7 +82,7 @@ const PARAMS: &[ParamSpec] = &[
     scratch::DATA_DIR,
 ];
 
-harness::variant_registry!(VARIANTS = "ldap" Kind [Ds389, OpenLdap]);
+harness::variant_registry!(VARIANTS = "ldap" Design [Ds389, OpenLdap]);
 
 const DESCRIPTION: Description = Description {
     name: "ldap",
@@ -97,27 +97,27 @@ const DESCRIPTION: Description = Description {
 
 /// Which server a variant runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub enum Design {
     /// 389 Directory Server.
     Ds389,
     /// OpenLDAP slapd.
     OpenLdap,
 }
 
-impl Kind {
+impl Design {
     /// Its registry entry: the one place its variant's name and summary are written.
     pub const fn entry(self) -> Variant {
         match self {
-            Kind::Ds389 => Variant {
+            Design::Ds389 => Variant {
                 name: "389-ds",
                 summary:
                     "389 Directory Server (ns-slapd, BDB backend), nsslapd-threadnumber = threads",
-                measure: |p, s| measure_kind(Kind::Ds389, p, s),
+                measure: |p, s| measure_design(Design::Ds389, p, s),
             },
-            Kind::OpenLdap => Variant {
+            Design::OpenLdap => Variant {
                 name: "openldap",
                 summary: "OpenLDAP slapd (mdb backend), threads = threads (slapd's minimum is 2)",
-                measure: |p, s| measure_kind(Kind::OpenLdap, p, s),
+                measure: |p, s| measure_design(Design::OpenLdap, p, s),
             },
         }
     }
@@ -125,16 +125,16 @@ impl Kind {
     /// Whether its programs are installed; `Err` names what is missing.
     pub fn available(self) -> Result<(), String> {
         match self {
-            Kind::Ds389 => ds389::program().map(drop),
-            Kind::OpenLdap => openldap::programs().map(drop),
+            Design::Ds389 => ds389::program().map(drop),
+            Design::OpenLdap => openldap::programs().map(drop),
         }
     }
 
     /// Its image for this directory, built if needed.
     pub fn image(self, users: usize, groups: usize) -> Result<PathBuf, String> {
         match self {
-            Kind::Ds389 => ds389::image(users, groups),
-            Kind::OpenLdap => openldap::image(users, groups),
+            Design::Ds389 => ds389::image(users, groups),
+            Design::OpenLdap => openldap::image(users, groups),
         }
     }
 
@@ -148,8 +148,8 @@ impl Kind {
         entries: usize,
     ) -> Result<Running, String> {
         match self {
-            Kind::Ds389 => ds389::start(image, folder, threads, cpus),
-            Kind::OpenLdap => openldap::start(image, folder, threads, cpus, entries),
+            Design::Ds389 => ds389::start(image, folder, threads, cpus),
+            Design::OpenLdap => openldap::start(image, folder, threads, cpus, entries),
         }
     }
 }
@@ -165,7 +165,7 @@ impl HotPath for LdapHotPath {
     }
 
     fn missing(&self, _params: &Params) -> Option<harness::hotpath::Missing> {
-        let why: Vec<String> = Kind::EVERY
+        let why: Vec<String> = Design::EVERY
             .iter()
             .filter_map(|k| k.available().err())
             .collect();
@@ -216,23 +216,24 @@ impl Question for LdapHotPath {
     }
 }
 
-/// One repetition of `kind` (its entry's [`Variant::measure`]), once its programs are
+/// One repetition of `design` (its entry's [`Variant::measure`]), once its programs are
 /// found installed.
-fn measure_kind(
-    kind: Kind,
+fn measure_design(
+    design: Design,
     params: &Params,
     settings: RunSettings,
 ) -> Result<Measurement, CellFailure> {
-    kind.available()
+    design
+        .available()
         .map_err(|e| CellFailure::new(format!("{e}; install with {INSTALL}")))?;
-    measure(kind, params, settings).map_err(CellFailure::new)
+    measure(design, params, settings).map_err(CellFailure::new)
 }
 
 /// One repetition: a fresh server from the image, warmed up, searched by the clients
 /// over one window ([`window::Resident::window`]), killed.
-fn measure(kind: Kind, params: &Params, settings: RunSettings) -> Result<Measurement, String> {
+fn measure(design: Design, params: &Params, settings: RunSettings) -> Result<Measurement, String> {
     let cpus = window::Cpus::of_cell();
-    let mut server = window::Resident::start(kind, params, settings.threads, &cpus)?;
+    let mut server = window::Resident::start(design, params, settings.threads, &cpus)?;
     let m = server.window(&cpus, settings);
     server.stop();
     m

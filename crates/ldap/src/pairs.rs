@@ -19,7 +19,7 @@ use serde_json::json;
 
 use crate::procstat::{ServerAccount, Snapshot};
 use crate::window::{Cpus, Resident};
-use crate::Kind;
+use crate::Design;
 
 /// Why two sides cannot be one block: another server, or other parameters (the
 /// directory's size, the clients) than the thread count. `None` when they can.
@@ -60,15 +60,16 @@ pub fn measure_pairs(
     if let Some(why) = mismatch(&a, &b) {
         return Err(why);
     }
-    let kind = Kind::parse(a.variant)?;
-    kind.available()
+    let design = Design::parse(a.variant)?;
+    design
+        .available()
         .map_err(|e| format!("{e}; install with {}", crate::INSTALL))?;
     if pairs == 0 {
         return Ok(Vec::new());
     }
     let cpus = Cpus::of_cell();
     // One at a time, each stopped once warm: a start and a warm-up compete with nothing.
-    let mut servers: [Resident; 2] = [start(kind, &a, &cpus)?, start(kind, &b, &cpus)?];
+    let mut servers: [Resident; 2] = [start(design, &a, &cpus)?, start(design, &b, &cpus)?];
     let mut out = Vec::with_capacity(pairs);
     for pair in 0..pairs {
         let order = if pair % 2 == 0 { [0, 1] } else { [1, 0] };
@@ -97,8 +98,8 @@ pub fn measure_pairs(
 }
 
 /// Starts one side's server, warm and stopped.
-fn start(kind: Kind, side: &PairSide<'_>, cpus: &Cpus) -> Result<Resident, String> {
-    let server = Resident::start(kind, side.params, side.threads, cpus)
+fn start(design: Design, side: &PairSide<'_>, cpus: &Cpus) -> Result<Resident, String> {
+    let server = Resident::start(design, side.params, side.threads, cpus)
         .map_err(|e| format!("{} at {} threads: {e}", side.variant, side.threads))?;
     server.pause()?;
     Ok(server)

@@ -19,7 +19,7 @@ use tempfile::TempDir;
 
 use crate::server::Running;
 use crate::workload::{self, LdapWorkload};
-use crate::{ds389, procstat, Kind};
+use crate::{ds389, procstat, Design};
 
 pub use launcher::procstat::Cpus;
 
@@ -31,7 +31,7 @@ pub struct Resident {
     server: Running,
     _folder: TempDir,
     /// Which server.
-    pub kind: Kind,
+    pub design: Design,
     /// Its worker-thread setting (the cell's threads).
     pub threads: usize,
     users: usize,
@@ -41,26 +41,26 @@ pub struct Resident {
 }
 
 impl Resident {
-    /// Starts `kind` with `threads` workers on `cpus.server` for the directory of
+    /// Starts `design` with `threads` workers on `cpus.server` for the directory of
     /// `params` (users, groups) in a folder under its `data_dir`, and reads every entry
     /// once so that its windows measure a warm server. Call on the thread that will
     /// measure: the server dies with the thread that started it (`PR_SET_PDEATHSIG`).
     pub fn start(
-        kind: Kind,
+        design: Design,
         params: &Params,
         threads: usize,
         cpus: &Cpus,
     ) -> Result<Resident, String> {
         let (users, groups) = (params.count("users"), params.count("groups"));
-        let image = kind.image(users, groups)?;
+        let image = design.image(users, groups)?;
         let folder = scratch::private_folder(scratch::data_dir(params), "contention-lab-ldap-")?;
-        let server = kind.start(&image, folder.path(), threads, &cpus.server, users + groups)?;
+        let server = design.start(&image, folder.path(), threads, &cpus.server, users + groups)?;
         let warming = Instant::now();
         let warmed = workload::warm(&crate::server::url(server.port))?;
         Ok(Resident {
             server,
             _folder: folder,
-            kind,
+            design,
             threads,
             users,
             connections: params.count("connections"),
@@ -120,11 +120,11 @@ impl Resident {
     /// the server dead, another thread count than the cell's) comes back with its reason
     /// in `verified`; `Err` when there are no figures at all.
     pub fn window(&mut self, cpus: &Cpus, settings: RunSettings) -> Result<Measurement, String> {
-        let (kind, threads) = (self.kind, self.threads);
+        let (design, threads) = (self.design, self.threads);
         // The worker threads the server says it runs (389 DS: `-1` resolved), read after
         // the warm-up (every worker started) and before the window, which it costs nothing.
         let url = crate::server::url(self.server.port);
-        let read_back = (kind == Kind::Ds389).then(|| ds389::read_threadnumber(&url));
+        let read_back = (design == Design::Ds389).then(|| ds389::read_threadnumber(&url));
         let rng_seed = SystemTime::now()
             .duration_since(SystemTime::UNIX_EPOCH)
             .map_or(1, |d| d.as_nanos() as u64);
@@ -152,7 +152,7 @@ impl Resident {
         let extra = &mut m.extra;
         extra.insert("server_threads".into(), json!(threads));
         extra.insert("server_cpus".into(), json!(cpu_list(&cpus.server)));
-        if kind == Kind::Ds389 {
+        if design == Design::Ds389 {
             let setting = ds389::threadnumber_setting(threads, cpus.server.len());
             extra.insert("nsslapd_threadnumber".into(), json!(setting.clone()));
             match read_back {

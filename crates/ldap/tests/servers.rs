@@ -11,13 +11,13 @@ use harness::testing::{self, Case};
 use harness::HotPath;
 use ldap::server;
 use ldap::workload::LdapWorkload;
-use ldap::{Kind, LdapHotPath};
+use ldap::{Design, LdapHotPath};
 
 const SMALL: &[(&str, &str)] = &[("users", "300"), ("groups", "100"), ("connections", "3")];
 
-/// The kinds installed here; prints why each missing one is skipped.
-fn installed() -> Vec<Kind> {
-    [Kind::Ds389, Kind::OpenLdap]
+/// The designs installed here; prints why each missing one is skipped.
+fn installed() -> Vec<Design> {
+    [Design::Ds389, Design::OpenLdap]
         .into_iter()
         .filter(|k| match k.available() {
             Ok(()) => true,
@@ -66,15 +66,15 @@ fn every_variant_measures_and_verifies_against_a_real_server() {
 
 #[test]
 fn a_server_started_for_a_cell_leaves_no_process_folder_or_port() {
-    for kind in installed() {
-        let image = kind.image(300, 100).unwrap();
+    for design in installed() {
+        let image = design.image(300, 100).unwrap();
         let parent = tempfile::tempdir().unwrap();
         let folder =
             harness::scratch::private_folder(Some(parent.path()), "contention-lab-t-").unwrap();
         let cpus = harness::affinity::allowed_cpus();
-        let mut running = kind.start(&image, folder.path(), 2, &cpus, 400).unwrap();
+        let mut running = design.start(&image, folder.path(), 2, &cpus, 400).unwrap();
         let (pid, port) = (running.pid, running.port);
-        assert!(running.alive() && server::port_in_use(port), "{kind:?}");
+        assert!(running.alive() && server::port_in_use(port), "{design:?}");
         // Listening on the loopback address only.
         let listens: Vec<String> = std::fs::read_to_string("/proc/net/tcp")
             .unwrap()
@@ -83,22 +83,22 @@ fn a_server_started_for_a_cell_leaves_no_process_folder_or_port() {
             .filter_map(|l| l.split_whitespace().nth(1).map(str::to_owned))
             .filter(|a| a.ends_with(&format!(":{port:04X}")))
             .collect();
-        assert_eq!(listens, vec![format!("0100007F:{port:04X}")], "{kind:?}");
+        assert_eq!(listens, vec![format!("0100007F:{port:04X}")], "{design:?}");
         running.stop();
         assert!(
             !std::path::Path::new(&format!("/proc/{pid}")).exists(),
-            "{kind:?}: pid {pid} left"
+            "{design:?}: pid {pid} left"
         );
         assert!(
             !server::port_in_use(port),
-            "{kind:?}: port {port} still held"
+            "{design:?}: port {port} still held"
         );
         drop(folder);
 
         // A whole cell through the hot path: its folder goes with it.
-        let variant = match kind {
-            Kind::Ds389 => "389-ds",
-            Kind::OpenLdap => "openldap",
+        let variant = match design {
+            Design::Ds389 => "389-ds",
+            Design::OpenLdap => "openldap",
         };
         let dir = parent.path().to_string_lossy().into_owned();
         let mut set = SMALL.to_vec();
@@ -107,37 +107,37 @@ fn a_server_started_for_a_cell_leaves_no_process_folder_or_port() {
         let m = LdapHotPath
             .measure(variant, &params, testing::settings(2, 50, 100))
             .unwrap();
-        assert!(m.verified.is_ok(), "{kind:?}: {:?}", m.verified);
+        assert!(m.verified.is_ok(), "{design:?}: {:?}", m.verified);
         let left: Vec<_> = std::fs::read_dir(parent.path()).unwrap().collect();
-        assert!(left.is_empty(), "{kind:?}: {left:?} left in data_dir");
+        assert!(left.is_empty(), "{design:?}: {left:?} left in data_dir");
     }
 }
 
 #[test]
 fn a_search_answered_with_another_users_entry_fails_verification() {
-    for kind in installed() {
-        let image = kind.image(300, 100).unwrap();
+    for design in installed() {
+        let image = design.image(300, 100).unwrap();
         let folder = harness::scratch::private_folder(None, "contention-lab-t-").unwrap();
         let cpus = harness::affinity::allowed_cpus();
-        let running = kind.start(&image, folder.path(), 2, &cpus, 400).unwrap();
+        let running = design.start(&image, folder.path(), 2, &cpus, 400).unwrap();
         let workload = LdapWorkload::mislabelled(ldap::server::url(running.port), running.pid, 300);
         let m = harness::runner::run(&workload, testing::settings(2, 10, 100)).unwrap();
         let err = m.verified.unwrap_err();
         assert!(
             err.contains("answered with the wrong entry"),
-            "{kind:?}: {err}"
+            "{design:?}: {err}"
         );
         // The same server and clients that expect the right entry verify.
         let right = LdapWorkload::new(ldap::server::url(running.port), running.pid, 300, 7);
         let m = harness::runner::run(&right, testing::settings(2, 10, 100)).unwrap();
-        assert_eq!(m.verified, Ok(()), "{kind:?}");
+        assert_eq!(m.verified, Ok(()), "{design:?}");
         running.stop();
     }
 }
 
 #[test]
 fn slapd_at_one_thread_is_refused_with_its_reason() {
-    if !installed().contains(&Kind::OpenLdap) {
+    if !installed().contains(&Design::OpenLdap) {
         return;
     }
     let params = testing::params(&LdapHotPath, SMALL);
@@ -149,14 +149,14 @@ fn slapd_at_one_thread_is_refused_with_its_reason() {
 
 #[test]
 fn the_autotuned_thread_number_reads_back_from_cn_monitor() {
-    if Kind::Ds389.available().is_err() {
+    if Design::Ds389.available().is_err() {
         eprintln!(
             "skipped: 389 DS is not installed; install with {}",
             ldap::INSTALL
         );
         return;
     }
-    let image = Kind::Ds389.image(300, 100).unwrap();
+    let image = Design::Ds389.image(300, 100).unwrap();
     let cpus = harness::affinity::allowed_cpus();
     let auto = ldap::ds389::autotuned_threads(1);
     // One CPU: the autotuned count is written as -1 and the server resolves it itself;
@@ -165,7 +165,7 @@ fn the_autotuned_thread_number_reads_back_from_cn_monitor() {
         let parent = tempfile::tempdir().unwrap();
         let folder =
             harness::scratch::private_folder(Some(parent.path()), "contention-lab-t-").unwrap();
-        let running = Kind::Ds389
+        let running = Design::Ds389
             .start(&image, folder.path(), threads, &cpus[..1], 400)
             .unwrap();
         let dse = std::fs::read_to_string(folder.path().join("config/dse.ldif")).unwrap();
@@ -204,7 +204,7 @@ fn servers_under(dir: &std::path::Path) -> Vec<u32> {
 
 #[test]
 fn pairs_of_389_ds_at_two_thread_counts_share_one_start_and_leave_nothing() {
-    if Kind::Ds389.available().is_err() {
+    if Design::Ds389.available().is_err() {
         eprintln!(
             "skipped: 389 DS is not installed; install with {}",
             ldap::INSTALL

@@ -44,7 +44,7 @@ impl WithDirectory for MakeTeam<'_> {
 fn searches(c: &mut Criterion) {
     // Generated on the first benchmark criterion runs, not for a filter that selects none.
     let data = OnceCell::new();
-    for variant in lookup::registry::ALL {
+    for variant in lookup::registry::VARIANTS {
         let name = Design::parse(variant.name).expect("listed variants parse");
         let group = format!("lookup/{}", variant.name);
         bench::thread_group(c, &group, THREADS, |threads| {

@@ -8,7 +8,7 @@ use harness::Variant;
 use crate::measure::measure;
 use crate::variants::Design;
 
-harness::variant_registry!(pub ALL = "lookup" Design [
+harness::variant_registry!(pub VARIANTS = "lookup" Design [
     GlobalMutex,
     RwLockStd,
     RwLockParkingLot,
@@ -72,7 +72,7 @@ mod tests {
 
     #[test]
     fn every_listed_variant_parses() {
-        for v in ALL {
+        for v in VARIANTS {
             Design::parse(v.name).unwrap();
         }
         let err = Design::parse("impl2").unwrap_err();

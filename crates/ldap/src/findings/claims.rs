@@ -16,7 +16,7 @@ use super::FILE;
 use crate::ds389;
 
 /// The variant every part compares.
-pub const VARIANT: &str = crate::Kind::Ds389.name();
+pub const VARIANT: &str = crate::Design::Ds389.name();
 
 pub use server::findings::claims::{
     PER_THREAD_WITH_CPUS_FREE, RECOMMENDATION, THREADS_PAST_CPUS, WHERE_TIME_GOES,

@@ -185,7 +185,7 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
         details.push(format!("389ds.toml cells (context, not the parts): {why}."));
     }
     let open = run.of_file("openldap");
-    let ol: Vec<Curve<'_>> = curves(&open, crate::Kind::OpenLdap.name())
+    let ol: Vec<Curve<'_>> = curves(&open, crate::Design::OpenLdap.name())
         .into_iter()
         .filter(|c| c.cells.len() >= 2)
         .collect();
