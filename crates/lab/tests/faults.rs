@@ -42,17 +42,11 @@ impl Root {
     /// `fault` asked of its children.
     fn command(&self, args: &[&str], fault: Option<&str>) -> Command {
         use std::os::unix::process::CommandExt;
-        let mut command = Command::new(env!("CARGO_BIN_EXE_lab"));
+        let mut command = common::job(self.path(), &self.tmp(), args);
         command
-            .args(args)
-            .env("LAB_ROOT", self.path())
-            .env("TMPDIR", self.tmp())
             .env_remove("CONTENTION_LAB_TEST_FAULT")
-            .current_dir(self.path())
-            .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0);
+            .stderr(Stdio::piped());
         if let Some(fault) = fault {
             command.env("CONTENTION_LAB_TEST_FAULT", fault);
         }

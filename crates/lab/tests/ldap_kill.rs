@@ -4,9 +4,7 @@
 //! would; its server must die with it (parent-death signal) and lab must remove the
 //! child's scratch folder. Skipped, saying why, where the servers are not installed.
 
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use harness::HotPath;
@@ -46,8 +44,10 @@ fn kill_mid_window_and_check(file: &str, server: &str) {
     common::copy_benches(root.path());
     let tmp = root.path().join("tmp");
     std::fs::create_dir(&tmp).unwrap();
-    let mut lab = Command::new(env!("CARGO_BIN_EXE_lab"))
-        .args([
+    let mut lab = common::job(
+        root.path(),
+        &tmp,
+        &[
             "matrix",
             &format!("scenarios={file}"),
             "threads=2",
@@ -60,16 +60,10 @@ fn kill_mid_window_and_check(file: &str, server: &str) {
             "users=300",
             "groups=100",
             "connections=2",
-        ])
-        .env("LAB_ROOT", root.path())
-        .env("TMPDIR", &tmp)
-        .current_dir(root.path())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .process_group(0)
-        .spawn()
-        .unwrap();
+        ],
+    )
+    .spawn()
+    .unwrap();
     let mut found = None;
     wait_until("the server to start", Duration::from_secs(90), || {
         found = processes(&tmp)

@@ -16,16 +16,12 @@ use lab::results::ResultsFile;
 
 mod common;
 
-/// `lab` in project root `root` with the temporary folder `tmp`.
+/// `lab` in project root `root` with the temporary folder `tmp`, `fault` asked of its
+/// children, its output read.
 fn command(root: &Path, tmp: &Path, args: &[&str], fault: Option<&str>) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_lab"));
+    let mut command = common::job(root, tmp, args);
     command
-        .args(args)
-        .env("LAB_ROOT", root)
-        .env("TMPDIR", tmp)
         .env_remove("CONTENTION_LAB_TEST_FAULT")
-        .current_dir(root)
-        .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     if let Some(fault) = fault {

@@ -5,7 +5,6 @@
 //! it (parent-death signal) and lab must remove the child's scratch folder. Once the
 //! matrix itself gets SIGTERM: it stops its child, which stops its server.
 
-use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -13,6 +12,18 @@ use std::time::Duration;
 mod common;
 
 use common::{processes_of as processes, wait_until};
+
+/// A one-cell matrix at one core whose window (60 s) outlasts the test: it ends only when
+/// the test stops it.
+const LONG_MATRIX: [&str; 7] = [
+    "matrix",
+    "cores=1",
+    "repeats=1",
+    "duration=60s",
+    "warmup=10ms",
+    "timeout=120s",
+    "profile=false",
+];
 
 /// Starts a one-cell matrix of the tiny server with a 60 s window, waits until the server
 /// runs, sends `signal` to the child `lab run` (`to_child`) or to the matrix, and checks
@@ -22,25 +33,9 @@ fn stop_mid_window_and_check(signal: libc::c_int, to_child: bool) {
     common::copy_benches(root.path());
     let tmp = root.path().join("tmp");
     std::fs::create_dir(&tmp).unwrap();
-    let mut lab = Command::new(env!("CARGO_BIN_EXE_lab"))
-        .args([
-            "matrix",
-            "scenarios=server-tiny",
-            "threads=2",
-            "cores=1",
-            "repeats=1",
-            "duration=60s",
-            "warmup=10ms",
-            "timeout=120s",
-            "profile=false",
-        ])
-        .env("LAB_ROOT", root.path())
-        .env("TMPDIR", &tmp)
-        .current_dir(root.path())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .process_group(0)
+    let mut lab = common::job(root.path(), &tmp, &LONG_MATRIX)
+        .arg("scenarios=server-tiny")
+        .arg("threads=2")
         .spawn()
         .unwrap();
     let mut found = None;
@@ -196,24 +191,9 @@ fn a_daemon_of_a_server_dies_with_a_killed_matrix() {
         "sh -c 'setsid -f sleep 47.5 </dev/null >/dev/null 2>&1; exec {lab} tiny-server --threads {threads} --port {port}'",
     );
     let tmp = common::private_tmp(root.path());
-    let mut lab = Command::new(env!("CARGO_BIN_EXE_lab"))
-        .args([
-            "matrix",
-            "scenarios=daemon",
-            "cores=1",
-            "repeats=1",
-            "duration=60s",
-            "warmup=10ms",
-            "timeout=120s",
-            "profile=false",
-        ])
-        .env("LAB_ROOT", root.path())
-        .env("TMPDIR", &tmp)
-        .current_dir(root.path())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
+    let mut lab = common::job(root.path(), &tmp, &LONG_MATRIX)
+        .arg("scenarios=daemon")
         .stderr(Stdio::piped())
-        .process_group(0)
         .spawn()
         .unwrap();
     let daemon = || !with_arg(&tmp, "47.5").is_empty();

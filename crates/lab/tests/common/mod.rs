@@ -4,8 +4,9 @@
 // Each test binary compiles this module and uses some of its helpers.
 #![allow(dead_code)]
 
+use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 /// Runs `lab` with `args` in `root`, which stands in for the project root.
 pub fn lab(root: &Path, args: &[&str]) -> Output {
@@ -16,6 +17,23 @@ pub fn lab(root: &Path, args: &[&str]) -> Output {
         .current_dir(root)
         .output()
         .unwrap()
+}
+
+/// `lab` with `args` in `root` and temporary folder `tmp`, in a process group of its own
+/// as a shell job is, reading nothing and its output discarded: a run a test signals or
+/// kills (a caller that reads an output pipes it again).
+pub fn job(root: &Path, tmp: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_lab"));
+    command
+        .args(args)
+        .env("LAB_ROOT", root)
+        .env("TMPDIR", tmp)
+        .current_dir(root)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0);
+    command
 }
 
 /// A temporary folder of `root`'s own: the machine's matrix lock lives in the temporary
