@@ -44,26 +44,11 @@ fn kill_mid_window_and_check(file: &str, server: &str) {
     common::copy_benches(root.path());
     let tmp = root.path().join("tmp");
     std::fs::create_dir(&tmp).unwrap();
-    let mut lab = common::job(
-        root.path(),
-        &tmp,
-        &[
-            "matrix",
-            &format!("scenarios={file}"),
-            "threads=2",
-            "cores=1",
-            "repeats=1",
-            "duration=60s",
-            "warmup=10ms",
-            "timeout=120s",
-            "profile=false",
-            "users=300",
-            "groups=100",
-            "connections=2",
-        ],
-    )
-    .spawn()
-    .unwrap();
+    let mut lab = common::job(root.path(), &tmp, &common::LONG_MATRIX)
+        .arg(format!("scenarios={file}"))
+        .args(["threads=2", "users=300", "groups=100", "connections=2"])
+        .spawn()
+        .unwrap();
     let mut found = None;
     wait_until("the server to start", Duration::from_secs(90), || {
         found = processes(&tmp)

@@ -13,18 +13,6 @@ mod common;
 
 use common::{processes_of as processes, wait_until};
 
-/// A one-cell matrix at one core whose window (60 s) outlasts the test: it ends only when
-/// the test stops it.
-const LONG_MATRIX: [&str; 7] = [
-    "matrix",
-    "cores=1",
-    "repeats=1",
-    "duration=60s",
-    "warmup=10ms",
-    "timeout=120s",
-    "profile=false",
-];
-
 /// Starts a one-cell matrix of the tiny server with a 60 s window, waits until the server
 /// runs, sends `signal` to the child `lab run` (`to_child`) or to the matrix, and checks
 /// that nothing is left.
@@ -33,7 +21,7 @@ fn stop_mid_window_and_check(signal: libc::c_int, to_child: bool) {
     common::copy_benches(root.path());
     let tmp = root.path().join("tmp");
     std::fs::create_dir(&tmp).unwrap();
-    let mut lab = common::job(root.path(), &tmp, &LONG_MATRIX)
+    let mut lab = common::job(root.path(), &tmp, &common::LONG_MATRIX)
         .arg("scenarios=server-tiny")
         .arg("threads=2")
         .spawn()
@@ -191,7 +179,7 @@ fn a_daemon_of_a_server_dies_with_a_killed_matrix() {
         "sh -c 'setsid -f sleep 47.5 </dev/null >/dev/null 2>&1; exec {lab} tiny-server --threads {threads} --port {port}'",
     );
     let tmp = common::private_tmp(root.path());
-    let mut lab = common::job(root.path(), &tmp, &LONG_MATRIX)
+    let mut lab = common::job(root.path(), &tmp, &common::LONG_MATRIX)
         .arg("scenarios=daemon")
         .stderr(Stdio::piped())
         .spawn()

@@ -19,6 +19,18 @@ pub fn lab(root: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// A one-cell matrix at one core whose window (60 s) outlasts the test: it ends only when
+/// the test stops it.
+pub const LONG_MATRIX: [&str; 7] = [
+    "matrix",
+    "cores=1",
+    "repeats=1",
+    "duration=60s",
+    "warmup=10ms",
+    "timeout=120s",
+    "profile=false",
+];
+
 /// `lab` with `args` in `root` and temporary folder `tmp`, in a process group of its own
 /// as a shell job is, reading nothing and its output discarded: a run a test signals or
 /// kills (a caller that reads an output pipes it again).
