@@ -42,14 +42,7 @@ impl Root {
     /// `fault` asked of its children.
     fn command(&self, args: &[&str], fault: Option<&str>) -> Command {
         use std::os::unix::process::CommandExt;
-        let mut command = common::job(self.path(), &self.tmp(), args);
-        command
-            .env_remove("CONTENTION_LAB_TEST_FAULT")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        if let Some(fault) = fault {
-            command.env("CONTENTION_LAB_TEST_FAULT", fault);
-        }
+        let mut command = common::with_fault(self.path(), &self.tmp(), args, fault);
         // lab keeps a stop signal ignored when it starts ignored (`nohup`, a shell's `&`),
         // as it should; these tests are about a lab that hears them, wherever they run.
         // SAFETY: signal() is async-signal-safe, called between fork and exec.

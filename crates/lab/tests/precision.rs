@@ -7,7 +7,7 @@
 //! folder), and everything is bounded in time.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Output};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -15,20 +15,6 @@ use std::time::{Duration, Instant};
 use lab::results::ResultsFile;
 
 mod common;
-
-/// `lab` in project root `root` with the temporary folder `tmp`, `fault` asked of its
-/// children, its output read.
-fn command(root: &Path, tmp: &Path, args: &[&str], fault: Option<&str>) -> Command {
-    let mut command = common::job(root, tmp, args);
-    command
-        .env_remove("CONTENTION_LAB_TEST_FAULT")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    if let Some(fault) = fault {
-        command.env("CONTENTION_LAB_TEST_FAULT", fault);
-    }
-    command
-}
 
 fn root() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
@@ -111,7 +97,7 @@ fn a_repetition_beside_a_busy_loop_is_detected_and_retaken() {
     let root = root();
     let tmp = common::private_tmp(root.path());
     let busy = BusyLoops::start();
-    let out = command(root.path(), &tmp, &with(NOOP, &["repeats=2"]), None)
+    let out = common::with_fault(root.path(), &tmp, &with(NOOP, &["repeats=2"]), None)
         .output()
         .unwrap();
     drop(busy);
@@ -157,7 +143,7 @@ fn retakes_can_be_switched_off() {
     let root = root();
     let tmp = common::private_tmp(root.path());
     let busy = BusyLoops::start();
-    let out = command(root.path(), &tmp, &with(NOOP, &["interference=off"]), None)
+    let out = common::with_fault(root.path(), &tmp, &with(NOOP, &["interference=off"]), None)
         .output()
         .unwrap();
     drop(busy);
@@ -174,7 +160,9 @@ fn lock_file(tmp: &Path) -> PathBuf {
 
 /// A matrix whose one cell hangs until killed: it holds the lock meanwhile.
 fn holder(root: &Path, tmp: &Path) -> Child {
-    let child = command(root, tmp, NOOP, Some("hang")).spawn().unwrap();
+    let child = common::with_fault(root, tmp, NOOP, Some("hang"))
+        .spawn()
+        .unwrap();
     let pid = format!("pid {}", child.id());
     common::wait_until("the first matrix to lock", Duration::from_secs(30), || {
         std::fs::read_to_string(lock_file(tmp)).is_ok_and(|t| t.starts_with(&pid))
@@ -188,7 +176,9 @@ fn a_second_matrix_is_refused_while_one_measures() {
     let tmp = common::private_tmp(first.path());
     let mut running = holder(first.path(), &tmp);
 
-    let out = command(second.path(), &tmp, NOOP, None).output().unwrap();
+    let out = common::with_fault(second.path(), &tmp, NOOP, None)
+        .output()
+        .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
@@ -200,7 +190,7 @@ fn a_second_matrix_is_refused_while_one_measures() {
     assert!(results(second.path()).is_empty(), "nothing ran");
 
     // force=true runs beside it, and says so.
-    let out = command(second.path(), &tmp, &with(NOOP, &["force=true"]), None)
+    let out = common::with_fault(second.path(), &tmp, &with(NOOP, &["force=true"]), None)
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
@@ -210,7 +200,9 @@ fn a_second_matrix_is_refused_while_one_measures() {
     running.kill().unwrap();
     running.wait().unwrap();
     assert!(lock_file(&tmp).exists());
-    let out = command(second.path(), &tmp, NOOP, None).output().unwrap();
+    let out = common::with_fault(second.path(), &tmp, NOOP, None)
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     // A holder that ends normally removes it.
     assert!(!lock_file(&tmp).exists());

@@ -48,6 +48,20 @@ pub fn job(root: &Path, tmp: &Path, args: &[&str]) -> Command {
     command
 }
 
+/// [`job`] with its output read and `fault` asked of its children (`lab`'s test-only
+/// fault injection), or none even where the test's own environment asks one.
+pub fn with_fault(root: &Path, tmp: &Path, args: &[&str], fault: Option<&str>) -> Command {
+    let mut command = job(root, tmp, args);
+    command
+        .env_remove("CONTENTION_LAB_TEST_FAULT")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some(fault) = fault {
+        command.env("CONTENTION_LAB_TEST_FAULT", fault);
+    }
+    command
+}
+
 /// A temporary folder of `root`'s own: the machine's matrix lock lives in the temporary
 /// folder, and tests' matrices, which run side by side, must not refuse one another.
 pub fn private_tmp(root: &Path) -> std::path::PathBuf {
