@@ -27,13 +27,24 @@ fn profile_window(cell: &CellSpec<'_>, quick: bool) -> Duration {
     crate::plan::profiled::window(cell.file.duration, quick)
 }
 
-/// Runs one repetition of `cell` (round `round`) in a child process, profiled to
-/// `profile` when given. `None` when interrupted: that repetition is discarded.
+/// What a child's repetition is for, which sets its window.
+#[derive(Debug, Clone, Copy)]
+pub enum Purpose<'p> {
+    /// A repetition of the rounds: the plan's window.
+    Round,
+    /// One side of a part's pair: the pair window (`ScenarioPlan::pair_duration`).
+    Pair,
+    /// A profiling run written to this prefix; `true` in a quick run.
+    Profile(&'p str, bool),
+}
+
+/// Runs one repetition of `cell` (round `round`) in a child process for `purpose`.
+/// `None` when interrupted: that repetition is discarded.
 pub fn run_child(
     exe: &Path,
     root: &Path,
     cell: &CellSpec<'_>,
-    profile: Option<(&str, bool)>,
+    purpose: Purpose<'_>,
     round: usize,
     interrupted: &AtomicBool,
 ) -> Option<Repetition> {
@@ -44,13 +55,12 @@ pub fn run_child(
         threads: cell.threads,
         cores: cell.cores,
     };
-    let window = match profile {
-        Some((_, quick)) => profile_window(cell, quick),
-        None => cell.file.duration,
+    let (window, profile) = match purpose {
+        Purpose::Round => (cell.file.duration, None),
+        Purpose::Pair => (cell.file.pair_duration, None),
+        Purpose::Profile(prefix, quick) => (profile_window(cell, quick), Some(prefix)),
     };
-    let args = cell
-        .request(window, profile.map(|(prefix, _)| prefix.to_owned()))
-        .to_args();
+    let args = cell.request(window, profile.map(str::to_owned)).to_args();
     let failed = |reason: String| Some(Repetition::failed(&key, "", reason));
     let launch = children::Launch {
         exe,

@@ -7,6 +7,7 @@
 use std::time::{Duration, Instant};
 
 use super::{profile_prefix, run_child, Matrix};
+use crate::cell_child::Purpose;
 use crate::{adaptive, order, progress};
 
 /// Rounds that run whatever the budget: a cell's first repetitions give its figure and
@@ -155,7 +156,7 @@ impl Matrix<'_> {
             let overheads = &mut self.run.overheads;
             let kept = self.retaker.repetition(|| {
                 let started = Instant::now();
-                let record = run_child(exe, root, cell, None, rep, interrupted)?;
+                let record = run_child(exe, root, cell, Purpose::Round, rep, interrupted)?;
                 if record.usable() {
                     overheads.push(started.elapsed().saturating_sub(measured).as_secs_f64());
                 }
@@ -228,7 +229,7 @@ impl Matrix<'_> {
             if again {
                 prefix.push_str(".r1");
             }
-            let profile = Some((prefix.as_str(), self.plan.quick));
+            let profile = Purpose::Profile(prefix.as_str(), self.plan.quick);
             let record = run_child(
                 &self.exe,
                 &self.plan.root,

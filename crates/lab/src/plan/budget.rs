@@ -80,6 +80,12 @@ impl ScenarioPlan {
         self.overhead + PER_THREAD * threads as u32 + self.warmup + self.duration
     }
 
+    /// The expected wall time of one side of a part's pair at `threads`, in a child of
+    /// its own: a repetition at the pair window.
+    pub fn pair_side_cost(&self, threads: usize) -> Duration {
+        self.run_cost(threads) - self.duration + self.pair_duration
+    }
+
     /// The expected wall time of one profiling run at `threads`.
     pub fn profile_cost(&self, threads: usize, quick: bool) -> Duration {
         self.overhead

@@ -78,9 +78,17 @@ pub(super) fn plan_file(
     }
     check_counts(file, &param_sets, &threads)?;
     let duration = how.choose("duration", settings.duration, mode.duration, |d| text(*d));
+    let pair_duration = match file.pair_duration {
+        Some(d) if settings.duration.is_none() && !settings.quick && !settings.smoke => {
+            how.kept(format!("pair_duration {}", text(d)));
+            d
+        }
+        _ => duration,
+    };
     let warmup = how.choose("warmup", settings.warmup, mode.warmup, |d| text(*d));
     let repeats = how.choose("repeats", settings.repeats, mode.repeats, usize::to_string);
-    let timeout = timeout_of(settings, file, duration, warmup, &mut how)?;
+    let longest = duration.max(pair_duration);
+    let timeout = timeout_of(settings, file, longest, warmup, &mut how)?;
     if settings.locks_off {
         how.applied("locks=off".to_owned());
     }
@@ -101,6 +109,7 @@ pub(super) fn plan_file(
         rows: Default::default(),
         param_sets,
         duration,
+        pair_duration,
         warmup,
         repeats,
         timeout,

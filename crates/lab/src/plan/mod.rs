@@ -74,6 +74,9 @@ pub struct ScenarioPlan {
     pub param_sets: Vec<Params>,
     /// Measured window per repetition.
     pub duration: Duration,
+    /// Measured window of each side of a part's pair: the file's `pair_duration` in a
+    /// normal run, else `duration` (a `duration=` setting sets both: one window asked).
+    pub pair_duration: Duration,
     /// Warm-up per repetition.
     pub warmup: Duration,
     /// Repetitions per cell.

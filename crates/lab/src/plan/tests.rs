@@ -310,6 +310,49 @@ fn a_cell_request_carries_the_cell() {
 }
 
 #[test]
+fn pairs_measure_at_the_files_pair_window_in_a_normal_run_only() {
+    let ms = Duration::from_millis;
+    let windows = |list: &[&str]| {
+        let plan = plan(list).unwrap();
+        let file = &plan.scenarios[0];
+        (
+            file.duration,
+            file.pair_duration,
+            file.settings_line.clone(),
+        )
+    };
+    let (round, pair, line) = windows(&["scenarios=sqlmix-libdqlite"]);
+    assert_eq!((round, pair), (ms(300), ms(1000)));
+    assert!(line.contains("pair_duration 1s"), "{line}");
+    // Quick runs keep their short window for both, and `duration=` asks one window.
+    let (round, pair, _) = windows(&["scenarios=sqlmix-libdqlite", "quick=true"]);
+    assert_eq!((round, pair), (ms(200), ms(200)));
+    let (round, pair, _) = windows(&["scenarios=sqlmix-libdqlite", "duration=500ms"]);
+    assert_eq!((round, pair), (ms(500), ms(500)));
+    // A file without its own pair window pairs at its window.
+    let (round, pair, _) = windows(&["scenarios=lookup"]);
+    assert_eq!(round, pair);
+
+    // The pairs' children are asked the pair window, and the plan prices them at it.
+    let plan = plan(&["scenarios=sqlmix-libdqlite"]).unwrap();
+    let cells = plan.cells();
+    let sides = [&cells[0], &cells[1]];
+    let request = crate::pairs::child::PairsRequest::of(&sides, 1, 0, 1);
+    for side in &request.cells {
+        let at = side
+            .iter()
+            .position(|a| a == "--duration")
+            .expect("--duration");
+        assert_eq!(side[at + 1], "1s", "{side:?}");
+    }
+    let file = &plan.scenarios[0];
+    assert_eq!(
+        crate::plan::parts::pairs_cost(&sides, 1, 1),
+        (file.run_cost(cells[0].threads) + ms(700)) * 2
+    );
+}
+
+#[test]
 fn locks_off_reaches_every_child_and_its_settings_line() {
     let plan = plan(&["scenarios=lookup", "threads=2", "cores=1", "locks=off"]).unwrap();
     assert!(

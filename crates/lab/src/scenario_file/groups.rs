@@ -22,6 +22,7 @@ pub(super) const FIELDS: &[&str] = &[
     "repeats",
     "timeout",
     "overhead",
+    "pair_duration",
     "min_duration",
     "keep_cores",
     "params",

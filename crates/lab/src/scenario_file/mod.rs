@@ -7,8 +7,9 @@
 //! `[smoke]` table (over `[quick]`) for `smoke=true`, the tiny end-to-end check CI runs.
 //! Thread and core lists may be relative to the machine (`"nproc"`, `"2nproc"`,
 //! `"powers of two"`: [`crate::sizes`]); `overhead` is the file's estimate of what a child
-//! costs beyond its window, `min_duration` how far a budget may shorten the window, and
-//! `keep_cores` asks a budget to trim its core counts last.
+//! costs beyond its window, `min_duration` how far a budget may shorten the window,
+//! `pair_duration` the window of each side of a part's pair where it is not `duration`,
+//! and `keep_cores` asks a budget to trim its core counts last.
 //! Everything is validated when the file is read, with errors that name the file, the line
 //! and what is accepted. This module does not merge command-line overrides and resolves
 //! no size against a machine: `plan` does.
@@ -152,6 +153,16 @@ pub struct ScenarioFile {
     /// without it the budget leaves the window as it is (a simulated server whose requests
     /// take tens of milliseconds needs its window).
     pub min_duration: Option<Duration>,
+    /// The window of each side of a part's pair in a normal run (`pair_duration`), where
+    /// it is not `duration`. Why a second window: on a real dqlite node the two sides of
+    /// a pair hardly vary together (their log throughputs correlate 0.0-0.3), so a pair's
+    /// spread is each window's own (bursty transactions), not the host's, and shrinks as
+    /// 1/sqrt(window): 300 ms windows gave an sd of 0.096-0.116 at 1.3 s a pair, 1 s
+    /// windows 0.049-0.056 at 2.7 s (`lab matrix scenarios=sqlmix-libdqlite budget=3m
+    /// duration=...`), about half the pairs' time for one interval width. The rounds
+    /// keep `duration`: between rounds the host's drift dominates, which a longer window
+    /// does not cancel.
+    pub pair_duration: Option<Duration>,
     /// Whether a budget trims this file's core counts last (`keep_cores = true`: the
     /// files whose question is about cores), after repetitions.
     pub keep_cores: bool,
@@ -260,6 +271,10 @@ pub fn load(path: &Path) -> Result<ScenarioFile, String> {
         Some(t) => Some(parse_duration(&t).map_err(|m| at("min_duration", m))?),
         None => None,
     };
+    let pair_duration = match raw.pair_duration {
+        Some(t) => Some(parse_duration(&t).map_err(|m| at("pair_duration", m))?),
+        None => None,
+    };
     Ok(ScenarioFile {
         name: path
             .file_stem()
@@ -279,6 +294,7 @@ pub fn load(path: &Path) -> Result<ScenarioFile, String> {
         },
         overhead,
         min_duration,
+        pair_duration,
         keep_cores: raw.keep_cores,
         normal,
         quick,

@@ -27,6 +27,7 @@ pub(super) struct RawScenario {
     pub(super) timeout: Option<String>,
     pub(super) overhead: Option<String>,
     pub(super) min_duration: Option<String>,
+    pub(super) pair_duration: Option<String>,
     #[serde(default)]
     pub(super) keep_cores: bool,
     #[serde(default)]
