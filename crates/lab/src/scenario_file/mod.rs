@@ -159,7 +159,9 @@ pub struct ScenarioFile {
     /// spread is each window's own (bursty transactions), not the host's, and shrinks as
     /// 1/sqrt(window): 300 ms windows gave an sd of 0.096-0.116 at 1.3 s a pair, 1 s
     /// windows 0.049-0.056 at 2.7 s (`lab matrix scenarios=sqlmix-libdqlite budget=3m
-    /// duration=...`), about half the pairs' time for one interval width. The rounds
+    /// duration=...`); in two default runs the sqlmix parts' pairs varied 0.033-0.071 at
+    /// 1 s against 0.076-0.108 at 300 ms, about 30% less pair time for one interval
+    /// width (docs/findings.md, runs J and K). The rounds
     /// keep `duration`: between rounds the host's drift dominates, which a longer window
     /// does not cancel.
     pub pair_duration: Option<Duration>,
