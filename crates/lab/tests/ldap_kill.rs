@@ -4,7 +4,7 @@
 //! would; its server must die with it (parent-death signal) and lab must remove the
 //! child's scratch folder. Skipped, saying why, where the servers are not installed.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use harness::HotPath;
@@ -68,21 +68,7 @@ fn kill_mid_window_and_check(file: &str, server: &str) {
     unsafe { libc::kill(child.0, libc::SIGKILL) };
     let status = lab.wait().unwrap();
     assert_eq!(status.code(), Some(1), "the killed cell is a failed cell");
-    let alive = |pid: i32| Path::new(&format!("/proc/{pid}")).exists();
-    wait_until("the server to die", Duration::from_secs(5), || {
-        !alive(server_pid)
-    });
-    assert!(processes(&tmp).is_empty(), "{:?}", processes(&tmp));
-    let port_held = std::net::TcpStream::connect(("127.0.0.1", port)).is_ok();
-    assert!(!port_held, "port {port} still held");
-    // Nothing stays: the template cache lives in the user's cache folder, not here (only
-    // on a machine with no home folder does it fall back to a cache folder here).
-    let left: Vec<String> = std::fs::read_dir(&tmp)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n != "contention-lab-cache")
-        .collect();
-    assert_eq!(left, Vec::<String>::new(), "folders left in TMPDIR");
+    common::assert_server_gone(&tmp, server_pid, port);
 }
 
 #[test]

@@ -50,21 +50,7 @@ fn stop_mid_window_and_check(signal: libc::c_int, to_child: bool) {
     unsafe { libc::kill(target, signal) };
     let status = lab.wait().unwrap();
     assert_ne!(status.code(), Some(0), "a stopped matrix is no success");
-    let alive = |pid: i32| Path::new(&format!("/proc/{pid}")).exists();
-    wait_until("the server to die", Duration::from_secs(5), || {
-        !alive(server_pid)
-    });
-    wait_until("every process to end", Duration::from_secs(5), || {
-        processes(&tmp).is_empty()
-    });
-    let port_held = std::net::TcpStream::connect(("127.0.0.1", port)).is_ok();
-    assert!(!port_held, "port {port} still held");
-    let left: Vec<String> = std::fs::read_dir(&tmp)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n != "contention-lab-cache")
-        .collect();
-    assert_eq!(left, Vec::<String>::new(), "folders left in TMPDIR");
+    common::assert_server_gone(&tmp, server_pid, port);
 }
 
 #[test]

@@ -109,55 +109,6 @@ fn one_search_thread_and_one_connection_still_answer_everything() {
     }
 }
 
-struct Rounds<'a> {
-    data: &'a DirectoryData,
-    dispatch: Dispatch,
-}
-
-impl WithDirectory for Rounds<'_> {
-    type Output = ();
-    fn call<D: Directory>(self, dir: Arc<D>) {
-        let shape = WorkloadShape {
-            write_pct: 0,
-            keys: KeyDistribution::Zipf,
-            seed: 3,
-        };
-        let workload = LookupWorkload::new(dir, self.data, shape);
-        let config = DispatchConfig {
-            dispatch: self.dispatch,
-            threads: 2,
-            connections: 3,
-            in_flight: 5,
-            batch: 4,
-        };
-        let server = Server::start(&workload, config).unwrap();
-        // Rounds smaller than, equal to and larger than what is in flight at once.
-        for requests in [1, 7, 15, 1000] {
-            server.round(requests);
-        }
-        drop(server);
-    }
-}
-
-#[test]
-fn counted_rounds_finish_and_the_server_stops_cleanly() {
-    let data = DirectoryData::generate(200, 10);
-    for dispatch in ["queue", "rayon", "batched"] {
-        let dispatch = Dispatch::parse(dispatch).unwrap();
-        let name = Design::parse("global-mutex").unwrap();
-        variants::with_directory(
-            name,
-            &data,
-            100,
-            Rounds {
-                data: &data,
-                dispatch,
-            },
-        )
-        .unwrap();
-    }
-}
-
 /// Answers one uid with another user's entry: every dispatch must report it.
 struct OneWrong(lookup::variants::DashMapDirectory);
 
@@ -214,57 +165,86 @@ fn a_wrong_answer_fails_verification_under_every_dispatch() {
     }
 }
 
-struct NoRound<'a> {
-    data: &'a DirectoryData,
-    dispatch: Dispatch,
+/// What a test does with the server of a global-mutex directory under one dispatch.
+#[derive(Clone, Copy)]
+enum Then {
+    /// Rounds smaller than, equal to and larger than what is in flight at once, then a
+    /// drop.
+    Rounds,
+    /// A drop before any round.
+    DropWithoutRound,
 }
 
-impl WithDirectory for NoRound<'_> {
+struct OnServer<'a> {
+    data: &'a DirectoryData,
+    dispatch: Dispatch,
+    then: Then,
+}
+
+impl WithDirectory for OnServer<'_> {
     type Output = ();
     fn call<D: Directory>(self, dir: Arc<D>) {
         let shape = WorkloadShape {
             write_pct: 0,
-            keys: KeyDistribution::Uniform,
-            seed: 5,
+            keys: KeyDistribution::Zipf,
+            seed: 3,
         };
         let workload = LookupWorkload::new(dir, self.data, shape);
         let config = DispatchConfig {
             dispatch: self.dispatch,
             threads: 2,
-            connections: 2,
-            in_flight: 4,
-            batch: 2,
+            connections: 3,
+            in_flight: 5,
+            batch: 4,
         };
         let server = Server::start(&workload, config).unwrap();
-        let (done, finished) = std::sync::mpsc::channel();
-        // Dropped on another thread so that a hang fails the test instead of stalling it.
-        std::thread::spawn(move || {
-            drop(server);
-            let _ = done.send(());
-        });
-        finished
-            .recv_timeout(std::time::Duration::from_secs(20))
-            .unwrap_or_else(|_| panic!("{}: drop without a round hung", self.dispatch.name()));
+        match self.then {
+            Then::Rounds => {
+                for requests in [1, 7, 15, 1000] {
+                    server.round(requests);
+                }
+                drop(server);
+            }
+            Then::DropWithoutRound => {
+                let (done, finished) = std::sync::mpsc::channel();
+                // Dropped on another thread so that a hang fails the test instead of
+                // stalling it.
+                std::thread::spawn(move || {
+                    drop(server);
+                    let _ = done.send(());
+                });
+                finished
+                    .recv_timeout(std::time::Duration::from_secs(20))
+                    .unwrap_or_else(|_| {
+                        panic!("{}: drop without a round hung", self.dispatch.name())
+                    });
+            }
+        }
     }
+}
+
+/// `then` under every dispatch that has connection threads.
+fn on_every_queued_dispatch(then: Then) {
+    let data = DirectoryData::generate(200, 10);
+    for dispatch in ["queue", "rayon", "batched"] {
+        let dispatch = Dispatch::parse(dispatch).unwrap();
+        let on = OnServer {
+            data: &data,
+            dispatch,
+            then,
+        };
+        variants::with_directory(Design::parse("global-mutex").unwrap(), &data, 100, on).unwrap();
+    }
+}
+
+#[test]
+fn counted_rounds_finish_and_the_server_stops_cleanly() {
+    on_every_queued_dispatch(Then::Rounds);
 }
 
 /// A server that never got a round (a criterion benchmark its filter skipped) stops when
 /// dropped: it used to wait forever for connections that had never started one.
 #[test]
 fn a_server_dropped_without_a_round_stops() {
-    let data = DirectoryData::generate(200, 10);
-    for dispatch in ["queue", "rayon", "batched"] {
-        let dispatch = Dispatch::parse(dispatch).unwrap();
-        let name = Design::parse("global-mutex").unwrap();
-        variants::with_directory(
-            name,
-            &data,
-            100,
-            NoRound {
-                data: &data,
-                dispatch,
-            },
-        )
-        .unwrap();
-    }
+    on_every_queued_dispatch(Then::DropWithoutRound);
 }

@@ -131,3 +131,23 @@ pub fn results_files(root: &Path) -> Vec<std::path::PathBuf> {
         Err(_) => Vec::new(),
     }
 }
+
+/// After a server cell was stopped: its server `server_pid` dies, no process of the test's
+/// `tmp` stays, `port` is free again, and `tmp` holds no folder but the template cache
+/// (which lives there only on a machine with no home folder).
+pub fn assert_server_gone(tmp: &Path, server_pid: i32, port: u16) {
+    let limit = std::time::Duration::from_secs(5);
+    let alive = |pid: i32| Path::new(&format!("/proc/{pid}")).exists();
+    wait_until("the server to die", limit, || !alive(server_pid));
+    wait_until("every process to end", limit, || {
+        processes_of(tmp).is_empty()
+    });
+    let port_held = std::net::TcpStream::connect(("127.0.0.1", port)).is_ok();
+    assert!(!port_held, "port {port} still held");
+    let left: Vec<String> = std::fs::read_dir(tmp)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "contention-lab-cache")
+        .collect();
+    assert_eq!(left, Vec::<String>::new(), "folders left in TMPDIR");
+}
