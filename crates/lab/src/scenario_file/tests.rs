@@ -137,6 +137,10 @@ fn malformed_files_name_the_file_line_and_problem() {
             "hot_path = \"lookup\"\naxis = \"threads\"\nthreads = [1]\nduration = \"soon\"\n",
             "duration",
         ),
+        (
+            "hot_path = \"lookup\"\naxis = \"threads\"\nthreads = [1]\npair_duration = \"0s\"\n",
+            "pair_duration: \"0s\" is not accepted",
+        ),
     ];
     for (text, expected) in cases {
         let path = write(dir.path(), "bad.toml", text);
@@ -188,6 +192,7 @@ cores = ["nproc"]
     assert_eq!(s.quick.threads.resolve(4, 4096, false), [1, 8]);
     assert_eq!(s.quick.cores.unwrap().resolve(4, usize::MAX, true), [4]);
     assert_eq!(s.overhead, Some(Duration::from_millis(250)));
+    assert_eq!(s.pair_duration, None, "without one, pairs use the window");
     assert!(s.keep_cores);
     assert_eq!(s.normal.repeats, DEFAULT_REPEATS);
 }
