@@ -161,9 +161,8 @@ pub struct ScenarioFile {
     /// windows 0.049-0.056 at 2.7 s (`lab matrix scenarios=sqlmix-libdqlite budget=3m
     /// duration=...`); in two default runs the sqlmix parts' pairs varied 0.033-0.071 at
     /// 1 s against 0.076-0.108 at 300 ms, about 30% less pair time for one interval
-    /// width (docs/findings.md, runs J and K). The rounds
-    /// keep `duration`: between rounds the host's drift dominates, which a longer window
-    /// does not cancel.
+    /// width (docs/findings.md, runs J and K). The rounds keep `duration`: between
+    /// rounds the host's drift dominates, which a longer window does not cancel.
     pub pair_duration: Option<Duration>,
     /// Whether a budget trims this file's core counts last (`keep_cores = true`: the
     /// files whose question is about cores), after repetitions.
@@ -261,22 +260,14 @@ pub fn load(path: &Path) -> Result<ScenarioFile, String> {
         Some(text) => ProfileAt::parse(text).map_err(|m| at("profile_at", m))?,
         None => ProfileAt::Sweep,
     };
-    let timeout = match raw.timeout {
-        Some(t) => Some(parse_duration(&t).map_err(|m| at("timeout", m))?),
-        None => None,
+    let optional = |key: &str, text: Option<String>| {
+        text.map(|t| parse_duration(&t).map_err(|m| at(key, m)))
+            .transpose()
     };
-    let overhead = match raw.overhead {
-        Some(t) => Some(parse_duration(&t).map_err(|m| at("overhead", m))?),
-        None => None,
-    };
-    let min_duration = match raw.min_duration {
-        Some(t) => Some(parse_duration(&t).map_err(|m| at("min_duration", m))?),
-        None => None,
-    };
-    let pair_duration = match raw.pair_duration {
-        Some(t) => Some(parse_duration(&t).map_err(|m| at("pair_duration", m))?),
-        None => None,
-    };
+    let timeout = optional("timeout", raw.timeout)?;
+    let overhead = optional("overhead", raw.overhead)?;
+    let min_duration = optional("min_duration", raw.min_duration)?;
+    let pair_duration = optional("pair_duration", raw.pair_duration)?;
     Ok(ScenarioFile {
         name: path
             .file_stem()
