@@ -32,7 +32,7 @@ fn profile_window(cell: &CellSpec<'_>, quick: bool) -> Duration {
 pub enum Purpose<'p> {
     /// A repetition of the rounds: the plan's window.
     Round,
-    /// One side of a part's pair: the pair window (`ScenarioPlan::pair_duration`).
+    /// One side of a part's pair: the pair window (`ScenarioPlan::pair_window`).
     Pair,
     /// A profiling run written to this prefix; `true` in a quick run.
     Profile(&'p str, bool),
@@ -57,7 +57,7 @@ pub fn run_child(
     };
     let (window, profile) = match purpose {
         Purpose::Round => (cell.file.duration, None),
-        Purpose::Pair => (cell.file.pair_duration, None),
+        Purpose::Pair => (cell.file.pair_window(), None),
         Purpose::Profile(prefix, quick) => (profile_window(cell, quick), Some(prefix)),
     };
     let args = cell.request(window, profile.map(str::to_owned)).to_args();

@@ -65,7 +65,7 @@ impl PairsRequest {
     /// (`slices` 1) or interleaved.
     pub fn of(cells: &[&CellSpec<'_>], count: usize, first: usize, slices: usize) -> PairsRequest {
         let args = |c: &CellSpec<'_>| {
-            let mut v = c.request(c.file.pair_duration, None).to_args();
+            let mut v = c.request(c.file.pair_window(), None).to_args();
             v.remove(0);
             v
         };
@@ -140,7 +140,7 @@ impl super::Runner for Children<'_> {
                 let c = &self.cells[i];
                 c.file.hot_path.name() == first.file.hot_path.name()
                     && c.cores == first.cores
-                    && c.file.pair_duration == first.file.pair_duration
+                    && c.file.pair_window() == first.file.pair_window()
                     && c.file.warmup == first.file.warmup
             })
             && (cells.len() == 2 || !first.file.hot_path.pairs_in_one_process())

@@ -80,10 +80,16 @@ impl ScenarioPlan {
         self.overhead + PER_THREAD * threads as u32 + self.warmup + self.duration
     }
 
+    /// The measured window of each side of a part's pair: the file's own pair window,
+    /// else the rounds' window as the budget left it.
+    pub fn pair_window(&self) -> Duration {
+        self.pair_duration.unwrap_or(self.duration)
+    }
+
     /// The expected wall time of one side of a part's pair at `threads`, in a child of
     /// its own: a repetition at the pair window.
     pub fn pair_side_cost(&self, threads: usize) -> Duration {
-        self.run_cost(threads) - self.duration + self.pair_duration
+        self.run_cost(threads) - self.duration + self.pair_window()
     }
 
     /// The expected wall time of one profiling run at `threads`.

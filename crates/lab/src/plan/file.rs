@@ -78,16 +78,16 @@ pub(super) fn plan_file(
     }
     check_counts(file, &param_sets, &threads)?;
     let duration = how.choose("duration", settings.duration, mode.duration, |d| text(*d));
-    let pair_duration = match file.pair_duration {
-        Some(d) if settings.duration.is_none() && !settings.quick && !settings.smoke => {
-            how.kept(format!("pair_duration {}", text(d)));
-            d
-        }
-        _ => duration,
-    };
+    // Quick and smoke runs keep their short window, and `duration=` asks one window.
+    let pair_duration = file
+        .pair_duration
+        .filter(|_| settings.duration.is_none() && !settings.quick && !settings.smoke);
+    if let Some(d) = pair_duration {
+        how.kept(format!("pair_duration {}", text(d)));
+    }
     let warmup = how.choose("warmup", settings.warmup, mode.warmup, |d| text(*d));
     let repeats = how.choose("repeats", settings.repeats, mode.repeats, usize::to_string);
-    let longest = duration.max(pair_duration);
+    let longest = duration.max(pair_duration.unwrap_or_default());
     let timeout = timeout_of(settings, file, longest, warmup, &mut how)?;
     if settings.locks_off {
         how.applied("locks=off".to_owned());

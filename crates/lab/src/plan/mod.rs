@@ -74,9 +74,10 @@ pub struct ScenarioPlan {
     pub param_sets: Vec<Params>,
     /// Measured window per repetition.
     pub duration: Duration,
-    /// Measured window of each side of a part's pair: the file's `pair_duration` in a
-    /// normal run, else `duration` (a `duration=` setting sets both: one window asked).
-    pub pair_duration: Duration,
+    /// The file's own window for each side of a part's pair (`pair_duration`), in a
+    /// normal run without `duration=`; `None` pairs at `duration`, as the budget trims
+    /// it ([`ScenarioPlan::pair_window`]).
+    pub pair_duration: Option<Duration>,
     /// Warm-up per repetition.
     pub warmup: Duration,
     /// Repetitions per cell.

@@ -283,7 +283,7 @@ pub fn slices(sides: &[&CellSpec<'_>], figure: &str) -> usize {
     let alike = sides.iter().all(|c| {
         c.file.hot_path.name() == first.file.hot_path.name()
             && c.cores == first.cores
-            && c.file.pair_duration == first.file.pair_duration
+            && c.file.pair_window() == first.file.pair_window()
             && c.file.warmup == first.file.warmup
             && c.file.interleave
             && c.file.hot_path.interleaves(&c.params)
@@ -293,7 +293,7 @@ pub fn slices(sides: &[&CellSpec<'_>], figure: &str) -> usize {
     }
     // The most turns the window holds; the child cuts fewer where the sides' response
     // times ask longer turns (`harness::slices::Schedule::cut`).
-    let n = first.file.pair_duration.as_millis() / harness::slices::SLICE.as_millis().max(1);
+    let n = first.file.pair_window().as_millis() / harness::slices::SLICE.as_millis().max(1);
     (n as usize).max(2) / 2 * 2
 }
 
@@ -311,9 +311,9 @@ pub fn pairs_cost(sides: &[&CellSpec<'_>], count: usize, slices: usize) -> Durat
         .iter()
         .map(|c| {
             if slices > 1 {
-                c.file.overhead + c.file.warmup + c.file.pair_duration * count as u32
+                c.file.overhead + c.file.warmup + c.file.pair_window() * count as u32
             } else if resident {
-                c.file.overhead + (c.file.warmup + c.file.pair_duration) * count as u32
+                c.file.overhead + (c.file.warmup + c.file.pair_window()) * count as u32
             } else {
                 c.file.pair_side_cost(c.threads) * count as u32
             }

@@ -317,7 +317,7 @@ fn pairs_measure_at_the_files_pair_window_in_a_normal_run_only() {
         let file = &plan.scenarios[0];
         (
             file.duration,
-            file.pair_duration,
+            file.pair_window(),
             file.settings_line.clone(),
         )
     };
@@ -329,9 +329,17 @@ fn pairs_measure_at_the_files_pair_window_in_a_normal_run_only() {
     assert_eq!((round, pair), (ms(200), ms(200)));
     let (round, pair, _) = windows(&["scenarios=sqlmix-libdqlite", "duration=500ms"]);
     assert_eq!((round, pair), (ms(500), ms(500)));
-    // A file without its own pair window pairs at its window.
+    // A file without its own pair window pairs at its window, as the budget trims it.
     let (round, pair, _) = windows(&["scenarios=lookup"]);
     assert_eq!(round, pair);
+    let trimmed = plan(&["scenarios=lease-seed-load", "budget=1m"]).unwrap();
+    let file = &trimmed.scenarios[0];
+    assert!(
+        file.trimmed.iter().any(|t| t.starts_with("windows")),
+        "{:?}",
+        file.trimmed
+    );
+    assert_eq!(file.pair_window(), file.duration);
 
     // The pairs' children are asked the pair window, and the plan prices them at it.
     let plan = plan(&["scenarios=sqlmix-libdqlite"]).unwrap();
