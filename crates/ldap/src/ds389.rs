@@ -10,9 +10,10 @@
 //! offline (`ns-slapd ldif2db`), the server listens on 127.0.0.1 only, the access log is
 //! off (it grows by 0.1 GB a minute under load), the size limit is lifted (the cache
 //! warm-up reads every entry), and the entry cache holds the whole directory, as on the
-//! seed's warmed-up server. Per cell only the port and `nsslapd-threadnumber` change (`-1`
-//! where the server's autotuning gives the cell's count; the cell reads back the count the
-//! server runs from cn=monitor).
+//! seed's warmed-up server. Per cell only the port, `nsslapd-threadnumber` (`-1` where the
+//! server's autotuning gives the cell's count; the cell reads back the count the server
+//! runs from cn=monitor) and the config folder's name (named for the port: see [`start`])
+//! change.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -131,9 +132,20 @@ pub fn start(
 ) -> Result<Running, String> {
     let bin = program()?;
     image::copy_into(image, folder, CONFIG_FILES)?;
-    let dse = folder.join("config/dse.ldif");
     let port = server::free_port()?;
+    // ns-slapd names its statistics semaphore after its config folder ("/<name>.stats",
+    // its snmp_collator.c), shared by every instance whose folder has that name, and
+    // exits at start when it cannot unlink one it finds. Two instances starting and
+    // stopping side by side (the pairs' two servers, tests in parallel) then race for one
+    // name: each instance gets a config folder named for its port, unique while it lives.
+    let config = config_folder(folder, port);
+    std::fs::rename(folder.join("config"), &config).map_err(|e| e.to_string())?;
+    let dse = config.join("dse.ldif");
     let text = std::fs::read_to_string(&dse).map_err(|e| e.to_string())?;
+    let text = text.replace(
+        &folder.join("config").to_string_lossy().into_owned(),
+        &config.to_string_lossy(),
+    );
     let text = set_attrs(
         &text,
         "cn=config",
@@ -149,15 +161,22 @@ pub fn start(
     let mut command = Command::new(bin);
     command
         .arg("-D")
-        .arg(folder.join("config"))
+        .arg(&config)
         .arg("-i")
         .arg(folder.join("run/ns-slapd.pid"))
         // Foreground: with a debug level given, ns-slapd neither forks nor detaches.
         .args(["-d", "0"]);
-    // The statistics semaphore ns-slapd opens as "/<name of its config folder>.stats"
-    // (its snmp_collator.c) and unlinks only on a clean stop, which a SIGKILL is not.
-    let semaphore = PathBuf::from("/dev/shm/sem.config.stats");
+    // Its statistics semaphore, unlinked by ns-slapd only on a clean stop, which a
+    // SIGKILL is not.
+    let name = config.file_name().unwrap_or_default().to_string_lossy();
+    let semaphore = PathBuf::from(format!("/dev/shm/sem.{name}.stats"));
     server::start(command, folder, port, cpus, &[semaphore])
+}
+
+/// The config folder of the instance started in `folder` on `port`: `slapd-cl<port>`, so
+/// that its statistics semaphore (named after this folder) is its own.
+pub fn config_folder(folder: &Path, port: u16) -> PathBuf {
+    folder.join(format!("slapd-cl{port}"))
 }
 
 fn build(bin: &Path, dir: &Path, users: usize, groups: usize) -> Result<(), String> {

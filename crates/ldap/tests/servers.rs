@@ -168,7 +168,8 @@ fn the_autotuned_thread_number_reads_back_from_cn_monitor() {
         let running = Design::Ds389
             .start(&image, folder.path(), threads, &cpus[..1], 400)
             .unwrap();
-        let dse = std::fs::read_to_string(folder.path().join("config/dse.ldif")).unwrap();
+        let config = ldap::ds389::config_folder(folder.path(), running.port);
+        let dse = std::fs::read_to_string(config.join("dse.ldif")).unwrap();
         let written = if threads == auto {
             "-1".to_owned()
         } else {
@@ -278,4 +279,47 @@ fn pairs_of_389_ds_at_two_thread_counts_share_one_start_and_leave_nothing() {
     assert!(servers_under(parent.path()).is_empty(), "a server is left");
     let left: Vec<_> = std::fs::read_dir(parent.path()).unwrap().collect();
     assert!(left.is_empty(), "{left:?} left in data_dir");
+}
+
+#[test]
+fn two_389_ds_side_by_side_keep_their_own_statistics_semaphore() {
+    if Design::Ds389.available().is_err() {
+        eprintln!(
+            "skipped: 389 DS is not installed; install with {}",
+            ldap::INSTALL
+        );
+        return;
+    }
+    // ns-slapd exits at start when it cannot unlink a semaphore of its name that another
+    // instance's stop has just unlinked: side by side, each instance needs its own name.
+    let image = Design::Ds389.image(300, 100).unwrap();
+    let cpus = harness::affinity::allowed_cpus();
+    let semaphore = |folder: &std::path::Path, port: u16| {
+        let config = ldap::ds389::config_folder(folder, port);
+        let name = config.file_name().unwrap().to_string_lossy().into_owned();
+        std::path::PathBuf::from(format!("/dev/shm/sem.{name}.stats"))
+    };
+    let folders: Vec<_> = (0..2)
+        .map(|_| harness::scratch::private_folder(None, "contention-lab-t-").unwrap())
+        .collect();
+    let mut running: Vec<_> = folders
+        .iter()
+        .map(|f| {
+            Design::Ds389
+                .start(&image, f.path(), 2, &cpus, 400)
+                .unwrap()
+        })
+        .collect();
+    let sems: Vec<_> = running
+        .iter()
+        .zip(&folders)
+        .map(|(r, f)| semaphore(f.path(), r.port))
+        .collect();
+    assert_ne!(sems[0], sems[1]);
+    assert!(sems.iter().all(|s| s.exists()), "{sems:?}");
+    running.remove(0).stop();
+    assert!(!sems[0].exists(), "{:?} left", sems[0]);
+    assert!(sems[1].exists(), "{:?} went with the other server", sems[1]);
+    running.remove(0).stop();
+    assert!(!sems[1].exists(), "{:?} left", sems[1]);
 }
