@@ -14,11 +14,12 @@
 //! cell, only while two repetitions of every cell and the profiles would leave the pairs
 //! less than [`PAIRS_FLOOR`] of the budget, the files without `keep_cores` and then those
 //! with it lose (3) the thread counts far past a row's own cores in the rows below the
-//! most cores (`thin_rows`) and (4) core counts, one at a time, file by file, keeping the
+//! most cores (`thin_rows`), then in those rows the variants no part compares
+//! (`thin_variants`), and (4) core counts, one at a time, file by file, keeping the
 //! most cores and 1 longest; a core count dropped before the later files were thinned
 //! comes back where it then fits (`restore_cores`). The thread x core matrix is the first
 //! thing a reader reads, and its rows at fewer cores cost a minute here. Nothing the user typed
-//! (`duration=`, `warmup=`, `repeats=`, `cores=`) is trimmed. What was trimmed is
+//! (`duration=`, `warmup=`, `repeats=`, `cores=`, `variants=`) is trimmed. What was trimmed is
 //! recorded per file. It runs nothing.
 
 use std::time::Duration;
@@ -26,6 +27,7 @@ use std::time::Duration;
 use super::profiled::{self as select, Which};
 use super::{MatrixPlan, ScenarioPlan, Settings};
 use crate::scenario_file::Axis;
+use verdict::decide::CellRef;
 
 /// What each worker thread adds to a child's start and end (spawning, its data, joining):
 /// about what 3000 pool clients took here.
@@ -250,9 +252,12 @@ pub(super) fn fit(plan: &mut MatrixPlan, settings: &Settings, pairs: Duration) {
         // it; far past it the row repeats its time slicing, which its largest count shows.
         // Files without `keep_cores` go first, rows then core counts, so the files the
         // seeds' own tables come from keep their rows widest.
+        // Then those rows keep only the designs the parts compare (the seed's table is of
+        // its own design), and only then does a row go.
         if settings.cores.is_none() && !core_fits(plan) {
             let _ = [false, true].into_iter().any(|keep| {
                 thin_rows(plan, keep, settings, &named, &mut spans, &core_fits)
+                    || thin_variants(plan, keep, settings, &named, &core_fits)
                     || thin_cores(plan, keep, &core_fits)
             });
             restore_cores(plan, &own, &named, &spans, &core_fits);
@@ -283,6 +288,7 @@ pub(super) fn fit(plan: &mut MatrixPlan, settings: &Settings, pairs: Duration) {
             .collect();
         let cores = s.cores.clone();
         s.rows.retain(|c, _| cores.contains(c));
+        s.row_variants.retain(|c, _| cores.contains(c));
         let thinned: Vec<usize> = s
             .cores
             .iter()
@@ -293,6 +299,14 @@ pub(super) fn fit(plan: &mut MatrixPlan, settings: &Settings, pairs: Duration) {
             s.trimmed.push(format!(
                 "threads past {span}x cores left out at cores {} (1, the most and the parts' kept; cores= keeps every row whole)",
                 crate::scenario_file::join(&thinned)
+            ));
+        }
+        if let Some(kept) = s.row_variants.values().next() {
+            let at: Vec<usize> = s.row_variants.keys().copied().collect();
+            s.trimmed.push(format!(
+                "variants other than {} left out at cores {} (the designs the parts compare kept; variants= keeps every row whole)",
+                kept.join(","),
+                crate::scenario_file::join(&at)
             ));
         }
         if !gone.is_empty() {
@@ -335,7 +349,7 @@ fn thin_rows(
     plan: &mut MatrixPlan,
     keep: bool,
     settings: &Settings,
-    named: &[(String, usize, usize)],
+    named: &[CellRef],
     spans: &mut [Option<usize>],
     fits: &dyn Fn(&MatrixPlan) -> bool,
 ) -> bool {
@@ -369,6 +383,57 @@ fn thin_rows(
     false
 }
 
+/// Leaves out of the rows below the most cores of each thread-axis file whose
+/// `keep_cores` is `keep` the variants no part names ([`row_variants`]), file by file,
+/// until the plan fits (true) or every such row is as thin as it goes (false). Why
+/// variants before rows: a row below the most cores is for the seed's table (rows = CPUs,
+/// columns = threads) of the designs the parts compare, while the designs are compared with
+/// each other at the most cores, where every one keeps its row. A file whose variants
+/// were typed keeps them all.
+fn thin_variants(
+    plan: &mut MatrixPlan,
+    keep: bool,
+    settings: &Settings,
+    named: &[CellRef],
+    fits: &dyn Fn(&MatrixPlan) -> bool,
+) -> bool {
+    if settings.variants.is_some() {
+        return false;
+    }
+    for i in 0..plan.scenarios.len() {
+        let s = &mut plan.scenarios[i];
+        if s.keep_cores != keep || s.axis != Axis::Threads {
+            continue;
+        }
+        let kept = row_variants(s, named);
+        let Some(&most) = s.cores.iter().max() else {
+            continue;
+        };
+        if kept.len() == s.variants.len() {
+            continue;
+        }
+        for c in s.cores.clone().into_iter().filter(|&c| c < most) {
+            s.row_variants.insert(c, kept.clone());
+        }
+        if fits(plan) {
+            return true;
+        }
+    }
+    false
+}
+
+/// The variants a thinned row of `s` keeps: the first (each hot path lists the design of
+/// its seed's incident first, whose table the seed drew) and those a part names in this
+/// file.
+fn row_variants(s: &ScenarioPlan, named: &[CellRef]) -> Vec<&'static str> {
+    s.variants
+        .iter()
+        .enumerate()
+        .filter(|&(i, v)| i == 0 || named.iter().any(|n| n.file == s.file && n.variant == *v))
+        .map(|(_, &v)| v)
+        .collect()
+}
+
 /// Drops core counts from files whose `keep_cores` is `keep`, one at a time and file by
 /// file, until the plan fits (true) or each such file has one core count left (false).
 fn thin_cores(plan: &mut MatrixPlan, keep: bool, fits: &dyn Fn(&MatrixPlan) -> bool) -> bool {
@@ -392,21 +457,32 @@ fn thin_cores(plan: &mut MatrixPlan, keep: bool, fits: &dyn Fn(&MatrixPlan) -> b
     }
 }
 
-/// Gives back, file by file (`keep_cores` files first), the core counts the budget dropped, in the reverse of the
-/// order it dropped them (the most telling first) and as thin as the file's other rows,
-/// while the plan still fits: a file dropped to one row before the `keep_cores` files were
-/// thinned may have room for more once they were.
+/// Gives back the core counts the budget dropped, in the reverse of the order it dropped
+/// them (the most telling first), one of each file in turn (`keep_cores` files first) and
+/// as thin as the file's other rows, while the plan still fits: a file dropped to one row
+/// before the `keep_cores` files were thinned may have room for more once they were, and
+/// taking turns gives every file its row at 1 core before any gets its middle rows (file
+/// by file, the last files of a 16-CPU plan kept one row while the first kept five).
 fn restore_cores(
     plan: &mut MatrixPlan,
     own: &[Own],
-    named: &[(String, usize, usize)],
+    named: &[CellRef],
     spans: &[Option<usize>],
     fits: &dyn Fn(&MatrixPlan) -> bool,
 ) {
     let mut files: Vec<usize> = (0..own.len()).collect();
     files.sort_by_key(|&i| !plan.scenarios[i].keep_cores);
-    for i in files {
-        for &c in drop_order(&own[i].cores).iter().rev() {
+    let orders: Vec<Vec<usize>> = own
+        .iter()
+        .map(|o| drop_order(&o.cores).into_iter().rev().collect())
+        .collect();
+    let mut open = vec![true; own.len()];
+    let turns = orders.iter().map(Vec::len).max().unwrap_or(0);
+    for turn in 0..turns {
+        for &i in &files {
+            let Some(&c) = orders[i].get(turn).filter(|_| open[i]) else {
+                continue;
+            };
             let s = &mut plan.scenarios[i];
             if s.cores.contains(&c) {
                 continue;
@@ -414,13 +490,19 @@ fn restore_cores(
             let before = s.clone();
             s.cores.push(c);
             s.cores.sort_unstable();
-            if let Some(span) = spans[i].filter(|_| s.cores.last() != Some(&c)) {
+            let below_most = s.cores.last() != Some(&c);
+            if let Some(span) = spans[i].filter(|_| below_most) {
                 let kept = row(s, c, span, named);
                 s.rows.insert(c, kept);
             }
+            if let Some(kept) = s.row_variants.values().next().cloned() {
+                if below_most {
+                    s.row_variants.insert(c, kept);
+                }
+            }
             if !fits(plan) {
                 plan.scenarios[i] = before;
-                break;
+                open[i] = false;
             }
         }
     }
@@ -428,12 +510,7 @@ fn restore_cores(
 
 /// The thread counts a row at `cores` keeps at `span`: up to `span` times its cores, the
 /// fewest and the most, and every cell a part names.
-fn row(
-    s: &ScenarioPlan,
-    cores: usize,
-    span: usize,
-    named: &[(String, usize, usize)],
-) -> Vec<usize> {
+fn row(s: &ScenarioPlan, cores: usize, span: usize, named: &[CellRef]) -> Vec<usize> {
     let fewest = s.threads.iter().min();
     let most = s.threads.iter().max();
     s.threads
@@ -445,7 +522,7 @@ fn row(
                 || Some(t) == most
                 || named
                     .iter()
-                    .any(|n| n.0 == s.file && n.1 == *t && n.2 == cores)
+                    .any(|n| n.file == s.file && n.threads == *t && n.cores == cores)
         })
         .collect()
 }

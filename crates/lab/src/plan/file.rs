@@ -107,6 +107,7 @@ pub(super) fn plan_file(
         threads,
         cores,
         rows: Default::default(),
+        row_variants: Default::default(),
         param_sets,
         duration,
         pair_duration,

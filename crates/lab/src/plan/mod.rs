@@ -70,6 +70,9 @@ pub struct ScenarioPlan {
     /// The thread counts of each core count the budget thinned (`budget::thin_rows`); a
     /// core count it does not name runs every count of `threads`.
     pub rows: std::collections::BTreeMap<usize, Vec<usize>>,
+    /// The variants each core count the budget thinned runs (`budget::thin_variants`); a
+    /// core count it does not name runs every variant.
+    pub row_variants: std::collections::BTreeMap<usize, Vec<&'static str>>,
     /// Every combination of parameter values.
     pub param_sets: Vec<Params>,
     /// Measured window per repetition.
@@ -168,12 +171,23 @@ impl ScenarioPlan {
         self.rows.get(&cores).map_or(&self.threads, Vec::as_slice)
     }
 
+    /// Whether this file runs `variant` at `cores`: every variant unless the budget thinned
+    /// that row's.
+    pub fn runs_variant_at(&self, variant: &str, cores: usize) -> bool {
+        self.row_variants
+            .get(&cores)
+            .is_none_or(|kept| kept.contains(&variant))
+    }
+
     /// Every cell of this file: variant, parameters, cores, then threads.
     pub fn cells(&self) -> Vec<CellSpec<'_>> {
         let mut cells = Vec::new();
         for &variant in &self.variants {
             for (param_index, params) in self.param_sets.iter().enumerate() {
                 for &cores in &self.cores {
+                    if !self.runs_variant_at(variant, cores) {
+                        continue;
+                    }
                     for &threads in self.threads_at(cores) {
                         cells.push(CellSpec {
                             file: self,

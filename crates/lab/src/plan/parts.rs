@@ -106,9 +106,9 @@ pub fn declare(plan: &MatrixPlan, cells: &[CellSpec<'_>]) -> Vec<Measured> {
         .collect()
 }
 
-/// Every cell the plan's parts name, as (file, threads, cores): what the budget keeps when
-/// it thins the rows of the thread x core matrix (`budget::thin_rows`). None without pairs.
-pub fn named_points(plan: &MatrixPlan) -> Vec<(String, usize, usize)> {
+/// Every cell the plan's parts name: what the budget keeps when it thins the rows of the
+/// thread x core matrix (`budget::thin_rows`, `budget::thin_variants`). None without pairs.
+pub fn named_points(plan: &MatrixPlan) -> Vec<CellRef> {
     if !plan.pairs {
         return Vec::new();
     }
@@ -116,7 +116,7 @@ pub fn named_points(plan: &MatrixPlan) -> Vec<(String, usize, usize)> {
         .iter()
         .filter_map(|m| m.claim.comparison.as_ref())
         .flat_map(|c| c.cells())
-        .map(|r| (r.file.clone(), r.threads, r.cores))
+        .cloned()
         .collect()
 }
 

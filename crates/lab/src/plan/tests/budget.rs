@@ -173,15 +173,16 @@ fn on_16_cpus_the_seeds_files_keep_every_core_row_by_thinning_their_threads() {
     let plan = plan(&["plan=true", "cpus=16", "budget=15m"]).unwrap();
     let wide = plan_of(&["plan=true", "cpus=16", "budget=none"]);
     let named = crate::plan::parts::named_points(&plan);
-    let cells: Vec<(String, usize, usize)> = plan
+    let cells: Vec<(String, &str, usize, usize)> = plan
         .cells()
         .iter()
-        .map(|c| (c.file.file.clone(), c.threads, c.cores))
+        .map(|c| (c.file.file.clone(), c.variant, c.threads, c.cores))
         .collect();
     for n in &named {
+        let cell = (n.file.clone(), n.variant.as_str(), n.threads, n.cores);
         assert!(
-            cells.contains(n),
-            "{n:?}: a cell a part names was thinned away"
+            cells.contains(&cell),
+            "{cell:?}: a cell a part names was thinned away"
         );
     }
     let mut thinned = 0;
@@ -223,6 +224,67 @@ fn on_16_cpus_the_seeds_files_keep_every_core_row_by_thinning_their_threads() {
     // What was typed is never thinned.
     let typed = plan_of(&["plan=true", "cpus=16", "budget=15m", "threads=1,2,4,16,96"]);
     assert!(typed.scenarios.iter().all(|s| s.rows.is_empty()));
+}
+
+#[test]
+fn on_16_cpus_every_thread_file_keeps_a_core_axis_with_the_parts_designs_below_the_most() {
+    // Issue 49: with threads thinned, sqlmix, lease and pool still kept only cores 16 on 16
+    // CPUs. Rows below the most cores now keep only the seed's design and those the parts
+    // compare, every design keeping the most cores' row, and the dropped core counts come
+    // back a file at a time in turn, so every file keeps 1 and 16 and one between.
+    let plan = plan_of(&["plan=true", "cpus=16", "budget=15m"]);
+    let named = crate::plan::parts::named_points(&plan);
+    for s in plan.scenarios.iter().filter(|s| s.axis == Axis::Threads) {
+        assert!(
+            s.cores.len() >= 3 && s.cores.first() == Some(&1) && s.cores.last() == Some(&16),
+            "{}: {:?} {:?}",
+            s.file,
+            s.cores,
+            s.trimmed
+        );
+        let variants_at = |c: usize| -> Vec<&str> {
+            s.variants
+                .iter()
+                .copied()
+                .filter(|v| s.runs_variant_at(v, c))
+                .collect()
+        };
+        assert_eq!(
+            variants_at(16),
+            s.variants,
+            "{}: the most cores' row",
+            s.file
+        );
+        for c in s.cores.iter().copied().filter(|&c| c < 16) {
+            let kept = variants_at(c);
+            assert_eq!(
+                kept.first(),
+                s.variants.first(),
+                "{}: the seed's design",
+                s.file
+            );
+            assert!(!kept.is_empty(), "{} at cores {c}", s.file);
+            for n in named.iter().filter(|n| n.file == s.file && n.cores == c) {
+                assert!(kept.contains(&n.variant.as_str()), "{n:?} left out");
+            }
+            if kept.len() < s.variants.len() {
+                let line = s.trimmed.join(", ");
+                assert!(line.contains("variants other than"), "{}: {line}", s.file);
+            }
+        }
+    }
+    assert!(
+        plan.scenarios.iter().any(|s| !s.row_variants.is_empty()),
+        "nothing thinned: the test no longer shows the rule"
+    );
+    // What was typed is never thinned.
+    let typed = plan_of(&[
+        "plan=true",
+        "cpus=16",
+        "budget=15m",
+        "variants=dashmap,global-mutex",
+    ]);
+    assert!(typed.scenarios.iter().all(|s| s.row_variants.is_empty()));
 }
 
 fn plan_of(list: &[&str]) -> MatrixPlan {
