@@ -29,6 +29,18 @@ fn installed() -> Vec<Design> {
         .collect()
 }
 
+/// Whether 389 DS is missing here; prints why its test is skipped.
+fn ds389_missing() -> bool {
+    let missing = Design::Ds389.available().is_err();
+    if missing {
+        eprintln!(
+            "skipped: 389 DS is not installed; install with {}",
+            ldap::INSTALL
+        );
+    }
+    missing
+}
+
 #[test]
 fn every_variant_measures_and_verifies_against_a_real_server() {
     if let Some(m) = LdapHotPath.missing(&testing::params(&LdapHotPath, &[])) {
@@ -149,11 +161,7 @@ fn slapd_at_one_thread_is_refused_with_its_reason() {
 
 #[test]
 fn the_autotuned_thread_number_reads_back_from_cn_monitor() {
-    if Design::Ds389.available().is_err() {
-        eprintln!(
-            "skipped: 389 DS is not installed; install with {}",
-            ldap::INSTALL
-        );
+    if ds389_missing() {
         return;
     }
     let image = Design::Ds389.image(300, 100).unwrap();
@@ -205,11 +213,7 @@ fn servers_under(dir: &std::path::Path) -> Vec<u32> {
 
 #[test]
 fn pairs_of_389_ds_at_two_thread_counts_share_one_start_and_leave_nothing() {
-    if Design::Ds389.available().is_err() {
-        eprintln!(
-            "skipped: 389 DS is not installed; install with {}",
-            ldap::INSTALL
-        );
+    if ds389_missing() {
         return;
     }
     // As in a lab child: this thread's mask is the cell's one core; the clients get the rest.
@@ -283,11 +287,7 @@ fn pairs_of_389_ds_at_two_thread_counts_share_one_start_and_leave_nothing() {
 
 #[test]
 fn two_389_ds_side_by_side_keep_their_own_statistics_semaphore() {
-    if Design::Ds389.available().is_err() {
-        eprintln!(
-            "skipped: 389 DS is not installed; install with {}",
-            ldap::INSTALL
-        );
+    if ds389_missing() {
         return;
     }
     // ns-slapd exits at start when it cannot unlink a semaphore of its name that another
