@@ -232,6 +232,13 @@ pub fn rewrite_cells(claim: &mut Claim, f: impl Fn(CellRef) -> CellRef) {
 /// `claim` measured for real ([`measured_until_decided`], up to `most` pairs) and checked
 /// to come out `expected`; a control's or a treatment's assertion. Returns the pairs for
 /// any further check. Panics with the interval and the rule otherwise.
+///
+/// An inconclusive outcome is measured again, up to [`ATTEMPTS`] times in all: on a
+/// shared 2-CPU machine a burst of other work can widen one measurement's interval past
+/// a threshold (a CI run here gave `limiting_lock`'s never-taken lock 0.990 [0.948-1.028]
+/// over 192 pairs against the rule's 0.95), which says the instrument could not tell, not
+/// that it told wrong. The opposite outcome fails at once, and so do [`ATTEMPTS`]
+/// inconclusive ones.
 pub fn expect_outcome(
     hot_path: &dyn HotPath,
     claim: &Claim,
@@ -240,21 +247,36 @@ pub fn expect_outcome(
     warmup_ms: u64,
     window_ms: u64,
 ) -> Measured {
-    let m = measured_until_decided(hot_path, claim, most, warmup_ms, window_ms);
     let rule = claim.comparison.as_ref().map(|c| c.rule);
-    let said = m
-        .interval()
-        .map_or_else(|| "no interval".to_owned(), |i| i.to_string());
-    eprintln!("{}: {said} over {} pairs", claim.part, m.pairs.len());
-    assert_eq!(
-        m.outcome(),
-        expected,
-        "part `{}`: {said} over {} pairs against {rule:?}",
-        claim.part,
-        m.pairs.len()
-    );
-    m
+    for attempt in 1..=ATTEMPTS {
+        let m = measured_until_decided(hot_path, claim, most, warmup_ms, window_ms);
+        let said = m
+            .interval()
+            .map_or_else(|| "no interval".to_owned(), |i| i.to_string());
+        eprintln!(
+            "{}: {said} over {} pairs (attempt {attempt})",
+            claim.part,
+            m.pairs.len()
+        );
+        let again = m.outcome() == Outcome::Inconclusive
+            && expected != Outcome::Inconclusive
+            && attempt < ATTEMPTS;
+        if !again {
+            assert_eq!(
+                m.outcome(),
+                expected,
+                "part `{}`: {said} over {} pairs against {rule:?} (attempt {attempt})",
+                claim.part,
+                m.pairs.len()
+            );
+            return m;
+        }
+    }
+    unreachable!("the last attempt returns or panics")
 }
+
+/// How many times [`expect_outcome`] measures a claim that comes out inconclusive.
+pub const ATTEMPTS: usize = 3;
 
 /// Checks that every part of `registry` that decides a verdict names its two controls
 /// ([`crate::registry::Controls`]) and that each is a `#[test]` function in `tests` (the
