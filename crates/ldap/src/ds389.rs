@@ -169,8 +169,60 @@ pub fn start(
     // Its statistics semaphore, unlinked by ns-slapd only on a clean stop, which a
     // SIGKILL is not.
     let name = config.file_name().unwrap_or_default().to_string_lossy();
-    let semaphore = PathBuf::from(format!("/dev/shm/sem.{name}.stats"));
+    let semaphore = PathBuf::from(format!("{SEMAPHORES}/sem.{name}.stats"));
+    sweep_semaphores();
     server::start(command, folder, port, cpus, &[semaphore])
+}
+
+/// Where POSIX named semaphores live.
+const SEMAPHORES: &str = "/dev/shm";
+
+/// Removes the statistics semaphores of instances gone without a clean stop and without
+/// the lab's clean-up (the lab itself killed): named for their port, they would pile up
+/// rather than be reused. A semaphore is in use while a process maps it (ns-slapd maps its
+/// own from `sem_open` on, before the name exists). glibc maps it under a temporary name
+/// and links it in place, so the maps name the file by its inode, not its name.
+fn sweep_semaphores() {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(entries) = std::fs::read_dir(SEMAPHORES) else {
+        return;
+    };
+    let ours: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("sem.slapd-cl") && n.ends_with(".stats"))
+        })
+        .collect();
+    if ours.is_empty() {
+        return;
+    }
+    // `address perms offset dev inode path`, for every mapping of a file in /dev/shm.
+    let mapped: std::collections::HashSet<u64> = std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .bytes()
+                .all(|b| b.is_ascii_digit())
+        })
+        .filter_map(|e| std::fs::read_to_string(e.path().join("maps")).ok())
+        .flat_map(|maps| {
+            maps.lines()
+                .filter(|l| l.contains(SEMAPHORES))
+                .filter_map(|l| l.split_whitespace().nth(4)?.parse().ok())
+                .collect::<Vec<u64>>()
+        })
+        .collect();
+    for path in ours {
+        if std::fs::metadata(&path).is_ok_and(|m| !mapped.contains(&m.ino())) {
+            let _ = std::fs::remove_file(path);
+        }
+    }
 }
 
 /// The config folder of the instance started in `folder` on `port`: `slapd-cl<port>`, so

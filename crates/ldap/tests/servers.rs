@@ -323,3 +323,31 @@ fn two_389_ds_side_by_side_keep_their_own_statistics_semaphore() {
     running.remove(0).stop();
     assert!(!sems[1].exists(), "{:?} left", sems[1]);
 }
+
+#[test]
+fn a_semaphore_left_by_a_killed_instance_goes_at_the_next_start() {
+    if ds389_missing() {
+        return;
+    }
+    // What a lab killed with SIGKILL leaves: its server's semaphore, which nobody maps.
+    let stale = std::path::PathBuf::from("/dev/shm/sem.slapd-cl1.stats");
+    std::fs::write(&stale, [0u8; 32]).unwrap();
+    let image = Design::Ds389.image(300, 100).unwrap();
+    let cpus = harness::affinity::allowed_cpus();
+    let folder = harness::scratch::private_folder(None, "contention-lab-t-").unwrap();
+    let running = Design::Ds389
+        .start(&image, folder.path(), 2, &cpus, 400)
+        .unwrap();
+    let name = ldap::ds389::config_folder(folder.path(), running.port);
+    let own = format!(
+        "/dev/shm/sem.{}.stats",
+        name.file_name().unwrap().to_string_lossy()
+    );
+    assert!(!stale.exists(), "the stale semaphore is still there");
+    assert!(
+        std::path::Path::new(&own).exists(),
+        "{own}: its own went too"
+    );
+    running.stop();
+    assert!(!std::path::Path::new(&own).exists(), "{own} left");
+}
