@@ -166,13 +166,18 @@ pub fn start(
         .arg(folder.join("run/ns-slapd.pid"))
         // Foreground: with a debug level given, ns-slapd neither forks nor detaches.
         .args(["-d", "0"]);
-    // Its statistics semaphore, unlinked by ns-slapd only on a clean stop, which a
-    // SIGKILL is not.
-    let name = config.file_name().unwrap_or_default().to_string_lossy();
-    let semaphore = PathBuf::from(format!("{SEMAPHORES}/sem.{name}.stats"));
     sweep_semaphores();
-    server::start(command, folder, port, cpus, &[semaphore])
+    server::start(command, folder, port, cpus, &[semaphore(port)])
 }
+
+/// The statistics semaphore of the instance on `port`, which ns-slapd unlinks only on a
+/// clean stop (a SIGKILL is not one): the lab removes it once the server is gone.
+pub fn semaphore(port: u16) -> PathBuf {
+    PathBuf::from(format!("{SEMAPHORES}/sem.{CONFIG_PREFIX}{port}.stats"))
+}
+
+/// The start of an instance's config folder's name, and so of its semaphore's.
+const CONFIG_PREFIX: &str = "slapd-cl";
 
 /// Where POSIX named semaphores live.
 const SEMAPHORES: &str = "/dev/shm";
@@ -191,9 +196,9 @@ fn sweep_semaphores() {
         .flatten()
         .map(|e| e.path())
         .filter(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("sem.slapd-cl") && n.ends_with(".stats"))
+            p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                n.starts_with(&format!("sem.{CONFIG_PREFIX}")) && n.ends_with(".stats")
+            })
         })
         .collect();
     if ours.is_empty() {
@@ -228,7 +233,7 @@ fn sweep_semaphores() {
 /// The config folder of the instance started in `folder` on `port`: `slapd-cl<port>`, so
 /// that its statistics semaphore (named after this folder) is its own.
 pub fn config_folder(folder: &Path, port: u16) -> PathBuf {
-    folder.join(format!("slapd-cl{port}"))
+    folder.join(format!("{CONFIG_PREFIX}{port}"))
 }
 
 fn build(bin: &Path, dir: &Path, users: usize, groups: usize) -> Result<(), String> {

@@ -294,11 +294,6 @@ fn two_389_ds_side_by_side_keep_their_own_statistics_semaphore() {
     // instance's stop has just unlinked: side by side, each instance needs its own name.
     let image = Design::Ds389.image(300, 100).unwrap();
     let cpus = harness::affinity::allowed_cpus();
-    let semaphore = |folder: &std::path::Path, port: u16| {
-        let config = ldap::ds389::config_folder(folder, port);
-        let name = config.file_name().unwrap().to_string_lossy().into_owned();
-        std::path::PathBuf::from(format!("/dev/shm/sem.{name}.stats"))
-    };
     let folders: Vec<_> = (0..2)
         .map(|_| harness::scratch::private_folder(None, "contention-lab-t-").unwrap())
         .collect();
@@ -312,8 +307,7 @@ fn two_389_ds_side_by_side_keep_their_own_statistics_semaphore() {
         .collect();
     let sems: Vec<_> = running
         .iter()
-        .zip(&folders)
-        .map(|(r, f)| semaphore(f.path(), r.port))
+        .map(|r| ldap::ds389::semaphore(r.port))
         .collect();
     assert_ne!(sems[0], sems[1]);
     assert!(sems.iter().all(|s| s.exists()), "{sems:?}");
@@ -338,16 +332,9 @@ fn a_semaphore_left_by_a_killed_instance_goes_at_the_next_start() {
     let running = Design::Ds389
         .start(&image, folder.path(), 2, &cpus, 400)
         .unwrap();
-    let name = ldap::ds389::config_folder(folder.path(), running.port);
-    let own = format!(
-        "/dev/shm/sem.{}.stats",
-        name.file_name().unwrap().to_string_lossy()
-    );
+    let own = ldap::ds389::semaphore(running.port);
     assert!(!stale.exists(), "the stale semaphore is still there");
-    assert!(
-        std::path::Path::new(&own).exists(),
-        "{own}: its own went too"
-    );
+    assert!(own.exists(), "{own:?}: its own went too");
     running.stop();
-    assert!(!std::path::Path::new(&own).exists(), "{own} left");
+    assert!(!own.exists(), "{own:?} left");
 }
