@@ -159,7 +159,8 @@ pub fn measure(
         // In tiers: every undecided deciding part to the plan's least pairs first (fewest
         // first), so no part is left at a first look while another takes its fifth (a run
         // here gave an undecided 389 DS part 128 pairs while decided ones stopped at 16);
-        // then every other part to its floor (a decided part, the placebo, a size's
+        // then, still undecided, its looks up to twice that ([`UNDECIDED_FIRST`]); then
+        // every other part to its floor (a decided part, the placebo, a size's
         // `SIZE_PAIRS`); then the undecided deciding parts beyond it, then the decided
         // ones not yet narrow, and only then sizes and the placebo beyond their floors: a
         // deciding part's pairs can change a verdict, theirs only narrow a figure shown
@@ -170,21 +171,10 @@ pub fn measure(
             .filter(|&i| parts[i].stopped.is_empty() && plans[i].is_some())
             .filter(|&i| stop_reason(&parts[i]).is_none())
             .min_by(|&a, &b| {
-                let tier = |i: usize| {
-                    let m = &parts[i];
-                    let deciding = !m.claim.size_only && !m.claim.placebo;
-                    let undecided = m.outcome() == Outcome::Inconclusive;
-                    match (m.pairs.len() < floor(&m.claim), deciding, undecided) {
-                        (true, true, true) => 0,
-                        (true, _, _) => 1,
-                        (false, true, true) => 2,
-                        (false, true, false) => 3,
-                        (false, false, _) => 4,
-                    }
-                };
+                let tier = |i: usize| tier(&parts[i]);
                 tier(a)
                     .cmp(&tier(b))
-                    .then(if tier(a) < 2 {
+                    .then(if tier(a) < 3 {
                         parts[a].pairs.len().cmp(&parts[b].pairs.len())
                     } else {
                         std::cmp::Ordering::Equal
@@ -250,6 +240,30 @@ pub fn measure(
         saved(parts);
     }
     true
+}
+
+/// How many pairs an undecided deciding part takes before any other part gets its floor:
+/// twice the plan's least. Why before the floors: a default run here (20261206T102357Z)
+/// stopped 389 DS's `threads_past_cpus` for the budget at its least 24 pairs, undecided,
+/// while sizes and placebos took their floors first; a size's figure without pairs is a
+/// figure missing, a deciding part without its next look can be a verdict missing. Why
+/// bounded: a part near its threshold could take every pair of the run (the `futile`
+/// check stops only the hopeless), and then no size or placebo would be shown at all.
+pub const UNDECIDED_FIRST: usize = 2 * MIN_PAIRS;
+
+/// Which part's pairs go first: the lower tier (see `measure`).
+fn tier(m: &Measured) -> u8 {
+    let deciding = !m.claim.size_only && !m.claim.placebo;
+    let undecided = m.outcome() == Outcome::Inconclusive;
+    let n = m.pairs.len();
+    match (deciding && undecided, n < floor(&m.claim)) {
+        (true, true) => 0,
+        (true, false) if n < UNDECIDED_FIRST => 1,
+        (false, true) => 2,
+        (true, false) => 3,
+        (false, false) if deciding => 4,
+        (false, false) => 5,
+    }
 }
 
 /// Gives the pairs part `i` just measured (`records`, each pair's records in its cells'

@@ -404,3 +404,42 @@ fn a_size_gets_pairs_past_its_floor_only_once_the_deciding_parts_have_stopped() 
     );
     assert!(parts[0].pairs.len() >= SIZE_PAIRS);
 }
+
+#[test]
+fn an_undecided_deciding_part_takes_its_next_looks_before_a_size_takes_its_floor() {
+    let plan = plan();
+    let cells = plan.cells();
+    let mut size = part_at("size", 1);
+    size.claim.size_only = true;
+    let mut parts = vec![size, part()];
+    // The deciding part (2 threads) is 1.12x with a wobble that leaves its interval
+    // across 1.05 at its least pairs; the size (1 thread) is a quiet 1.4x.
+    let calls = RefCell::new(Vec::new());
+    let mut k = 0usize;
+    let mut run = Fake(|i: usize, _pair: usize| {
+        k += 1;
+        calls.borrow_mut().push(cells[i].threads);
+        let ops = match (cells[i].variant, cells[i].threads) {
+            ("dashmap", 2) => 1.12e6 * [0.7, 1.35, 1.0, 0.8, 1.3, 0.95, 1.1][k % 7],
+            ("dashmap", _) => 1.4e6,
+            _ => 1e6,
+        };
+        Some(record(&cells, i, ops))
+    });
+    assert!(measure(&mut parts, &cells, None, &mut run, &mut |_| {}));
+    let pairs: Vec<usize> = calls.into_inner().chunks(2).map(|c| c[0]).collect();
+    let first_size = pairs.iter().position(|&t| t == 1).unwrap();
+    let before = pairs[..first_size].iter().filter(|&&t| t == 2).count();
+    let mut at = parts[1].clone();
+    at.pairs.truncate(MIN_PAIRS);
+    assert_eq!(
+        at.outcome(),
+        Outcome::Inconclusive,
+        "the premise: undecided at its least"
+    );
+    // Old order: the size's floor right after the deciding part's least pairs.
+    assert!(
+        before > MIN_PAIRS,
+        "the size began after {before} pairs of the undecided part"
+    );
+}
