@@ -134,9 +134,10 @@ impl MatrixPlan {
                 )
             } else if p.missing.is_empty() {
                 format!(
-                    "  {}: {} pairs, about {} (noise {:.2}, {})",
+                    "  {}: {} pairs ({}), about {} (noise {:.2}, {})",
                     p.name,
                     p.pairs,
+                    p.how,
                     short(p.cost),
                     p.noise.0,
                     p.noise.1

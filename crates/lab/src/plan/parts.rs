@@ -68,6 +68,8 @@ pub struct PartPlan {
     /// figure of the same records: `pairs::share`), which pays for them; empty when it
     /// pays for its own.
     pub shares: String,
+    /// How one pair is measured ([`how_paired`]); empty when it cannot be asked.
+    pub how: String,
 }
 
 /// Every part the plan's hot paths declare, in catalog order, each resolved to the
@@ -202,6 +204,7 @@ pub fn plan_parts(
                     noise: (0.0, ""),
                     missing: m.claim.missing.clone(),
                     shares: String::new(),
+                    how: String::new(),
                 };
             };
             let at: Vec<usize> = m
@@ -232,13 +235,12 @@ pub fn plan_parts(
             } else {
                 pairs_for(sd)
             };
+            let figure = m.claim.comparison.as_ref().map_or("", |c| &c.figure);
+            let slices = slices(&sides, figure);
             let cost = match (shares.is_empty(), measured.pair_seconds().get(&name)) {
                 (false, _) => Duration::ZERO,
                 (true, Some(&s)) => Duration::from_secs_f64(s * pairs as f64),
-                (true, None) => {
-                    let figure = m.claim.comparison.as_ref().map_or("", |c| &c.figure);
-                    pairs_cost(&sides, pairs, slices(&sides, figure))
-                }
+                (true, None) => pairs_cost(&sides, pairs, slices),
             };
             PartPlan {
                 name,
@@ -247,6 +249,7 @@ pub fn plan_parts(
                 noise: (sd, from),
                 missing: String::new(),
                 shares,
+                how: how_paired(&sides, slices),
             }
         })
         .collect()
@@ -295,6 +298,25 @@ pub fn slices(sides: &[&CellSpec<'_>], figure: &str) -> usize {
     // times ask longer turns (`harness::slices::Schedule::cut`).
     let n = first.file.pair_window().as_millis() / harness::slices::SLICE.as_millis().max(1);
     (n as usize).max(2) / 2 * 2
+}
+
+/// How one pair of `sides` is measured, in the plan's words: interleaved turns where the
+/// sides can stay resident and alternate (`slices` above 1); else whole windows, the
+/// servers kept running where the hot path keeps both sides resident, or each side built
+/// afresh for its window. Why the plan says it: a side that cannot switch fast (a real
+/// server, a node started per window) is why its pairs cost what they cost.
+pub fn how_paired(sides: &[&CellSpec<'_>], slices: usize) -> String {
+    let Some(first) = sides.first() else {
+        return String::new();
+    };
+    let window = humantime::format_duration(first.file.pair_window());
+    if slices > 1 {
+        format!("{window} a side in up to {slices} interleaved turns, both sides resident")
+    } else if first.file.hot_path.pairs_in_one_process() {
+        format!("whole {window} windows, both servers kept running")
+    } else {
+        format!("whole {window} windows, each side built afresh")
+    }
 }
 
 /// What `count` pairs of `sides` cost: interleaved (`slices` above 1), a process start

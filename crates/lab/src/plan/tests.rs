@@ -424,3 +424,31 @@ fn files_needing_what_the_machine_lacks_are_named_in_one_line() {
         "{line}"
     );
 }
+
+#[test]
+fn the_plan_says_how_each_part_is_paired() {
+    let line = |plan: &MatrixPlan, part: &str| -> String {
+        let notes = plan.plan_notes();
+        let prefix = format!("  {part}: ");
+        notes
+            .into_iter()
+            .find(|l| l.starts_with(&prefix))
+            .unwrap_or_else(|| panic!("no plan line for {part}"))
+    };
+    // 389 DS keeps both sides' servers running (`pairs_in_one_process`); lookup builds
+    // each side afresh, or interleaves them when asked.
+    let whole = plan(&["scenarios=389ds,lookup"]).unwrap();
+    let ldap = line(&whole, "ldap/threads_past_cpus");
+    assert!(
+        ldap.contains("windows, both servers kept running"),
+        "{ldap}"
+    );
+    let lookup = line(&whole, "lookup/placebo");
+    assert!(
+        lookup.contains("windows, each side built afresh"),
+        "{lookup}"
+    );
+    let interleaved = plan(&["scenarios=lookup", "interleave=on"]).unwrap();
+    let lookup = line(&interleaved, "lookup/placebo");
+    assert!(lookup.contains("interleaved turns"), "{lookup}");
+}
