@@ -365,36 +365,45 @@ fn a_resumed_run_goes_on_with_the_parts_it_stopped_and_keeps_the_decided() {
     assert_eq!(carry_over(vec![part()], &[decided])[0].stopped, "decided");
 }
 
-#[test]
-fn a_size_gets_pairs_past_its_floor_only_once_the_deciding_parts_have_stopped() {
-    use crate::plan::parts::SIZE_PAIRS;
+/// A size (the comparison at 1 thread) and the deciding part (2 threads) measured
+/// together, dashmap doing `dashmap(threads, call)` ops/s against the mutex's 1M: the
+/// parts after, and which part each pair went to, in order (by its threads).
+fn a_size_beside_the_deciding_part(
+    dashmap: impl Fn(usize, usize) -> f64,
+) -> (Vec<Measured>, Vec<usize>) {
     let plan = plan();
     let cells = plan.cells();
-    // The same comparison at 1 thread, as a measurement of size only: its own cells, so
-    // its pairs are its own (parts on the same cells share theirs).
+    // Its own cells, so its pairs are its own (parts on the same cells share theirs).
     let mut size = part_at("size", 1);
     size.claim.size_only = true;
     let mut parts = vec![size, part()];
-    // Both clearly shown (1.5x, 1.4x) but too noisy to be narrow before their most
-    // pairs, so neither stops for its own sake early.
     let calls = RefCell::new(Vec::new());
     let mut k = 0usize;
     let mut run = Fake(|i: usize, _pair: usize| {
         k += 1;
         calls.borrow_mut().push(cells[i].threads);
-        let wobble = [0.7, 1.3, 1.0, 0.8, 1.25][k % 5];
-        let effect = if cells[i].threads == 2 { 1.5 } else { 1.4 };
         let ops = if cells[i].variant == "dashmap" {
-            1e6 * effect * wobble
+            dashmap(cells[i].threads, k)
         } else {
             1e6
         };
         Some(record(&cells, i, ops))
     });
     assert!(measure(&mut parts, &cells, None, &mut run, &mut |_| {}));
-    let calls = calls.into_inner();
-    // Each pair is two calls on one part's cells (1 thread: the size; 2: the deciding).
-    let pairs: Vec<usize> = calls.chunks(2).map(|c| c[0]).collect();
+    // Each pair is two calls on one part's cells.
+    let pairs = calls.into_inner().chunks(2).map(|c| c[0]).collect();
+    (parts, pairs)
+}
+
+#[test]
+fn a_size_gets_pairs_past_its_floor_only_once_the_deciding_parts_have_stopped() {
+    use crate::plan::parts::SIZE_PAIRS;
+    // Both clearly shown (1.5x, 1.4x) but too noisy to be narrow before their most
+    // pairs, so neither stops for its own sake early.
+    let (parts, pairs) = a_size_beside_the_deciding_part(|threads, k| {
+        let effect = if threads == 2 { 1.5 } else { 1.4 };
+        1e6 * effect * [0.7, 1.3, 1.0, 0.8, 1.25][k % 5]
+    });
     let last_deciding = pairs.iter().rposition(|&t| t == 2).unwrap();
     let size_before = pairs[..=last_deciding].iter().filter(|&&t| t == 1).count();
     assert!(parts[1].pairs.len() > MIN_PAIRS, "{}", parts[1].stopped);
@@ -407,27 +416,12 @@ fn a_size_gets_pairs_past_its_floor_only_once_the_deciding_parts_have_stopped() 
 
 #[test]
 fn an_undecided_deciding_part_takes_its_next_looks_before_a_size_takes_its_floor() {
-    let plan = plan();
-    let cells = plan.cells();
-    let mut size = part_at("size", 1);
-    size.claim.size_only = true;
-    let mut parts = vec![size, part()];
-    // The deciding part (2 threads) is 1.12x with a wobble that leaves its interval
-    // across 1.05 at its least pairs; the size (1 thread) is a quiet 1.4x.
-    let calls = RefCell::new(Vec::new());
-    let mut k = 0usize;
-    let mut run = Fake(|i: usize, _pair: usize| {
-        k += 1;
-        calls.borrow_mut().push(cells[i].threads);
-        let ops = match (cells[i].variant, cells[i].threads) {
-            ("dashmap", 2) => 1.12e6 * [0.7, 1.35, 1.0, 0.8, 1.3, 0.95, 1.1][k % 7],
-            ("dashmap", _) => 1.4e6,
-            _ => 1e6,
-        };
-        Some(record(&cells, i, ops))
+    // The deciding part is 1.12x with a wobble that leaves its interval across 1.05 at
+    // its least pairs; the size is a quiet 1.4x.
+    let (parts, pairs) = a_size_beside_the_deciding_part(|threads, k| match threads {
+        2 => 1.12e6 * [0.7, 1.35, 1.0, 0.8, 1.3, 0.95, 1.1][k % 7],
+        _ => 1.4e6,
     });
-    assert!(measure(&mut parts, &cells, None, &mut run, &mut |_| {}));
-    let pairs: Vec<usize> = calls.into_inner().chunks(2).map(|c| c[0]).collect();
     let first_size = pairs.iter().position(|&t| t == 1).unwrap();
     let before = pairs[..first_size].iter().filter(|&&t| t == 2).count();
     let mut at = parts[1].clone();
