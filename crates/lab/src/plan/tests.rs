@@ -452,3 +452,22 @@ fn the_plan_says_how_each_part_is_paired() {
     let lookup = line(&interleaved, "lookup/placebo");
     assert!(lookup.contains("interleaved turns"), "{lookup}");
 }
+
+#[test]
+fn the_placebo_is_a_cell_of_a_part_that_decides_where_one_does() {
+    let placebo_file = |list: &[&str]| -> String {
+        let plan = plan(list).unwrap();
+        let parts = super::parts::declare(&plan, &plan.cells());
+        let placebo = parts.iter().find(|m| m.claim.placebo).expect("a placebo");
+        let c = placebo.claim.comparison.as_ref().unwrap();
+        assert_eq!(c.cells()[0], c.cells()[1], "a cell against itself");
+        c.cells()[0].file.clone()
+    };
+    // The writes file's cells (a size's, 300 ms windows) cost less a pair than the K
+    // sweep's (a deciding part's, 1 s windows): the placebo still takes the K sweep's.
+    let both = placebo_file(&["scenarios=sqlmix-libdqlite,sqlmix-libdqlite-writes"]);
+    assert_eq!(both, "sqlmix-libdqlite");
+    // With sizes alone, a size's cell.
+    let sizes = placebo_file(&["scenarios=sqlmix-libdqlite-writes"]);
+    assert_eq!(sizes, "sqlmix-libdqlite-writes");
+}
