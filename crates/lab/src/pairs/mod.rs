@@ -160,7 +160,7 @@ pub fn measure(
         // first), so no part is left at a first look while another takes its fifth (a run
         // here gave an undecided 389 DS part 128 pairs while decided ones stopped at 16);
         // then, still undecided, its looks up to twice that ([`UNDECIDED_FIRST`]); then
-        // every other part to its floor (a decided part, the placebo, a size's
+        // every other part to its floor (a decided part; the placebo and a size, their
         // `SIZE_PAIRS`); then the undecided deciding parts beyond it, then the decided
         // ones not yet narrow, and only then sizes and the placebo beyond their floors: a
         // deciding part's pairs can change a verdict, theirs only narrow a figure shown
@@ -304,15 +304,11 @@ fn share(
 }
 
 /// The pairs a part still takes whatever the clock says: up to [`MIN_PAIRS`] while it is
-/// undecided; a part decided at an earlier look, or a measurement of size only (no
-/// verdict rests on it), its first look.
+/// undecided; a part decided at an earlier look, a measurement of size only (no verdict
+/// rests on it) or the placebo, its first look (the placebo's floor: `plan::parts::floor`).
 fn least(m: &Measured) -> usize {
     let decided = !m.pairs.is_empty() && m.outcome() != Outcome::Inconclusive;
-    // A placebo takes the plan's least whatever it shows: its interval's coverage is
-    // what it is for, and a first look's is too wide to say much.
-    let want = if m.claim.placebo {
-        MIN_PAIRS
-    } else if decided || m.claim.size_only {
+    let want = if decided || m.claim.size_only || m.claim.placebo {
         interval::LOOKS[0]
     } else {
         MIN_PAIRS

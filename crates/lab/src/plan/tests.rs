@@ -470,4 +470,12 @@ fn the_placebo_is_a_cell_of_a_part_that_decides_where_one_does() {
     // With sizes alone, a size's cell.
     let sizes = placebo_file(&["scenarios=sqlmix-libdqlite-writes"]);
     assert_eq!(sizes, "sqlmix-libdqlite-writes");
+    // As dear a pair as the parts, it is planned its first look, as a size is.
+    let plan = plan(&["scenarios=sqlmix-libdqlite"]).unwrap();
+    let planned = plan.parts.iter().find(|p| p.name == "sqlmix/placebo");
+    assert_eq!(
+        planned.map(|p| p.pairs),
+        Some(super::parts::SIZE_PAIRS),
+        "{planned:?}"
+    );
 }
