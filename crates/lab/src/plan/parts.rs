@@ -32,9 +32,9 @@ pub const SIZE_PAIRS: usize = interval::LOOKS[0];
 /// placebo's is the first look: it is measured on a deciding part's cell, as dear a pair
 /// as the parts (sqlmix's real node, about 2.7 s), and at 24 pairs it took 145 s of a
 /// default run's pairs (20261206T211801Z) while the deciding parts stopped at 16 for the
-/// budget; at 9 its interval is about +-4% at the noise of those cells, enough to show a
-/// bias of the kind it is there for (26-42%), and it takes more once the deciding parts
-/// have theirs.
+/// budget; at 9 its interval was +-5% at the noise of those cells (20261206T213710Z),
+/// enough to show a bias of the kind it is there for (26-42%), and it takes more once
+/// the deciding parts have theirs.
 pub fn floor(claim: &Claim) -> usize {
     if claim.size_only || claim.placebo {
         SIZE_PAIRS
