@@ -10,7 +10,8 @@
 //! an image ([`image`]) in the cell's scratch folder and kills it at the end
 //! ([`server`]), so repetitions interleave in the matrix like any other hot path's and
 //! nothing outlives the cell. A comparison's pairs are measured otherwise ([`pairs`]):
-//! both cells' servers resident at once, started once per block, the idle one stopped,
+//! both cells' servers resident at once, started afresh every few pairs, the idle one
+//! stopped,
 //! windows alternated between them; a window is measured the same way in both
 //! ([`window`]). Every record carries the server's time account (`server_time_share`),
 //! its CPU use and the clients' (`extra`), and where each ran.

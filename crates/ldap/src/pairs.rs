@@ -6,7 +6,8 @@
 //! Why: a 389 DS start costs about 1.3 s here against a 0.4 s window, and it applies a
 //! changed `nsslapd-threadnumber` only at a restart, so a comparison of two thread counts
 //! would pay a start per window. Resident together, the two servers pay two starts per
-//! block. Only the measured server runs: the other is stopped (SIGSTOP) for the whole
+//! block, and `lab` keeps a block to a few pairs (`plan::parts::pairs_per_start`) so that
+//! an instance's own speed, fixed at its start, is spread over the pairs. Only the measured server runs: the other is stopped (SIGSTOP) for the whole
 //! window, because an idle ns-slapd is not asleep (its main thread wakes every 1 ms, about
 //! 2% of a CPU here), and its CPU time over the window is recorded (`other_server_cpu_s`,
 //! 0 when stopped) so that a record shows it took none.

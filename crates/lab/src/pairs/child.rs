@@ -164,6 +164,38 @@ impl super::Runner for Children<'_> {
         slices: usize,
     ) -> Option<Result<super::Block, String>> {
         let specs: Vec<&CellSpec<'_>> = cells.iter().map(|&i| &self.cells[i]).collect();
+        let mut block = super::Block {
+            pairs: Vec::with_capacity(count),
+            slices: 1,
+        };
+        // One child per run of servers (`plan::parts::pairs_per_start`): the pairs a
+        // server pair serves share what its start fixed of its speed.
+        let run = crate::plan::parts::pairs_per_start(&specs, slices);
+        while block.pairs.len() < count {
+            let n = run.min(count - block.pairs.len());
+            match self.child(&specs, n, start + block.pairs.len(), slices)? {
+                Ok(b) => {
+                    block.slices = b.slices;
+                    block.pairs.extend(b.pairs);
+                }
+                // What the earlier servers measured stays; the part says how many came back.
+                Err(_) if !block.pairs.is_empty() => break,
+                Err(why) => return Some(Err(why)),
+            }
+        }
+        Some(Ok(block))
+    }
+}
+
+impl Children<'_> {
+    /// `count` pairs of `specs` in one child `lab pairs`, the first of them pair `start`.
+    fn child(
+        &mut self,
+        specs: &[&CellSpec<'_>],
+        count: usize,
+        start: usize,
+        slices: usize,
+    ) -> Option<Result<super::Block, String>> {
         let first = specs[0];
         self.bar.set_message(format!(
             "{}/{} t={} c={}: {count} pairs of {} cells in one process{}",
@@ -178,7 +210,7 @@ impl super::Runner for Children<'_> {
                 String::new()
             }
         ));
-        let args = PairsRequest::of(&specs, count, start, slices).to_args();
+        let args = PairsRequest::of(specs, count, start, slices).to_args();
         let dirs = specs
             .iter()
             .flat_map(|c| crate::cell_child::data_dirs(c))
@@ -191,7 +223,7 @@ impl super::Runner for Children<'_> {
             timeout: first
                 .file
                 .timeout
-                .max(self.block_cost(cells, count, slices) * 2),
+                .max(crate::plan::parts::pairs_cost(specs, count, slices) * 2),
             round: 0,
             data_dirs: dirs,
         };
@@ -228,7 +260,7 @@ impl super::Runner for Children<'_> {
                     .pairs
                     .into_iter()
                     .map(|mut pair| {
-                        for (r, c) in pair.iter_mut().zip(&specs) {
+                        for (r, c) in pair.iter_mut().zip(specs) {
                             r.scenario_file = c.file.file.clone();
                         }
                         pair

@@ -334,23 +334,45 @@ pub fn how_paired(sides: &[&CellSpec<'_>], slices: usize) -> String {
     }
 }
 
+/// How many pairs of `sides` one start of their resident servers serves before both are
+/// started afresh (`lab pairs` children of at most this many pairs). Why not one start a
+/// block: where a server's memory and files land fixes some of its speed for as long as
+/// it runs, so every pair of one start carries the same lean, and the spread of those
+/// pairs cannot show it: 389 DS's placebo, one start for its 9 pairs, came out 1.050
+/// [1.006-1.142] (run 20261206T213710Z) where at 24 pairs over three starts it held 1.0
+/// in three runs. Three, an odd count, so that consecutive starts alternate which side
+/// starts first (a child swaps them on an odd first pair). Unbounded for sides that are
+/// rebuilt for every window or interleaved in one process (one build a block).
+pub fn pairs_per_start(sides: &[&CellSpec<'_>], slices: usize) -> usize {
+    let servers = slices <= 1
+        && sides
+            .first()
+            .is_some_and(|c| c.file.hot_path.pairs_in_one_process());
+    if servers {
+        3
+    } else {
+        usize::MAX
+    }
+}
+
 /// What `count` pairs of `sides` cost: interleaved (`slices` above 1), a process start
 /// and each side's build and warm-up once, then each window; a hot path that keeps both
-/// sides resident (a real server, started once) pays its start once and then each
-/// window; any other pays a child's whole run per side per pair, the cost model's upper
-/// bound (a block in one child skips the process starts).
+/// sides resident (a real server) pays its start once every [`pairs_per_start`] pairs and
+/// then each window; any other pays a child's whole run per side per pair, the cost
+/// model's upper bound (a block in one child skips the process starts).
 pub fn pairs_cost(sides: &[&CellSpec<'_>], count: usize, slices: usize) -> Duration {
     let resident = slices > 1
         || sides
             .first()
             .is_some_and(|c| c.file.hot_path.pairs_in_one_process());
+    let starts = count.div_ceil(pairs_per_start(sides, slices)).max(1) as u32;
     sides
         .iter()
         .map(|c| {
             if slices > 1 {
                 c.file.overhead + c.file.warmup + c.file.pair_window() * count as u32
             } else if resident {
-                c.file.overhead + (c.file.warmup + c.file.pair_window()) * count as u32
+                c.file.overhead * starts + (c.file.warmup + c.file.pair_window()) * count as u32
             } else {
                 c.file.pair_side_cost(c.threads) * count as u32
             }

@@ -454,6 +454,32 @@ fn the_plan_says_how_each_part_is_paired() {
 }
 
 #[test]
+fn resident_servers_are_started_afresh_every_few_pairs_and_the_plan_prices_each_start() {
+    let whole = plan(&["scenarios=389ds,lookup"]).unwrap();
+    let cells = whole.cells();
+    let of = |file: &str| -> Vec<&CellSpec<'_>> {
+        cells
+            .iter()
+            .filter(|c| c.file.file == file)
+            .take(2)
+            .collect()
+    };
+    let (ldap, lookup) = (of("389ds"), of("lookup"));
+    let per = super::parts::pairs_per_start(&ldap, 1);
+    assert!(
+        per > 1 && per % 2 == 1,
+        "{per}: odd, so the side started first alternates"
+    );
+    // Three runs of servers cost three starts: three times one run's pairs.
+    let cost = |sides: &[&CellSpec<'_>], n| super::parts::pairs_cost(sides, n, 1);
+    assert_eq!(cost(&ldap, 3 * per), cost(&ldap, per) * 3);
+    // The pair after a run's last pays a start; the one before it does not.
+    assert!(cost(&ldap, per + 1) - cost(&ldap, per) > cost(&ldap, per) - cost(&ldap, per - 1));
+    // Sides rebuilt for every window need no restart.
+    assert_eq!(super::parts::pairs_per_start(&lookup, 1), usize::MAX);
+}
+
+#[test]
 fn the_placebo_is_a_cell_of_a_part_that_decides_where_one_does() {
     let placebo_file = |list: &[&str]| -> String {
         let plan = plan(list).unwrap();
