@@ -131,6 +131,10 @@ fn parts_on_the_same_cells_share_one_pair_of_windows() {
         assert_eq!(m.stopped, "decided");
     }
     assert_eq!(calls.into_inner(), 2 * first_look);
+    // Both are charged the pairs' time, which the total counts once.
+    assert!(parts[0].seconds > 0.0 && parts[0].seconds == parts[1].seconds);
+    assert_eq!(measuring_seconds(&parts), parts[0].seconds);
+    assert_eq!(measuring_seconds(&parts[..1]), parts[0].seconds);
 }
 
 #[test]
