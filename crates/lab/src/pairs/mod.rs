@@ -159,7 +159,8 @@ pub fn measure(
         // In tiers: every undecided deciding part to the plan's least pairs first (fewest
         // first), so no part is left at a first look while another takes its fifth (a run
         // here gave an undecided 389 DS part 128 pairs while decided ones stopped at 16);
-        // then, still undecided, its looks up to twice that ([`UNDECIDED_FIRST`]); then
+        // then, still undecided (or decided but wider than [`WIDE`] below its least), its
+        // looks up to twice that ([`UNDECIDED_FIRST`]); then
         // every other part to its floor (a decided part; the placebo and a size, their
         // `SIZE_PAIRS`); then the undecided deciding parts beyond it, then the decided
         // ones not yet narrow, and only then sizes and the placebo beyond their floors: a
@@ -251,11 +252,20 @@ pub fn measure(
 /// check stops only the hopeless), and then no size or placebo would be shown at all.
 pub const UNDECIDED_FIRST: usize = 2 * MIN_PAIRS;
 
-/// Which part's pairs go first: the lower tier (see `measure`).
+/// How wide a decided part's interval may be (half its width, relative) and still give
+/// way to a size's floor: twice [`PRECISION`]. Why: run 20261206T233559Z stopped sqlmix's
+/// `go-client/k2_beats_unlimited` at its first look, decided at 1.522 [1.362-1.593]
+/// (+-8%), for the budget that then gave every size its nine pairs; a verdict whose
+/// figure moves that much from run to run is one a reader cannot compare.
+pub const WIDE: f64 = 2.0 * PRECISION;
+
+/// Which part's pairs go first: the lower tier (see `measure`). A decided deciding part
+/// still wider than [`WIDE`] below the least pairs ranks as an undecided one does.
 fn tier(m: &Measured) -> u8 {
     let deciding = !m.claim.size_only && !m.claim.placebo;
-    let undecided = m.outcome() == Outcome::Inconclusive;
     let n = m.pairs.len();
+    let wide = n < MIN_PAIRS && m.interval().is_some_and(|i| i.half_width() > WIDE);
+    let undecided = m.outcome() == Outcome::Inconclusive || wide;
     match (deciding && undecided, n < floor(&m.claim)) {
         (true, true) => 0,
         (true, false) if n < UNDECIDED_FIRST => 1,

@@ -441,3 +441,26 @@ fn an_undecided_deciding_part_takes_its_next_looks_before_a_size_takes_its_floor
         "the size began after {before} pairs of the undecided part"
     );
 }
+
+#[test]
+fn a_decided_but_wide_deciding_part_takes_its_next_look_before_a_size_takes_its_floor() {
+    // The deciding part is a clear 2x with a wobble that leaves it decided but +-17% at
+    // its first look; the size is a quiet 1.4x.
+    let (parts, pairs) = a_size_beside_the_deciding_part(|threads, k| match threads {
+        2 => 2e6 * [0.7, 1.35, 1.0, 0.8, 1.3, 0.95, 1.1][k % 7],
+        _ => 1.4e6,
+    });
+    let mut first = parts[1].clone();
+    first.pairs.truncate(verdict::decide::interval::LOOKS[0]);
+    assert_eq!(first.outcome(), Outcome::Shown, "the premise: decided");
+    assert!(
+        first.interval().unwrap().half_width() > WIDE,
+        "the premise: wide"
+    );
+    let first_size = pairs.iter().position(|&t| t == 1).unwrap();
+    let before = pairs[..first_size].iter().filter(|&&t| t == 2).count();
+    assert!(
+        before >= verdict::decide::interval::LOOKS[1],
+        "the size began after {before} pairs of the wide part"
+    );
+}
