@@ -490,7 +490,7 @@ pub fn total_line(parts: &[Measured]) -> Option<String> {
 /// The time the pairs took: each part's own seconds, those of parts on the same cells in
 /// the same order counted once. Why: [`share`] charges every part that took a pair's
 /// figures the pair's time, so that a part says what its figures cost; summed as they
-/// are, lease's seven parts on two pairs of cells counted their windows seven times (a
+/// are, lease's seven parts on two pairs of cells counted their windows up to four times (a
 /// run here reported 8 min 16 s of pairs where 7 min 18 s ran). Such parts share while
 /// both go on, so the one that went on longest holds the others' seconds.
 pub fn measuring_seconds(parts: &[Measured]) -> f64 {
