@@ -70,6 +70,7 @@ pub fn synthetic_pairs(claim: &Claim, ratio: f64, spread: f64, n: usize) -> Meas
         seconds: 2.0 * n as f64,
         stopped: if n >= 192 { "most pairs" } else { "decided" }.to_owned(),
         slices: 1,
+        looks: interval::Looks::All,
     }
 }
 
@@ -93,6 +94,8 @@ pub fn measured_pairs(
         seconds: 0.0,
         stopped: String::new(),
         slices: 1,
+        // The strictest level, whatever the part: a test's outcome then holds at any.
+        looks: interval::Looks::All,
     }
 }
 
@@ -192,6 +195,7 @@ pub fn measured_until_decided(
         seconds: 0.0,
         stopped: String::new(),
         slices: 1,
+        looks: interval::Looks::All,
     };
     while let Some(look) = interval::next_look(m.pairs.len()).filter(|&n| n <= most) {
         let range = m.pairs.len()..look;

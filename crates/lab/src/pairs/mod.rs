@@ -24,7 +24,7 @@ mod tests;
 use std::time::{Duration, Instant};
 
 use harness::{CellRecord, Repetition};
-use verdict::decide::{interval, CellRef, Measured, Outcome};
+use verdict::decide::{CellRef, Measured, Outcome};
 
 pub use crate::plan::parts::declare;
 #[cfg(test)]
@@ -122,11 +122,12 @@ fn stop_reason(m: &Measured) -> Option<&'static str> {
 /// time then goes to the others; stopping early never costs the interval its validity.
 fn futile(m: &Measured) -> bool {
     let n = m.pairs.len();
-    let most = *interval::LOOKS.last().unwrap_or(&0);
+    let most = m.looks.last();
     let (Some(c), Some(i)) = (&m.claim.comparison, m.interval()) else {
         return false;
     };
-    if n < interval::LOOKS[1] || !interval::is_look(n) || m.outcome() != Outcome::Inconclusive {
+    let second = m.looks.counts().get(1).copied().unwrap_or(usize::MAX);
+    if n < second || !m.looks.is_look(n) || m.outcome() != Outcome::Inconclusive {
         return false;
     }
     let half = (i.high / i.low).ln() / 2.0;
@@ -163,9 +164,10 @@ pub fn measure(
         // looks up to twice that ([`UNDECIDED_FIRST`]); then
         // every other part to its floor (a decided part; the placebo and a size, their
         // `SIZE_PAIRS`); then the undecided deciding parts beyond it, then the decided
-        // ones not yet narrow, and only then sizes and the placebo beyond their floors: a
-        // deciding part's pairs can change a verdict, theirs only narrow a figure shown
-        // beside it. Within a tier past the floors, the one that has had the least time.
+        // ones not yet narrow, and only then sizes and the placebo beyond their floors
+        // (where one is not looked at once, as in a resumed run from before; once, it
+        // stops at its count): a deciding part's pairs can change a verdict, theirs only
+        // narrow a figure shown beside it. Within a tier past the floors, the one that has had the least time.
         // Only the first tier runs past the deadline (`least`): a run here with 20 parts
         // gave one undecided part 103 pairs while the decided ones kept 9.
         let next = (0..parts.len())
@@ -186,7 +188,7 @@ pub fn measure(
         let order = plans[i].as_deref().unwrap_or_default();
         let m = &mut parts[i];
         let spent = m.seconds;
-        let target = interval::next_look(m.pairs.len()).unwrap_or(m.pairs.len());
+        let target = m.looks.next(m.pairs.len()).unwrap_or(m.pairs.len());
         let mut records = Vec::new();
         let figure = m
             .claim
@@ -298,7 +300,13 @@ fn share(
             continue;
         };
         let before = parts[j].pairs.len();
+        // A part looked at once takes no more than its count: its level holds for that
+        // count fixed in advance, not for whatever another part's looks happened to ask.
+        let most = parts[j].looks.last();
         for pair in records {
+            if parts[j].pairs.len() >= most {
+                break;
+            }
             let figures: Option<Vec<f64>> = pair.iter().map(|r| c.figure_of(r)).collect();
             // A pair without this part's figure is left out; the part finds out why when
             // it runs its own.
@@ -315,11 +323,12 @@ fn share(
 
 /// The pairs a part still takes whatever the clock says: up to [`MIN_PAIRS`] while it is
 /// undecided; a part decided at an earlier look, a measurement of size only (no verdict
-/// rests on it) or the placebo, its first look (the placebo's floor: `plan::parts::floor`).
+/// rests on it) or the placebo, its first look (a size's and the placebo's only one:
+/// `plan::parts::floor`).
 fn least(m: &Measured) -> usize {
     let decided = !m.pairs.is_empty() && m.outcome() != Outcome::Inconclusive;
     let want = if decided || m.claim.size_only || m.claim.placebo {
-        interval::LOOKS[0]
+        m.looks.first()
     } else {
         MIN_PAIRS
     };

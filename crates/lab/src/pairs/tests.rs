@@ -380,6 +380,7 @@ fn a_size_beside_the_deciding_part(
     // Its own cells, so its pairs are its own (parts on the same cells share theirs).
     let mut size = part_at("size", 1);
     size.claim.size_only = true;
+    size.looks = verdict::decide::interval::Looks::Once;
     let mut parts = vec![size, part()];
     let calls = RefCell::new(Vec::new());
     let mut k = 0usize;
@@ -400,7 +401,7 @@ fn a_size_beside_the_deciding_part(
 }
 
 #[test]
-fn a_size_gets_pairs_past_its_floor_only_once_the_deciding_parts_have_stopped() {
+fn a_size_takes_its_fixed_pairs_and_no_more_while_the_deciding_part_goes_on() {
     use crate::plan::parts::SIZE_PAIRS;
     // Both clearly shown (1.5x, 1.4x) but too noisy to be narrow before their most
     // pairs, so neither stops for its own sake early.
@@ -415,7 +416,9 @@ fn a_size_gets_pairs_past_its_floor_only_once_the_deciding_parts_have_stopped() 
         size_before, SIZE_PAIRS,
         "the size ran {size_before} pairs while the deciding part still wanted them"
     );
-    assert!(parts[0].pairs.len() >= SIZE_PAIRS);
+    // Its level holds for a count fixed before it ran: it stops there, the time left
+    // to the part a verdict rests on.
+    assert_eq!(parts[0].pairs.len(), SIZE_PAIRS, "{}", parts[0].stopped);
 }
 
 #[test]

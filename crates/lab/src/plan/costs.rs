@@ -122,7 +122,7 @@ fn newest_results(dir: &Path, before: Option<&str>) -> Vec<PathBuf> {
 /// deviation, so one slow minute does not inflate it); `None` before a first look.
 fn pair_noise(m: &verdict::decide::Measured) -> Option<f64> {
     let c = m.claim.comparison.as_ref()?;
-    if m.pairs.len() < verdict::decide::interval::LOOKS[0] {
+    if m.pairs.len() < m.looks.first() {
         return None;
     }
     let logs: Vec<f64> = m.pairs.iter().map(|p| c.ratio_of(p).ln()).collect();

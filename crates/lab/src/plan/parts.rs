@@ -10,7 +10,8 @@
 
 use std::time::Duration;
 
-use verdict::decide::{interval, CellRef, Claim, Measured, Planned};
+use verdict::decide::interval::{self, Looks};
+use verdict::decide::{CellRef, Claim, Measured, Planned};
 
 use super::{CellSpec, MatrixPlan};
 
@@ -18,23 +19,24 @@ use super::{CellSpec, MatrixPlan};
 /// noise here (sd 0.08-0.10 of a pair's log ratio) is +-5% narrow.
 pub const MIN_PAIRS: usize = 24;
 
-/// The pairs the plan gives a measurement of size only (no verdict rests on it), and the
-/// most it takes before every deciding part has had what it can use: the first look, the
-/// fewest that give an interval (about +-8% at the noise here); a size gets more only
-/// from the time the deciding parts leave. Run A of issue 49 spent 331 s of its 582 s of
-/// pairs on sizes taken to [`MIN_PAIRS`] and beyond while the parts that decide the
-/// verdicts had 150 s; at the second look (16) a default run (20261205T191613Z) still
-/// spent 259 s on sizes while `three_apps_beat_one` stopped for the budget at +-5.9%.
-pub const SIZE_PAIRS: usize = interval::LOOKS[0];
+/// The pairs the plan gives a measurement of size only (no verdict rests on it) and the
+/// placebo: a count fixed before they run, looked at once ([`interval::Looks::Once`]), so
+/// its interval is at 95% itself rather than at the per-look level of a part that may stop
+/// at any of nine looks. Seven pairs so at 95% give about +-6% at the noise here (sd 0.07
+/// of a pair's log ratio), where nine at the per-look level gave about +-8%. Why so few:
+/// run A of issue 49 spent 331 s of its 582 s of pairs on sizes taken to [`MIN_PAIRS`] and
+/// beyond while the parts that decide the verdicts had 150 s; at nine pairs three default
+/// runs here (20261206T231507Z and the two after) still spent 200-220 s of about 440 on
+/// sizes and placebos while sqlmix's deciding parts stopped at 16 pairs, +-3.3-4.2%.
+pub const SIZE_PAIRS: usize = interval::ONCE_PAIRS;
 
 /// The pairs a part takes before parts of a lower tier get more (`pairs::measure`): a
 /// size's or the placebo's [`SIZE_PAIRS`]; a deciding part's [`MIN_PAIRS`]. Why the
-/// placebo's is the first look: it is measured on a deciding part's cell, as dear a pair
+/// placebo's is so few: it is measured on a deciding part's cell, as dear a pair
 /// as the parts (sqlmix's real node, about 2.7 s), and at 24 pairs it took 145 s of a
 /// default run's pairs (20261206T211801Z) while the deciding parts stopped at 16 for the
 /// budget; at 9 its interval was +-5% at the noise of those cells (20261206T213710Z),
-/// enough to show a bias of the kind it is there for (26-42%), and it takes more once
-/// the deciding parts have theirs.
+/// enough to show a bias of the kind it is there for (26-42%).
 pub fn floor(claim: &Claim) -> usize {
     if claim.size_only || claim.placebo {
         SIZE_PAIRS
@@ -50,9 +52,10 @@ pub const DEFAULT_NOISE: f64 = 0.08;
 /// The half-width a part's planned pairs aim at.
 pub const AIM: f64 = 0.05;
 
-/// The most pairs the plan keeps time for: a part noisier than the plan can afford (a
-/// lock-bound design's pairs vary 0.3-0.5 here) gets this many in the plan and whatever
-/// time the others leave at run time, rather than the whole budget.
+/// The most pairs the plan keeps time for, the last look of a run with a budget
+/// ([`interval::Looks::Budgeted`]): a part noisier than the plan can afford (a lock-bound
+/// design's pairs vary 0.3-0.5 here) gets this many in the plan and whatever time the
+/// others leave at run time, rather than the whole budget.
 pub const MOST_PLANNED: usize = 64;
 
 /// One part as the plan sees it: the pairs it is given and what they cost, or why it
@@ -107,7 +110,13 @@ pub fn declare(plan: &MatrixPlan, cells: &[CellSpec<'_>]) -> Vec<Measured> {
             }
             claims.into_iter().map(|mut claim| {
                 claim.hot_path = h.name().to_owned();
-                Measured::new(claim)
+                let mut m = Measured::new(claim);
+                // A run with a budget never gives a part more than [`MOST_PLANNED`] pairs,
+                // so its deciding parts pay only for the looks up to there.
+                if plan.budget.is_some() && m.looks == Looks::All {
+                    m.looks = Looks::Budgeted;
+                }
+                m
             })
         })
         .collect()
@@ -272,17 +281,17 @@ pub fn plan_parts(
 
 /// The pairs that make a part +-[`AIM`] narrow at noise `sd`: the signed-rank interval's
 /// half-width is about z x sd x 1.02 / sqrt(n) (its efficiency against the mean is 3/pi),
-/// with z the per-look boundary; rounded up to a look, at least [`MIN_PAIRS`] and at most
-/// [`MOST_PLANNED`].
+/// with z the per-look boundary of a run with a budget; rounded up to a look, at least
+/// [`MIN_PAIRS`] and at most [`MOST_PLANNED`].
 pub fn pairs_for(sd: f64) -> usize {
-    let z = interval::POCOCK_Z;
-    let n = (z * sd * 1.02 / AIM).powi(2).ceil() as usize;
-    let most = *interval::LOOKS.last().unwrap_or(&MIN_PAIRS);
-    interval::LOOKS
+    let looks = Looks::Budgeted;
+    let n = (looks.z() * sd * 1.02 / AIM).powi(2).ceil() as usize;
+    looks
+        .counts()
         .iter()
         .copied()
         .find(|&l| l >= n.max(MIN_PAIRS))
-        .unwrap_or(most)
+        .unwrap_or(looks.last())
         .min(MOST_PLANNED)
 }
 

@@ -505,3 +505,30 @@ fn the_placebo_is_a_cell_of_a_part_that_decides_where_one_does() {
         "{planned:?}"
     );
 }
+
+#[test]
+fn a_budget_narrows_the_deciding_parts_looks_and_sizes_are_looked_at_once() {
+    use verdict::decide::interval::Looks;
+    let looks = |list: &[&str]| -> Vec<(bool, Looks)> {
+        let plan = plan(list).unwrap();
+        super::parts::declare(&plan, &plan.cells())
+            .iter()
+            .filter(|m| m.claim.comparison.is_some())
+            .map(|m| (!m.claim.size_only && !m.claim.placebo, m.looks))
+            .collect()
+    };
+    for (list, deciding_looks) in [
+        (&["scenarios=sqlmix-libdqlite", "budget=15m"][..], Looks::Budgeted),
+        (&["scenarios=sqlmix-libdqlite"][..], Looks::All),
+    ] {
+        let parts = looks(list);
+        assert!(parts.iter().any(|&(deciding, _)| deciding), "{list:?}");
+        assert!(parts.iter().any(|&(deciding, _)| !deciding), "{list:?}");
+        for (deciding, l) in parts {
+            let want = if deciding { deciding_looks } else { Looks::Once };
+            assert_eq!(l, want, "{list:?}");
+        }
+    }
+    // The plan never keeps time for pairs past a budgeted part's last look.
+    assert_eq!(super::parts::MOST_PLANNED, Looks::Budgeted.last());
+}

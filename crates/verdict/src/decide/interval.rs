@@ -1,6 +1,6 @@
 //! The interval of a comparison's median paired ratio, valid although the matrix looks at
-//! it more than once: every look of a fixed schedule ([`LOOKS`]) uses one per-look level,
-//! Pocock's constant boundary for this schedule ([`POCOCK_Z`]), so the chance that any
+//! it more than once: every look of a fixed schedule ([`Looks`]) uses one per-look level,
+//! Pocock's constant boundary for that schedule ([`Looks::z`]), so the chance that any
 //! look's interval misses the true median is at most [`ALPHA`] however the looks end.
 //!
 //! Why the Hodges-Lehmann estimate and the signed-rank interval: a repetition's throughput
@@ -23,7 +23,16 @@
 //! would ask z 3.6 at 24 pairs. The tests check the guarantee by simulation over every
 //! look, with heavy tails and serially correlated pairs.
 //!
+//! Why three schedules ([`Looks`]): the boundary pays for every look a part *could* take,
+//! not only those it takes. A run with a budget never gives a part more than 64 pairs
+//! (`lab`'s plan keeps at most 64, and a 15-minute run here gave none more than 32), so
+//! its parts need not pay for looks at 96, 128 and 192: z 2.47 instead of 2.61, 5% narrower
+//! for the same pairs. A size or the placebo stops at a count fixed before it runs,
+//! whatever its pairs say, so it is looked at once, at [`ALPHA`] itself (z 1.96).
+//!
 //! Not here: what a ratio means for a part (`decide`), running pairs (`lab`).
+
+use serde::{Deserialize, Serialize};
 
 /// The error rate the interval allows over all its looks.
 pub const ALPHA: f64 = 0.05;
@@ -40,10 +49,88 @@ pub const LOOKS: &[usize] = &[9, 16, 24, 32, 48, 64, 96, 128, 192];
 /// simulation of 60 000 walks; `tests::pocock_boundary_of_the_schedule` recomputes it).
 pub const POCOCK_Z: f64 = 2.61;
 
-/// The alpha each look may spend: the two-sided tail beyond [`POCOCK_Z`] (0.0091, where
-/// Bonferroni's would be 0.0056).
+/// The looks of a run with a budget: [`LOOKS`] up to 64.
+const BUDGETED: &[usize] = &[9, 16, 24, 32, 48, 64];
+
+/// Pocock's boundary for the looks of a run with a budget (2.47 by the same simulation).
+pub const BUDGETED_Z: f64 = 2.47;
+
+/// The pairs of a part looked at once ([`Looks::Once`]): the fewest whose signed-rank
+/// interval at [`ALPHA`] leaves out the two most extreme of its 28 pairwise means on
+/// each side, so one stray pair (a host phase, 0.74x in a placebo here) cannot set an
+/// end. At the noise here it is narrower than nine pairs at the per-look level were
+/// (about 0.92 against 1.13 sds of a pair's log ratio), in seven ninths of the time.
+pub const ONCE_PAIRS: usize = 7;
+
+/// How a part's pairs are looked at: where it may stop, and the level each look spends.
+/// Kept with the part in the results file, so `lab report` judges a file as its run did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Looks {
+    /// Every look of [`LOOKS`], at Pocock's boundary over them ([`POCOCK_Z`]): a run
+    /// without a budget, and every part of a results file from before this was kept.
+    #[default]
+    All,
+    /// The looks of [`LOOKS`] up to 64, at their boundary ([`BUDGETED_Z`]): a deciding
+    /// part of a run with a budget.
+    Budgeted,
+    /// One look at [`ONCE_PAIRS`] pairs, at [`ALPHA`]: a size or the placebo, whose count
+    /// is fixed before it runs (it stops there whatever its pairs say).
+    Once,
+}
+
+impl Looks {
+    /// The pair counts at which a part may be judged.
+    pub fn counts(self) -> &'static [usize] {
+        match self {
+            Looks::All => LOOKS,
+            Looks::Budgeted => BUDGETED,
+            Looks::Once => &[ONCE_PAIRS],
+        }
+    }
+
+    /// The z every look uses.
+    pub fn z(self) -> f64 {
+        match self {
+            Looks::All => POCOCK_Z,
+            Looks::Budgeted => BUDGETED_Z,
+            Looks::Once => 1.959_964,
+        }
+    }
+
+    /// The alpha each look may spend: the two-sided tail beyond [`Looks::z`] (0.0091 for
+    /// every look of [`LOOKS`], where Bonferroni's would be 0.0056; 0.05 looked at once).
+    pub fn alpha(self) -> f64 {
+        match self {
+            Looks::Once => ALPHA,
+            _ => 2.0 * normal_upper_tail(self.z()),
+        }
+    }
+
+    /// The first look: the least pairs that give an interval.
+    pub fn first(self) -> usize {
+        self.counts()[0]
+    }
+
+    /// The last look: the most pairs a part takes.
+    pub fn last(self) -> usize {
+        *self.counts().last().unwrap_or(&0)
+    }
+
+    /// The next look after `pairs` pairs, `None` past the last.
+    pub fn next(self, pairs: usize) -> Option<usize> {
+        self.counts().iter().copied().find(|&n| n > pairs)
+    }
+
+    /// Whether `pairs` is a look of the schedule.
+    pub fn is_look(self, pairs: usize) -> bool {
+        self.counts().contains(&pairs)
+    }
+}
+
+/// The alpha each look of [`LOOKS`] may spend ([`Looks::All`]).
 pub fn alpha_per_look() -> f64 {
-    2.0 * normal_upper_tail(POCOCK_Z)
+    Looks::All.alpha()
 }
 
 /// P(Z > z) for a standard normal, by the complementary error function (Numerical
@@ -64,14 +151,14 @@ pub fn normal_upper_tail(z: f64) -> f64 {
     erfc / 2.0
 }
 
-/// The next look after `pairs` pairs, `None` past the last.
+/// The next look of [`LOOKS`] after `pairs` pairs, `None` past the last.
 pub fn next_look(pairs: usize) -> Option<usize> {
-    LOOKS.iter().copied().find(|&n| n > pairs)
+    Looks::All.next(pairs)
 }
 
-/// Whether `pairs` is a look of the schedule, or past the last one.
+/// Whether `pairs` is a look of [`LOOKS`].
 pub fn is_look(pairs: usize) -> bool {
-    LOOKS.contains(&pairs)
+    Looks::All.is_look(pairs)
 }
 
 /// The median of `values` and its distribution-free interval at confidence `1 - alpha`:

@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::claim::{Claim, Comparison};
-use super::interval;
+use super::interval::{self, Looks};
 use super::rule::Outcome;
 
 /// A claim with the pairs measured for it: what the results file keeps
@@ -30,6 +30,10 @@ pub struct Measured {
     /// was kept) where each pair measured whole windows.
     #[serde(default)]
     pub slices: usize,
+    /// How its pairs are looked at: the looks it may stop at and each look's level
+    /// ([`Looks::All`] in files from before it was kept, as their runs looked).
+    #[serde(default)]
+    pub looks: Looks,
 }
 
 /// A ratio's median and interval over some pairs.
@@ -64,14 +68,22 @@ impl Interval {
 }
 
 impl Measured {
-    /// A claim with no pairs yet.
+    /// A claim with no pairs yet: a size or the placebo looked at once
+    /// ([`Looks::Once`]), a deciding part at every look of [`interval::LOOKS`] (a run
+    /// with a budget narrows that to [`Looks::Budgeted`]).
     pub fn new(claim: Claim) -> Measured {
+        let looks = if claim.size_only || claim.placebo {
+            Looks::Once
+        } else {
+            Looks::All
+        };
         Measured {
             claim,
             pairs: Vec::new(),
             seconds: 0.0,
             stopped: String::new(),
             slices: 1,
+            looks,
         }
     }
 
@@ -95,10 +107,11 @@ impl Measured {
     }
 
     /// The median paired ratio (the Hodges-Lehmann centre of the log ratios) and its
-    /// signed-rank interval at the per-look alpha; `None` with too few pairs.
+    /// signed-rank interval at the per-look alpha of its [`Looks`]; `None` with too few
+    /// pairs.
     pub fn interval(&self) -> Option<Interval> {
         let logs = self.log_ratios();
-        let (m, lo, hi) = interval::centre_interval(&logs, interval::alpha_per_look())?;
+        let (m, lo, hi) = interval::centre_interval(&logs, self.looks.alpha())?;
         Some(Interval {
             ratio: m.exp(),
             low: lo.exp(),
@@ -119,10 +132,10 @@ impl Measured {
     /// or at the last look. Checked only at looks, as the interval's alpha assumes.
     pub fn done(&self, precision: f64) -> bool {
         let n = self.pairs.len();
-        if n >= *interval::LOOKS.last().unwrap_or(&0) {
+        if n >= self.looks.last() {
             return true;
         }
-        interval::is_look(n)
+        self.looks.is_look(n)
             && self.outcome() != Outcome::Inconclusive
             && self.interval().is_some_and(|i| i.half_width() <= precision)
     }
@@ -140,7 +153,7 @@ impl Measured {
                     } else {
                         &self.stopped
                     },
-                    interval::LOOKS[0]
+                    self.looks.first()
                 ),
                 (Some(_), Outcome::Inconclusive) => format!(
                     "the interval still spans a threshold ({}); stopped: {}",

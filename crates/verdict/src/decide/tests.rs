@@ -226,10 +226,11 @@ fn sides_name_only_the_parameters_that_tell_them_apart() {
     assert!(!text.contains("users"), "{text}");
 }
 
-/// The largest |W(n)/sqrt(n)| over the looks of a random walk W of standard normal steps.
-fn walk_maximum(rng: &mut SmallRng) -> f64 {
+/// The largest |W(n)/sqrt(n)| over the looks `looks` of a random walk W of standard
+/// normal steps.
+fn walk_maximum(rng: &mut SmallRng, looks: &[usize]) -> f64 {
     let (mut sum, mut at, mut most) = (0.0f64, 0usize, 0.0f64);
-    for &n in interval::LOOKS {
+    for &n in looks {
         while at < n {
             sum += normal(rng);
             at += 1;
@@ -241,17 +242,82 @@ fn walk_maximum(rng: &mut SmallRng) -> f64 {
 
 #[test]
 fn pocock_boundary_of_the_schedule() {
-    // The constant the interval uses is the 95th percentile of the walk's maximum over
-    // the looks; a schedule change without a new constant fails here.
-    let mut rng = SmallRng::seed_from_u64(42);
-    let mut maxima: Vec<f64> = (0..40_000).map(|_| walk_maximum(&mut rng)).collect();
-    maxima.sort_by(f64::total_cmp);
-    let z = maxima[(0.95 * maxima.len() as f64) as usize];
+    // The constant each schedule uses is the 95th percentile of the walk's maximum over
+    // its looks; a schedule change without a new constant fails here.
+    for looks in [interval::Looks::All, interval::Looks::Budgeted] {
+        let mut rng = SmallRng::seed_from_u64(42);
+        let mut maxima: Vec<f64> = (0..40_000)
+            .map(|_| walk_maximum(&mut rng, looks.counts()))
+            .collect();
+        maxima.sort_by(f64::total_cmp);
+        let z = maxima[(0.95 * maxima.len() as f64) as usize];
+        assert!(
+            (z - looks.z()).abs() < 0.03,
+            "{looks:?}: the schedule's boundary is {z:.3}, the constant {}",
+            looks.z()
+        );
+    }
+    assert_eq!(interval::Looks::All.z(), interval::POCOCK_Z);
+    // A run with a budget stops at a look of the whole schedule, so a results file's
+    // parts read the same looks whichever schedule took them.
+    assert!(interval::LOOKS.starts_with(interval::Looks::Budgeted.counts()));
+}
+
+#[test]
+fn a_size_looked_at_once_covers_at_its_level_and_is_narrower_than_a_deciding_part() {
+    // A size's pairs stop at their fixed count whatever they say, so its interval is at
+    // 95% itself. Seeded, 2000 sets of seven pairs a noise kind: a standard error of
+    // about half a point, so 93% leaves four of them for the heavy tail and the drift.
+    let rule = Rule::Above {
+        shown: 1.02,
+        contradicted: 1.0,
+    };
+    let size = |pairs: Vec<Vec<f64>>| {
+        let mut m = Measured::new(Claim::decided_by("p", "claim", comparison(rule)).sized());
+        m.pairs = pairs;
+        m
+    };
+    assert_eq!(size(Vec::new()).looks, interval::Looks::Once);
+    for kind in 0..3 {
+        let trials = 2000;
+        let mut covered = 0;
+        for seed in 0..trials {
+            let mut rng = SmallRng::seed_from_u64(9000 + seed + 10_000 * kind as u64);
+            let mut phase = 0.0;
+            let pairs = (0..interval::ONCE_PAIRS)
+                .map(|_| {
+                    let log = 1.01f64.ln() + noisy_log(kind, &mut rng, &mut phase);
+                    vec![1e6 * log.exp(), 1e6]
+                })
+                .collect();
+            let i = size(pairs)
+                .interval()
+                .expect("seven pairs give an interval");
+            covered += usize::from(i.low <= 1.01 && 1.01 <= i.high);
+        }
+        assert!(
+            covered as f64 >= 0.93 * trials as f64,
+            "noise kind {kind}: covered in {covered} of {trials}"
+        );
+    }
+    // The same nine pairs, as a size and as a deciding part of every look.
+    let pairs: Vec<Vec<f64>> = (0..9)
+        .map(|i| vec![1e6 * (1.0 + 0.01 * (i as f64 - 4.0)), 1e6])
+        .collect();
+    let once = size(pairs.clone()).interval().unwrap();
+    let mut deciding = Measured::new(Claim::decided_by("p", "claim", comparison(rule)));
+    deciding.pairs = pairs;
+    let every = deciding.interval().unwrap();
     assert!(
-        (z - interval::POCOCK_Z).abs() < 0.03,
-        "the schedule's boundary is {z:.3}, the constant {}",
-        interval::POCOCK_Z
+        once.half_width() < every.half_width(),
+        "{once} against {every}"
     );
+    // A part from a results file that kept no schedule is judged at every look, as the
+    // run that wrote it judged it.
+    let mut old = serde_json::to_value(size(Vec::new())).unwrap();
+    old.as_object_mut().unwrap().remove("looks");
+    let old: Measured = serde_json::from_value(old).unwrap();
+    assert_eq!(old.looks, interval::Looks::All);
 }
 
 /// A pair's log ratio for noise `kind`: i.i.d. normal, heavy-tailed (one pair in ten five

@@ -39,6 +39,7 @@ fn from_curve(claim: &Claim, curve: &dyn Fn(&str, usize, usize) -> f64, n: usize
         seconds: n as f64 * 2.4,
         stopped: "decided".into(),
         slices: 1,
+        looks: verdict::decide::interval::Looks::All,
     }
 }
 
