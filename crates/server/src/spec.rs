@@ -12,7 +12,7 @@
 use std::time::Duration;
 
 use harness::{scratch, ParamKind, ParamSpec, Params};
-use regex::Regex;
+use regex_lite::Regex;
 
 use crate::template;
 
