@@ -162,10 +162,10 @@ pub fn measure(
         // here gave an undecided 389 DS part 128 pairs while decided ones stopped at 16);
         // then, still undecided (or decided but wider than [`WIDE`] below its least), its
         // looks up to twice that ([`UNDECIDED_FIRST`]); then
-        // every other part to its floor (a decided part; the placebo and a size, their
-        // `SIZE_PAIRS`); then the undecided deciding parts beyond it, then the decided
-        // ones not yet narrow, and only then sizes and the placebo beyond their floors
-        // (where one is not looked at once, as in a resumed run from before; once, it
+        // every other part to its floor (a decided part; a size, its `SIZE_PAIRS`; the
+        // placebo, its `PLACEBO_PAIRS`); then the undecided deciding parts beyond it, then the decided
+        // ones not yet narrow, and only then the placebo beyond its floor (and a size,
+        // where one is not looked at once, as in a resumed run from before; once, it
         // stops at its count): a deciding part's pairs can change a verdict, theirs only
         // narrow a figure shown beside it. Within a tier past the floors, the one that has had the least time.
         // Only the first tier runs past the deadline (`least`): a run here with 20 parts
@@ -323,8 +323,7 @@ fn share(
 
 /// The pairs a part still takes whatever the clock says: up to [`MIN_PAIRS`] while it is
 /// undecided; a part decided at an earlier look, a measurement of size only (no verdict
-/// rests on it) or the placebo, its first look (a size's and the placebo's only one:
-/// `plan::parts::floor`).
+/// rests on it) or the placebo, its first look (a size's only one: `plan::parts::floor`).
 fn least(m: &Measured) -> usize {
     let decided = !m.pairs.is_empty() && m.outcome() != Outcome::Inconclusive;
     let want = if decided || m.claim.size_only || m.claim.placebo {

@@ -19,26 +19,34 @@ use super::{CellSpec, MatrixPlan};
 /// noise here (sd 0.08-0.10 of a pair's log ratio) is +-5% narrow.
 pub const MIN_PAIRS: usize = 24;
 
-/// The pairs the plan gives a measurement of size only (no verdict rests on it) and the
-/// placebo: a count fixed before they run, looked at once ([`interval::Looks::Once`]), so
-/// its interval is at 95% itself rather than at the per-look level of a part that may stop
-/// at any of nine looks. Seven pairs so at 95% give about +-6% at the noise here (sd 0.07
-/// of a pair's log ratio), where nine at the per-look level gave about +-8%. Why so few:
-/// run A of issue 49 spent 331 s of its 582 s of pairs on sizes taken to [`MIN_PAIRS`] and
+/// The pairs the plan gives a measurement of size only (no verdict rests on it): a count
+/// fixed before they run, looked at once ([`interval::Looks::Once`]), so its interval is
+/// at 95% itself rather than at the per-look level of a part that may stop at any of
+/// several looks. Seven pairs so at 95% give about +-6% at the noise here (sd 0.07 of a
+/// pair's log ratio), where nine at the per-look level gave about +-8%. Why so few: run A
+/// of issue 49 spent 331 s of its 582 s of pairs on sizes taken to [`MIN_PAIRS`] and
 /// beyond while the parts that decide the verdicts had 150 s; at nine pairs three default
-/// runs here (20261206T231507Z and the two after) still spent 200-220 s of about 440 on
-/// sizes and placebos while sqlmix's deciding parts stopped at 16 pairs, +-3.3-4.2%.
+/// runs here (20261206T231507Z and the two after) still spent 138-144 s on sizes while
+/// sqlmix's deciding parts stopped at 9-16 pairs, +-3.3-8.5%.
 pub const SIZE_PAIRS: usize = interval::ONCE_PAIRS;
 
+/// The placebo's least pairs: its first look, as a deciding part's schedule has it (the
+/// placebo is looked at as the parts it vouches for are). Why not a deciding part's
+/// [`MIN_PAIRS`]: it is measured on a deciding part's cell, as dear a pair as the parts
+/// (sqlmix's real node, about 2.7 s), and at 24 pairs it took 145 s of a default run's
+/// pairs (20261206T211801Z) while the deciding parts stopped at 16 for the budget; at 9
+/// its interval was +-5% at the noise of those cells (20261206T213710Z), enough to show a
+/// bias of the kind it is there for (26-42%), and it takes more once the deciding parts
+/// have theirs.
+pub const PLACEBO_PAIRS: usize = interval::LOOKS[0];
+
 /// The pairs a part takes before parts of a lower tier get more (`pairs::measure`): a
-/// size's or the placebo's [`SIZE_PAIRS`]; a deciding part's [`MIN_PAIRS`]. Why the
-/// placebo's is so few: it is measured on a deciding part's cell, as dear a pair
-/// as the parts (sqlmix's real node, about 2.7 s), and at 24 pairs it took 145 s of a
-/// default run's pairs (20261206T211801Z) while the deciding parts stopped at 16 for the
-/// budget; at 9 its interval was +-5% at the noise of those cells (20261206T213710Z),
-/// enough to show a bias of the kind it is there for (26-42%).
+/// size's [`SIZE_PAIRS`], the placebo's [`PLACEBO_PAIRS`], a deciding part's
+/// [`MIN_PAIRS`].
 pub fn floor(claim: &Claim) -> usize {
-    if claim.size_only || claim.placebo {
+    if claim.placebo {
+        PLACEBO_PAIRS
+    } else if claim.size_only {
         SIZE_PAIRS
     } else {
         MIN_PAIRS
@@ -254,8 +262,8 @@ pub fn plan_parts(
                 Some(&sd) => (sd, "an earlier run"),
                 None => (DEFAULT_NOISE, "assumed"),
             };
-            let pairs = if floor(&m.claim) == SIZE_PAIRS {
-                SIZE_PAIRS
+            let pairs = if m.claim.size_only || m.claim.placebo {
+                floor(&m.claim)
             } else {
                 pairs_for(sd)
             };

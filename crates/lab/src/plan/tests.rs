@@ -496,36 +496,49 @@ fn the_placebo_is_a_cell_of_a_part_that_decides_where_one_does() {
     // With sizes alone, a size's cell.
     let sizes = placebo_file(&["scenarios=sqlmix-libdqlite-writes"]);
     assert_eq!(sizes, "sqlmix-libdqlite-writes");
-    // As dear a pair as the parts, it is planned its first look, as a size is.
+    // As dear a pair as the parts, it is planned its first look.
     let plan = plan(&["scenarios=sqlmix-libdqlite"]).unwrap();
     let planned = plan.parts.iter().find(|p| p.name == "sqlmix/placebo");
     assert_eq!(
         planned.map(|p| p.pairs),
-        Some(super::parts::SIZE_PAIRS),
+        Some(super::parts::PLACEBO_PAIRS),
         "{planned:?}"
     );
 }
 
 #[test]
-fn a_budget_narrows_the_deciding_parts_looks_and_sizes_are_looked_at_once() {
+fn a_budget_narrows_the_deciding_parts_and_the_placebos_looks_and_sizes_are_looked_at_once() {
     use verdict::decide::interval::Looks;
     let looks = |list: &[&str]| -> Vec<(bool, Looks)> {
         let plan = plan(list).unwrap();
         super::parts::declare(&plan, &plan.cells())
             .iter()
             .filter(|m| m.claim.comparison.is_some())
-            .map(|m| (!m.claim.size_only && !m.claim.placebo, m.looks))
+            .map(|m| (!m.claim.size_only || m.claim.placebo, m.looks))
             .collect()
     };
     for (list, deciding_looks) in [
-        (&["scenarios=sqlmix-libdqlite", "budget=15m"][..], Looks::Budgeted),
-        (&["scenarios=sqlmix-libdqlite"][..], Looks::All),
+        (
+            &[
+                "scenarios=sqlmix-libdqlite,sqlmix-libdqlite-writes",
+                "budget=15m",
+            ][..],
+            Looks::Budgeted,
+        ),
+        (
+            &["scenarios=sqlmix-libdqlite,sqlmix-libdqlite-writes"][..],
+            Looks::All,
+        ),
     ] {
         let parts = looks(list);
         assert!(parts.iter().any(|&(deciding, _)| deciding), "{list:?}");
         assert!(parts.iter().any(|&(deciding, _)| !deciding), "{list:?}");
         for (deciding, l) in parts {
-            let want = if deciding { deciding_looks } else { Looks::Once };
+            let want = if deciding {
+                deciding_looks
+            } else {
+                Looks::Once
+            };
             assert_eq!(l, want, "{list:?}");
         }
     }

@@ -27,8 +27,9 @@
 //! not only those it takes. A run with a budget never gives a part more than 64 pairs
 //! (`lab`'s plan keeps at most 64, and a 15-minute run here gave none more than 32), so
 //! its parts need not pay for looks at 96, 128 and 192: z 2.47 instead of 2.61, 5% narrower
-//! for the same pairs. A size or the placebo stops at a count fixed before it runs,
-//! whatever its pairs say, so it is looked at once, at [`ALPHA`] itself (z 1.96).
+//! for the same pairs. A size stops at a count fixed before it runs, whatever its pairs
+//! say, so it is looked at once, at [`ALPHA`] itself (z 1.96). The placebo is judged as
+//! the deciding parts are: it is the error of their instrument.
 //!
 //! Not here: what a ratio means for a part (`decide`), running pairs (`lab`).
 
@@ -72,10 +73,10 @@ pub enum Looks {
     #[default]
     All,
     /// The looks of [`LOOKS`] up to 64, at their boundary ([`BUDGETED_Z`]): a deciding
-    /// part of a run with a budget.
+    /// part or the placebo of a run with a budget.
     Budgeted,
-    /// One look at [`ONCE_PAIRS`] pairs, at [`ALPHA`]: a size or the placebo, whose count
-    /// is fixed before it runs (it stops there whatever its pairs say).
+    /// One look at [`ONCE_PAIRS`] pairs, at [`ALPHA`]: a size, whose count is fixed
+    /// before it runs (it stops there whatever its pairs say).
     Once,
 }
 
