@@ -97,9 +97,12 @@ pub fn run_child(
         .rev()
         .find_map(|line| serde_json::from_str::<Repetition>(line).ok())
     {
-        // A profiled run's time includes perf's, which a counted run does not pay.
-        if profile.is_none() {
-            record.run_overhead_s = Some(overhead);
+        // A profiled run's time includes perf's, which a counted run does not pay: it is
+        // the profile's own overhead, the price of the next run's profiles.
+        match record.profile.as_mut() {
+            Some(p) if profile.is_some() => p.run_overhead_s = Some(overhead),
+            _ if profile.is_none() => record.run_overhead_s = Some(overhead),
+            _ => {}
         }
         return Some(record);
     }

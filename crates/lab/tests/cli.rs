@@ -244,3 +244,48 @@ fn the_old_scenario_flag_of_run_still_works() {
         serde_json::from_str(String::from_utf8_lossy(&out.stdout).trim()).unwrap();
     assert_eq!(record.hot_path, "noop");
 }
+
+#[test]
+fn a_profiled_runs_own_time_is_recorded_and_prices_the_next_plans_profiles() {
+    let root = scratch_root();
+    let args = [
+        "matrix",
+        "scenarios=noop",
+        "threads=1",
+        "cores=1",
+        "duration=30ms",
+        "warmup=10ms",
+        "repeats=1",
+        "budget=none",
+        // One thread count draws no differential, so only `all` profiles it.
+        "profile=all",
+    ];
+    let out = lab(root.path(), &args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let files = results_files(root.path());
+    let results = ResultsFile::from_json(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
+    let cell = &results.cells[0];
+    let profile = cell
+        .profile
+        .as_ref()
+        .expect("profile=all profiles its cell");
+    // A child's start and perf's are never free; the counted run keeps its own figure.
+    assert!(
+        profile.run_overhead_s.is_some_and(|s| s > 0.0),
+        "{profile:?}"
+    );
+    assert!(cell.run_overhead_s.is_some_and(|s| s > 0.0), "{cell:?}");
+    let mut plan = args.to_vec();
+    plan.push("plan=true");
+    let out = lab(root.path(), &plan);
+    let said = String::from_utf8_lossy(&out.stderr);
+    let ms = (profile.run_overhead_s.unwrap() - 250e-6) * 1000.0;
+    assert!(
+        said.contains(&format!("a profiled run {}ms", ms as u64)),
+        "the plan prices profiles at the measured time: {said}"
+    );
+}

@@ -59,6 +59,11 @@ pub struct ProfileRef {
     /// refused); absent where the cell ran no server or the profile was taken.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_off_cpu_absent: Option<String>,
+    /// What the profiled run took beyond its warm-up and window, in seconds (process,
+    /// perf's start, its samples read back and folded, the flamegraphs drawn): the plan
+    /// prices the next run's profiles by it. Absent in older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_overhead_s: Option<f64>,
 }
 
 fn pprof_sampler() -> String {

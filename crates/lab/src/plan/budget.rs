@@ -3,8 +3,9 @@
 //! A counted run costs `overhead + PER_THREAD x threads + warm-up + window`, where
 //! `overhead` is what a child of that scenario file took beyond its warm-up and window
 //! (measured by the newest results file, else the file's estimate: `costs`); a profiled
-//! run costs its profiling window instead of the window plus [`PROFILE_EXTRA`] for perf
-//! (twice for a cell profiled twice, `profiled::repeated`);
+//! run costs its profiling window instead of the window, and what a profiled run of that
+//! file took beyond them as the newest results file measured it, else `overhead` plus
+//! [`PROFILE_EXTRA`] for perf (twice for a cell profiled twice, `profiled::repeated`);
 //! the report adds [`REPORT`] once. When the plan's estimate is over [`PLAN_SHARE`] of the
 //! budget, `fit`
 //! trims, in this order, stopping as soon as it fits: (1) windows and warm-ups, down to
@@ -34,8 +35,10 @@ use verdict::decide::CellRef;
 pub const PER_THREAD: Duration = Duration::from_micros(250);
 
 /// What perf adds to a profiled run (start-up, shut-down, DWARF stacks read back,
-/// folding, the flamegraphs drawn): a default run from a clean clone here took its 49
-/// profiles at 2.9 s each against the 1.6 s its model said with 1.2 s here.
+/// folding, the flamegraphs drawn) where no results file measured the file's profiles: a
+/// default run from a clean clone here took its 49 profiles at 2.9 s each against the
+/// 1.6 s its model said with 1.2 s here. A constant from one machine is off on the next,
+/// so a run records each profile's own time (`ProfileRef::run_overhead_s`) for the next.
 pub const PROFILE_EXTRA: Duration = Duration::from_millis(2500);
 
 /// Rendering the report once the runs are done.
@@ -96,11 +99,11 @@ impl ScenarioPlan {
 
     /// The expected wall time of one profiling run at `threads`.
     pub fn profile_cost(&self, threads: usize, quick: bool) -> Duration {
-        self.overhead
+        self.profile_overhead
+            .unwrap_or(self.overhead + PROFILE_EXTRA)
             + PER_THREAD * threads as u32
             + self.warmup
             + select::window(self.duration, quick)
-            + PROFILE_EXTRA
     }
 
     /// This file's cells, runs and expected time, profiling as `which` says.
@@ -147,6 +150,26 @@ impl MatrixPlan {
                 time: a.time + e.time,
             },
         )
+    }
+
+    /// What the rounds take at the least, the repetitions they keep whatever the budget
+    /// ([`KEPT_REPEATS`] a cell), with the profiles and the report: the rounds run first,
+    /// so the pairs get what this leaves of the budget, whatever share the plan kept them.
+    pub fn least_rounds(&self) -> Duration {
+        let mut least = self.clone();
+        for s in &mut least.scenarios {
+            s.repeats = s.repeats.min(KEPT_REPEATS);
+        }
+        least.estimate().time
+    }
+
+    /// The time the pairs can count on under `budget`: what the rounds' share leaves, or
+    /// less where the rounds' least ([`MatrixPlan::least_rounds`]) is more than that share.
+    pub fn pairs_room(&self, budget: Duration) -> Duration {
+        let share = rounds_share(budget, true, super::parts::reserve(&self.parts));
+        budget
+            .mul_f64(PLAN_SHARE)
+            .saturating_sub(share.max(self.least_rounds()))
     }
 
     /// Whether the estimate exceeds the budget (after trimming, nothing left to trim).
@@ -240,13 +263,7 @@ pub(super) fn fit(plan: &mut MatrixPlan, settings: &Settings, pairs: Duration) {
         // less than their floor: a row of core counts costs a minute of rounds here, and
         // the seed's own table has a row per CPU count.
         let floor = whole.mul_f64(PLAN_SHARE - PAIRS_FLOOR);
-        let core_fits = |plan: &MatrixPlan| {
-            let mut least = plan.clone();
-            for s in &mut least.scenarios {
-                s.repeats = s.repeats.min(KEPT_REPEATS);
-            }
-            least.estimate().time <= floor
-        };
+        let core_fits = |plan: &MatrixPlan| plan.least_rounds() <= floor;
         // Before a row goes, the rows below the most cores lose the thread counts far past
         // their own cores: what a row is for is its knee (threads = cores) and just past
         // it; far past it the row repeats its time slicing, which its largest count shows.

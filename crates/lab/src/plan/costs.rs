@@ -20,6 +20,9 @@ use super::budget::PER_THREAD;
 #[derive(Debug, Default)]
 pub struct Measured {
     by_file: BTreeMap<String, (Duration, String)>,
+    /// What a profiled run took beyond its warm-up, window and per-thread part, by
+    /// scenario file, from the newest results file that profiled a cell of it.
+    profile_by_file: BTreeMap<String, Duration>,
     /// The sd of a pair's log ratio by `<hot path>/<part>`, from the newest results file
     /// that measured at least a first look of that part's pairs.
     noise: BTreeMap<String, f64>,
@@ -38,6 +41,7 @@ impl Measured {
     /// given); none for a file no readable results file measured (a fresh clone).
     pub fn newest(dir: &Path, before: Option<&str>) -> Measured {
         let mut by_file = BTreeMap::new();
+        let mut profile_by_file = BTreeMap::new();
         let mut noise = BTreeMap::new();
         let mut pair_seconds = BTreeMap::new();
         for path in newest_results(dir, before).into_iter().take(FILES_READ) {
@@ -59,13 +63,20 @@ impl Measured {
                 }
             }
             let mut samples: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+            let mut profiles: BTreeMap<String, Vec<f64>> = BTreeMap::new();
             for cell in &results.cells {
+                let base = |o: f64| (o - PER_THREAD.as_secs_f64() * cell.threads as f64).max(0.0);
                 if let Some(o) = cell.run_overhead_s {
-                    let base = o - PER_THREAD.as_secs_f64() * cell.threads as f64;
                     samples
                         .entry(cell.scenario_file.clone())
                         .or_default()
-                        .push(base.max(0.0));
+                        .push(base(o));
+                }
+                if let Some(o) = cell.profile.as_ref().and_then(|p| p.run_overhead_s) {
+                    profiles
+                        .entry(cell.scenario_file.clone())
+                        .or_default()
+                        .push(base(o));
                 }
             }
             for (file, v) in samples {
@@ -74,9 +85,16 @@ impl Measured {
                     by_file.insert(file, (median, name.clone()));
                 }
             }
+            for (file, v) in profiles {
+                if !file.is_empty() && !profile_by_file.contains_key(&file) {
+                    let median = Duration::from_secs_f64(harness::stats::median(&v));
+                    profile_by_file.insert(file, median);
+                }
+            }
         }
         Measured {
             by_file,
+            profile_by_file,
             noise,
             pair_seconds,
         }
@@ -90,6 +108,12 @@ impl Measured {
     /// The seconds one pair of each part took, by `<hot path>/<part>`.
     pub fn pair_seconds(&self) -> &BTreeMap<String, f64> {
         &self.pair_seconds
+    }
+
+    /// What a profiled run of `file` took beyond its warm-up, window and per-thread part,
+    /// where a results file measured it.
+    pub fn profile_overhead(&self, file: &str) -> Option<Duration> {
+        self.profile_by_file.get(file).copied()
     }
 
     /// The measured overhead of one child of `file`, beyond its per-thread part, and the
@@ -200,5 +224,57 @@ mod tests {
         assert!(Measured::newest(&dir.path().join("none"), None)
             .overhead("lease")
             .is_none());
+    }
+
+    #[test]
+    fn a_profiled_runs_measured_time_prices_the_next_runs_profiles() {
+        let dir = tempfile::tempdir().unwrap();
+        let fixture =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/small-run/reports/data");
+        let old = newest_results(&fixture, None);
+        let text = std::fs::read_to_string(old.first().unwrap()).unwrap();
+        let mut results = ResultsFile::from_json(&text).unwrap();
+        let profiled = |file: &str, seconds: Option<f64>| {
+            let mut c = cell(file, 1, Some(0.1));
+            c.profile = Some(harness::schema::ProfileRef {
+                svg: String::new(),
+                folded: String::new(),
+                samples: 1,
+                sampler: "perf".into(),
+                rate_hz: 2000,
+                off_cpu: None,
+                repeats: Vec::new(),
+                server_off_cpu: None,
+                server_off_cpu_absent: None,
+                run_overhead_s: seconds,
+            });
+            c
+        };
+        results.cells = vec![
+            profiled("lease", Some(1.0)),
+            profiled("lease", Some(3.0)),
+            profiled("lease", Some(2.0)),
+            profiled("pool", None),
+        ];
+        std::fs::write(
+            dir.path().join("20300101T000000Z.json"),
+            serde_json::to_string(&results).unwrap(),
+        )
+        .unwrap();
+        let m = Measured::newest(dir.path(), None);
+        assert_eq!(
+            m.profile_overhead("lease"),
+            Some(Duration::from_secs(2) - PER_THREAD),
+            "the median, beyond one thread's part"
+        );
+        assert_eq!(
+            m.profile_overhead("pool"),
+            None,
+            "a file from before the figure"
+        );
+        assert_eq!(
+            m.overhead("lease").map(|o| o.0),
+            Some(Duration::from_millis(100) - PER_THREAD)
+        );
     }
 }

@@ -120,6 +120,7 @@ pub(super) fn plan_file(
         seed: file.seed.clone(),
         overhead,
         overhead_from,
+        profile_overhead: measured.profile_overhead(&file.name),
         keep_cores: file.keep_cores,
         min_duration: file.min_duration.unwrap_or(duration).min(duration),
         trimmed: Vec::new(),

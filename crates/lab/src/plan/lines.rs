@@ -64,8 +64,12 @@ impl MatrixPlan {
     pub fn plan_notes(&self) -> Vec<String> {
         let mut from: Vec<String> = Vec::new();
         for s in &self.scenarios {
+            let profile = s
+                .profile_overhead
+                .map(|p| format!("; a profiled run {}ms", p.as_millis()))
+                .unwrap_or_default();
             let entry = format!(
-                "{} {}ms ({})",
+                "{} {}ms ({}{profile})",
                 s.file,
                 s.overhead.as_millis(),
                 s.overhead_from
@@ -97,9 +101,11 @@ impl MatrixPlan {
                 let left = super::rounds_share(b, self.pairs, super::parts::reserve(&self.parts));
                 if self.estimate().time > left {
                     notes.push(format!(
-                        "rounds: about {} of rounds and profiles planned against {} left to them: the rounds stop when their time is up (every cell keeps 2 repetitions); the profiles keep theirs",
+                        "rounds: about {} of rounds and profiles planned against {} left to them: the rounds stop when their time is up, but every cell keeps {} repetitions and the profiles keep theirs, about {} in all",
                         short(self.estimate().time),
-                        short(left)
+                        short(left),
+                        super::budget::KEPT_REPEATS,
+                        short(self.least_rounds())
                     ));
                 }
             }
@@ -148,11 +154,13 @@ impl MatrixPlan {
             });
         }
         if let Some(b) = self.budget {
-            let room = b.mul_f64(super::budget::PLAN_SHARE)
-                - super::budget::rounds_share(b, true, reserve);
+            // What the rounds leave, not the share kept for the pairs: the rounds run first
+            // and keep their least whatever the share (a default run here planned 10 min
+            // of pairs and measured 7 min 16 s of them).
+            let room = self.pairs_room(b);
             if reserve > room {
                 lines.push(format!(
-                    "  the budget cannot give every part its pairs: about {} planned against {} kept for them; parts that run out stop with reason `budget` (a larger budget= helps)",
+                    "  the budget cannot give every part its pairs: about {} planned against about {} the rounds leave them; parts that run out stop with reason `budget` (a larger budget= helps)",
                     short(reserve),
                     short(room)
                 ));

@@ -98,6 +98,9 @@ pub struct ScenarioPlan {
     pub overhead: Duration,
     /// Where `overhead` comes from (a results file, the scenario file's estimate).
     pub overhead_from: String,
+    /// What a profiled run costs beyond warm-up and window, before its per-thread part,
+    /// where a results file measured it; else `overhead` plus `budget::PROFILE_EXTRA`.
+    pub profile_overhead: Option<Duration>,
     /// Whether the budget trims this file's core counts last.
     pub keep_cores: bool,
     /// The shortest window the budget may cut it to.

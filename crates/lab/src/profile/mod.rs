@@ -367,6 +367,8 @@ pub fn write_profile(
         repeats: Vec::new(),
         server_off_cpu,
         server_off_cpu_absent,
+        // The parent that timed the child fills it in (`cell_child`).
+        run_overhead_s: None,
     })
 }
 

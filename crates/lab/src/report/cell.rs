@@ -216,6 +216,7 @@ mod tests {
             repeats: Vec::new(),
             server_off_cpu,
             server_off_cpu_absent: absent.map(str::to_owned),
+            run_overhead_s: None,
         });
         r
     }

@@ -42,6 +42,7 @@ fn results_round_trip_through_json() {
         repeats: vec!["profiles/x.r1.folded".into()],
         server_off_cpu: None,
         server_off_cpu_absent: None,
+        run_overhead_s: Some(1.5),
     });
     let file = ResultsFile {
         schema: SCHEMA_VERSION,

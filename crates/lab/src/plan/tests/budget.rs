@@ -313,6 +313,18 @@ fn the_estimate_counts_every_run_and_profile() {
         + s.profile_cost(2, false);
     assert_eq!(e.time, expected);
     assert_eq!(plan.estimate().time, expected + budget::REPORT);
+    // Without a measured profile, perf's constant; with one, the measured time instead.
+    let window = s.warmup + crate::plan::profiled::window(s.duration, false);
+    assert_eq!(
+        s.profile_cost(2, false),
+        s.overhead + budget::PROFILE_EXTRA + budget::PER_THREAD * 2 + window
+    );
+    let mut measured = s.clone();
+    measured.profile_overhead = Some(std::time::Duration::from_millis(700));
+    assert_eq!(
+        measured.profile_cost(2, false),
+        std::time::Duration::from_millis(700) + budget::PER_THREAD * 2 + window
+    );
     let lines = plan.plan_lines();
     assert_eq!(lines.len(), 2);
     assert!(
@@ -347,4 +359,36 @@ fn a_file_profiled_twice_counts_its_repeat_profiles() {
         + s.profile_cost(2, false)
         + s.profile_cost(4, false) * 2;
     assert_eq!(e.time, expected);
+}
+
+#[test]
+fn the_pairs_get_what_the_rounds_least_leaves_and_the_plan_says_so() {
+    let plan = plan(&["plan=true", "cpus=2", "budget=15m"]).unwrap();
+    let budget = plan.budget.expect("the default run has a budget");
+    let least = plan.least_rounds();
+    // The least is every cell at two repetitions, the profiles and the report.
+    let mut two = plan.clone();
+    for s in &mut two.scenarios {
+        s.repeats = s.repeats.min(budget::KEPT_REPEATS);
+    }
+    assert_eq!(least, two.estimate().time);
+    assert!(least < plan.estimate().time);
+    let share = budget::rounds_share(budget, true, parts::reserve(&plan.parts));
+    let room = plan.pairs_room(budget);
+    assert_eq!(
+        room,
+        budget.mul_f64(budget::PLAN_SHARE) - share.max(least),
+        "the rounds run first: the pairs get what their least leaves, not the share kept"
+    );
+    let notes = plan.plan_notes().join("\n");
+    // On two CPUs the default rounds want more than their share, and their least too.
+    assert!(least > share, "{least:?} {share:?}");
+    assert!(parts::reserve(&plan.parts) > room);
+    assert!(
+        notes.contains(&format!(
+            "against about {} the rounds leave them",
+            lines::short(room)
+        )),
+        "{notes}"
+    );
 }

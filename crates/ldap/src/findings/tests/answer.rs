@@ -16,6 +16,7 @@ fn with_profile(mut r: CellRecord, path: &std::path::Path, repeat: &std::path::P
         repeats: vec![repeat.to_string_lossy().into_owned()],
         server_off_cpu: None,
         server_off_cpu_absent: None,
+        run_overhead_s: None,
     });
     r
 }
