@@ -154,9 +154,7 @@ impl MatrixPlan {
             });
         }
         if let Some(b) = self.budget {
-            // What the rounds leave, not the share kept for the pairs: the rounds run first
-            // and keep their least whatever the share (a default run here planned 10 min
-            // of pairs and measured 7 min 16 s of them).
+            // What the rounds leave, not the share kept for the pairs (`pairs_room`).
             let room = self.pairs_room(b);
             if reserve > room {
                 lines.push(format!(

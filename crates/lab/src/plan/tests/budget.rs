@@ -377,10 +377,14 @@ fn the_pairs_get_what_the_rounds_least_leaves_and_the_plan_says_so() {
     let room = plan.pairs_room(budget);
     assert_eq!(
         room,
-        budget.mul_f64(budget::PLAN_SHARE) - share.max(least),
+        budget - least.max(plan.estimate().time.min(share)),
         "the rounds run first: the pairs get what their least leaves, not the share kept"
     );
     let notes = plan.plan_notes().join("\n");
+    // A budget the rounds fit in whole: they take their estimate, the pairs the rest.
+    let roomy = super::plan(&["plan=true", "cpus=2", "budget=3h"]).unwrap();
+    let hours = std::time::Duration::from_secs(3 * 3600);
+    assert_eq!(roomy.pairs_room(hours), hours - roomy.estimate().time);
     // On two CPUs the default rounds want more than their share, and their least too.
     assert!(least > share, "{least:?} {share:?}");
     assert!(parts::reserve(&plan.parts) > room);
