@@ -5,7 +5,7 @@
 //! (measured by the newest results file, else the file's estimate: `costs`); a profiled
 //! run costs its profiling window instead of the window, and what a profiled run of that
 //! file took beyond them as the newest results file measured it, else `overhead` plus
-//! [`PROFILE_EXTRA`] for perf (twice for a cell profiled twice, `profiled::repeated`);
+//! [`PROFILE_EXTRA`] and [`PROFILE_PER_THREAD`] for perf (twice for a cell profiled twice, `profiled::repeated`);
 //! the report adds [`REPORT`] once. When the plan's estimate is over [`PLAN_SHARE`] of the
 //! budget, `fit`
 //! trims, in this order, stopping as soon as it fits: (1) windows and warm-ups, down to
@@ -35,11 +35,19 @@ use verdict::decide::CellRef;
 pub const PER_THREAD: Duration = Duration::from_micros(250);
 
 /// What perf adds to a profiled run (start-up, shut-down, DWARF stacks read back,
-/// folding, the flamegraphs drawn) where no results file measured the file's profiles: a
-/// default run from a clean clone here took its 49 profiles at 2.9 s each against the
-/// 1.6 s its model said with 1.2 s here. A constant from one machine is off on the next,
-/// so a run records each profile's own time (`ProfileRef::run_overhead_s`) for the next.
-pub const PROFILE_EXTRA: Duration = Duration::from_millis(2500);
+/// folding, the flamegraphs drawn) where no results file measured the file's profiles,
+/// besides [`PROFILE_PER_THREAD`]. Only a fresh clone's first plan uses it: a run records
+/// each profile's own time (`ProfileRef::run_overhead_s`) and the next plan prices its
+/// profiles by that. Run 20261207T043031Z here took 0.4-1.5 s more for a profiled run of
+/// an in-process hot path than for a counted one, 0.1-0.7 s more for the PostgreSQL pools
+/// and 1.8-3.4 s more for 389 DS (its server's off-CPU profile besides); 2.5 s, the
+/// figure before, priced its 80 profiles at about 2 minutes more than they took.
+pub const PROFILE_EXTRA: Duration = Duration::from_millis(1000);
+
+/// What perf adds to a profiled run for each thread of the cell: it opens its events in
+/// every thread the process starts and reads each one's buffers back. The same run's
+/// pool-clients profiles at 3000 client threads took 10-13 s more than a counted run.
+pub const PROFILE_PER_THREAD: Duration = Duration::from_micros(3500);
 
 /// Rendering the report once the runs are done.
 pub const REPORT: Duration = Duration::from_secs(10);
@@ -100,7 +108,7 @@ impl ScenarioPlan {
     /// The expected wall time of one profiling run at `threads`.
     pub fn profile_cost(&self, threads: usize, quick: bool) -> Duration {
         self.profile_overhead
-            .unwrap_or(self.overhead + PROFILE_EXTRA)
+            .unwrap_or(self.overhead + PROFILE_EXTRA + PROFILE_PER_THREAD * threads as u32)
             + PER_THREAD * threads as u32
             + self.warmup
             + select::window(self.duration, quick)

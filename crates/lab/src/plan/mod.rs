@@ -99,7 +99,8 @@ pub struct ScenarioPlan {
     /// Where `overhead` comes from (a results file, the scenario file's estimate).
     pub overhead_from: String,
     /// What a profiled run costs beyond warm-up and window, before its per-thread part,
-    /// where a results file measured it; else `overhead` plus `budget::PROFILE_EXTRA`.
+    /// where a results file measured it; else `overhead` plus perf's (`budget::PROFILE_EXTRA`,
+    /// `budget::PROFILE_PER_THREAD`).
     pub profile_overhead: Option<Duration>,
     /// Whether the budget trims this file's core counts last.
     pub keep_cores: bool,

@@ -317,7 +317,10 @@ fn the_estimate_counts_every_run_and_profile() {
     let window = s.warmup + crate::plan::profiled::window(s.duration, false);
     assert_eq!(
         s.profile_cost(2, false),
-        s.overhead + budget::PROFILE_EXTRA + budget::PER_THREAD * 2 + window
+        s.overhead
+            + budget::PROFILE_EXTRA
+            + (budget::PER_THREAD + budget::PROFILE_PER_THREAD) * 2
+            + window
     );
     let mut measured = s.clone();
     measured.profile_overhead = Some(std::time::Duration::from_millis(700));
