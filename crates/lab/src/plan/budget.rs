@@ -5,7 +5,8 @@
 //! (measured by the newest results file, else the file's estimate: `costs`); a profiled
 //! run costs its profiling window instead of the window, and what a profiled run of that
 //! file took beyond them as the newest results file measured it, else `overhead` plus
-//! [`PROFILE_EXTRA`] and [`PROFILE_PER_THREAD`] for perf (twice for a cell profiled twice, `profiled::repeated`);
+//! [`PROFILE_EXTRA`] and [`PROFILE_PER_THREAD`] for perf (twice for a cell profiled twice,
+//! `profiled::repeated`);
 //! the report adds [`REPORT`] once. When the plan's estimate is over [`PLAN_SHARE`] of the
 //! budget, `fit`
 //! trims, in this order, stopping as soon as it fits: (1) windows and warm-ups, down to

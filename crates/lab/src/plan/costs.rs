@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::results::ResultsFile;
+use harness::schema::CellRecord;
 
 use super::budget::PER_THREAD;
 
@@ -62,34 +63,13 @@ impl Measured {
                     pair_seconds.insert(name, m.seconds / m.pairs.len() as f64);
                 }
             }
-            let mut samples: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-            let mut profiles: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-            for cell in &results.cells {
-                let base = |o: f64| (o - PER_THREAD.as_secs_f64() * cell.threads as f64).max(0.0);
-                if let Some(o) = cell.run_overhead_s {
-                    samples
-                        .entry(cell.scenario_file.clone())
-                        .or_default()
-                        .push(base(o));
-                }
-                if let Some(o) = cell.profile.as_ref().and_then(|p| p.run_overhead_s) {
-                    profiles
-                        .entry(cell.scenario_file.clone())
-                        .or_default()
-                        .push(base(o));
-                }
+            // The newest file that measured a scenario file's runs (or profiles) gives them.
+            for (file, median) in medians(&results.cells, |c| c.run_overhead_s) {
+                by_file.entry(file).or_insert((median, name.clone()));
             }
-            for (file, v) in samples {
-                if !file.is_empty() && !by_file.contains_key(&file) {
-                    let median = Duration::from_secs_f64(harness::stats::median(&v));
-                    by_file.insert(file, (median, name.clone()));
-                }
-            }
-            for (file, v) in profiles {
-                if !file.is_empty() && !profile_by_file.contains_key(&file) {
-                    let median = Duration::from_secs_f64(harness::stats::median(&v));
-                    profile_by_file.insert(file, median);
-                }
+            let profiled = |c: &CellRecord| c.profile.as_ref().and_then(|p| p.run_overhead_s);
+            for (file, median) in medians(&results.cells, profiled) {
+                profile_by_file.entry(file).or_insert(median);
             }
         }
         Measured {
@@ -121,6 +101,28 @@ impl Measured {
     pub fn overhead(&self, file: &str) -> Option<(Duration, &str)> {
         self.by_file.get(file).map(|(d, from)| (*d, from.as_str()))
     }
+}
+
+/// Per scenario file of `cells`, the median of `overhead` (seconds) less its per-thread
+/// part, over the cells that have one.
+fn medians(
+    cells: &[CellRecord],
+    overhead: impl Fn(&CellRecord) -> Option<f64>,
+) -> BTreeMap<String, Duration> {
+    let mut samples: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for cell in cells.iter().filter(|c| !c.scenario_file.is_empty()) {
+        if let Some(o) = overhead(cell) {
+            let base = o - PER_THREAD.as_secs_f64() * cell.threads as f64;
+            samples
+                .entry(cell.scenario_file.clone())
+                .or_default()
+                .push(base.max(0.0));
+        }
+    }
+    samples
+        .into_iter()
+        .map(|(file, v)| (file, Duration::from_secs_f64(harness::stats::median(&v))))
+        .collect()
 }
 
 /// The `<run-id>.json` files in `dir` (before the run id `before`), newest first: run ids
@@ -159,7 +161,7 @@ fn pair_noise(m: &verdict::decide::Measured) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use harness::schema::{CellKey, CellRecord, CellStatus};
+    use harness::schema::{CellKey, CellStatus};
 
     fn cell(file: &str, threads: usize, overhead: Option<f64>) -> CellRecord {
         let key = CellKey {
@@ -176,14 +178,19 @@ mod tests {
         r
     }
 
-    #[test]
-    fn the_newest_results_file_gives_each_files_median_overhead() {
-        let dir = tempfile::tempdir().unwrap();
+    /// The small run's results file, whose cells a test replaces.
+    fn fixture_results() -> ResultsFile {
         let fixture =
             Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/small-run/reports/data");
         let old = newest_results(&fixture, None);
         let old = old.first().expect("the fixture has a results file");
-        let mut results = ResultsFile::from_json(&std::fs::read_to_string(old).unwrap()).unwrap();
+        ResultsFile::from_json(&std::fs::read_to_string(old).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn the_newest_results_file_gives_each_files_median_overhead() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut results = fixture_results();
         let write = |name: &str, results: &ResultsFile| {
             let text = serde_json::to_string(results).unwrap();
             std::fs::write(dir.path().join(name), text).unwrap();
@@ -229,11 +236,7 @@ mod tests {
     #[test]
     fn a_profiled_runs_measured_time_prices_the_next_runs_profiles() {
         let dir = tempfile::tempdir().unwrap();
-        let fixture =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/small-run/reports/data");
-        let old = newest_results(&fixture, None);
-        let text = std::fs::read_to_string(old.first().unwrap()).unwrap();
-        let mut results = ResultsFile::from_json(&text).unwrap();
+        let mut results = fixture_results();
         let profiled = |file: &str, seconds: Option<f64>| {
             let mut c = cell(file, 1, Some(0.1));
             c.profile = Some(harness::schema::ProfileRef {
