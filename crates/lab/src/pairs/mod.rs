@@ -186,27 +186,56 @@ pub fn measure(
             });
         let Some(i) = next else { break };
         let order = plans[i].as_deref().unwrap_or_default();
-        let m = &mut parts[i];
-        let spent = m.seconds;
-        let target = m.looks.next(m.pairs.len()).unwrap_or(m.pairs.len());
+        let spent = parts[i].seconds;
+        let target = parts[i]
+            .looks
+            .next(parts[i].pairs.len())
+            .unwrap_or(parts[i].pairs.len());
         let mut records = Vec::new();
-        let figure = m
+        let figure = parts[i]
             .claim
             .comparison
             .as_ref()
             .map_or("", |c| c.figure.as_str());
         let slices = run.slices(order, figure);
         if slices > 1 || run.blocks(order) {
+            let trio = (slices == 1)
+                .then(|| companion(parts, i, &plans, run))
+                .flatten();
+            let m = &mut parts[i];
             m.slices = slices;
-            let went_on = block(m, order, target, deadline, run, &mut records);
-            let seconds = m.seconds - spent;
-            share(parts, i, &plans, &records, seconds);
+            let (blocked, mine, most) = match &trio {
+                Some(t) => (t.cells.to_vec(), t.mine.to_vec(), t.wanted),
+                None => (order.to_vec(), (0..order.len()).collect(), usize::MAX),
+            };
+            let went_on = block(
+                m,
+                &blocked,
+                &mine,
+                target,
+                most,
+                deadline,
+                run,
+                &mut records,
+            );
+            let mut seconds = m.seconds - spent;
+            if let Some(t) = &trio {
+                // The shared window served both: each part is charged half the block.
+                seconds /= 2.0;
+                parts[i].seconds -= seconds;
+                let theirs = project(&records, &t.theirs);
+                parts[t.with].slices = 1;
+                take(&mut parts[t.with], &theirs, seconds);
+                share(parts, t.with, &plans, &theirs, seconds);
+            }
+            share(parts, i, &plans, &project(&records, &mine), seconds);
             saved(parts);
             if !went_on {
                 return false;
             }
             continue;
         }
+        let m = &mut parts[i];
         let cost: Duration = order
             .iter()
             .map(|&c| cells[c].file.run_cost(cells[c].threads))
@@ -296,29 +325,122 @@ fn share(
         if j == i || plans[j].is_none() || plans[j] != plans[i] || !parts[j].stopped.is_empty() {
             continue;
         }
-        let Some(c) = parts[j].claim.comparison.clone() else {
-            continue;
-        };
-        let before = parts[j].pairs.len();
-        // A part looked at once takes no more than its count: its level holds for that
-        // count fixed in advance, not for whatever another part's looks happened to ask.
-        let most = parts[j].looks.last();
-        for pair in records {
-            if parts[j].pairs.len() >= most {
-                break;
-            }
-            let figures: Option<Vec<f64>> = pair.iter().map(|r| c.figure_of(r)).collect();
-            // A pair without this part's figure is left out; the part finds out why when
-            // it runs its own.
-            if let Some(f) = figures {
-                parts[j].pairs.push(f);
-            }
+        take(&mut parts[j], records, seconds);
+    }
+}
+
+/// Gives part `m` the figures of pairs measured for another part (`records`, each pair's
+/// records in `m`'s cells' order), charged `seconds` if it took any.
+fn take(m: &mut Measured, records: &[Vec<Repetition>], seconds: f64) {
+    let Some(c) = m.claim.comparison.clone() else {
+        return;
+    };
+    let before = m.pairs.len();
+    // A part looked at once takes no more than its count: its level holds for that
+    // count fixed in advance, not for whatever another part's looks happened to ask.
+    let most = m.looks.last();
+    for pair in records {
+        if m.pairs.len() >= most {
+            break;
         }
-        if parts[j].pairs.len() > before {
-            parts[j].seconds += seconds;
-            settle(&mut parts[j]);
+        let figures: Option<Vec<f64>> = pair.iter().map(|r| c.figure_of(r)).collect();
+        // A pair without this part's figure is left out; the part finds out why when
+        // it runs its own.
+        if let Some(f) = figures {
+            m.pairs.push(f);
         }
     }
+    if m.pairs.len() > before {
+        m.seconds += seconds;
+        settle(m);
+    }
+}
+
+/// Each pair's records at positions `at` (a part's cells within a block's).
+fn project(records: &[Vec<Repetition>], at: &[usize]) -> Vec<Vec<Repetition>> {
+    records
+        .iter()
+        .map(|pair| at.iter().filter_map(|&k| pair.get(k).cloned()).collect())
+        .collect()
+}
+
+/// Two parts measured in one block of three windows a pair: the first part's other
+/// cell, the cell both compare, the companion's other cell. Why: a placebo, or a size,
+/// that shares a cell with a deciding part needs only its own other window beside the
+/// shared one, not a pair of its own (a real dqlite node's placebo is 1.35 s a pair
+/// instead of 2.7). Why the shared cell in the middle: the child runs a block's cells in
+/// order and reversed on odd pairs (`child::in_turn`), so each part's two windows stay
+/// adjacent in time and each part's sides still alternate which runs first.
+#[derive(Debug, PartialEq)]
+struct Trio {
+    /// Plan cells in the block's order.
+    cells: [usize; 3],
+    /// Where the picked part's cells (in its order) sit in `cells`.
+    mine: [usize; 2],
+    /// Where the companion's cells (in its order) sit in `cells`.
+    theirs: [usize; 2],
+    /// The companion's index among the parts.
+    with: usize,
+    /// The most pairs the companion takes now: the block asks no more.
+    wanted: usize,
+}
+
+/// The trio of comparisons `a` and `b` (plan cells, each in its part's order) when they
+/// are two cells each and share one; the companion index and count are left to fill.
+fn trio_of(a: &[usize], b: &[usize]) -> Option<Trio> {
+    if a.len() != 2 || b.len() != 2 || a == b {
+        return None;
+    }
+    let (k, l) = (0..2)
+        .flat_map(|k| (0..2).map(move |l| (k, l)))
+        .find(|&(k, l)| a[k] == b[l])?;
+    let mut mine = [0; 2];
+    mine[k] = 1;
+    let mut theirs = [2; 2];
+    theirs[l] = 1;
+    Some(Trio {
+        cells: [a[1 - k], a[k], b[1 - l]],
+        mine,
+        theirs,
+        with: usize::MAX,
+        wanted: 0,
+    })
+}
+
+/// The part to measure beside part `i` in a trio, if any: one still going that wants
+/// pairs now, shares one cell with `i`, can be blocked with it in whole windows, and
+/// ranks no later than `i` or below its floor (so no window runs for a part the budget
+/// would not have reached); the first of them in the order `measure` picks.
+fn companion(
+    parts: &[Measured],
+    i: usize,
+    plans: &[Option<Vec<usize>>],
+    run: &dyn Runner,
+) -> Option<Trio> {
+    let mine = plans[i].as_deref()?;
+    let ceiling = tier(&parts[i]).max(2);
+    (0..parts.len())
+        .filter(|&j| j != i && parts[j].stopped.is_empty() && stop_reason(&parts[j]).is_none())
+        .filter(|&j| tier(&parts[j]) <= ceiling)
+        .filter_map(|j| {
+            let theirs = plans[j].as_deref()?;
+            let m = &parts[j];
+            let figure = m.claim.comparison.as_ref()?.figure.as_str();
+            let wanted = m.looks.next(m.pairs.len())?.saturating_sub(m.pairs.len());
+            let mut t = trio_of(mine, theirs)?;
+            (wanted > 0 && run.blocks(&t.cells) && run.slices(theirs, figure) == 1).then(|| {
+                t.with = j;
+                t.wanted = wanted;
+                t
+            })
+        })
+        .min_by(|a, b| {
+            let (x, y) = (&parts[a.with], &parts[b.with]);
+            tier(x)
+                .cmp(&tier(y))
+                .then(x.pairs.len().cmp(&y.pairs.len()))
+                .then(x.seconds.total_cmp(&y.seconds))
+        })
 }
 
 /// The pairs a part still takes whatever the clock says: up to [`MIN_PAIRS`] while it is
@@ -343,18 +465,23 @@ fn settle(m: &mut Measured) {
     }
 }
 
-/// Pairs up to `target` for a comparison as one block in one child (as many as fit
-/// before `deadline`), interleaved in `m.slices` turns a side where above 1. False when
-/// interrupted.
+/// Pairs up to `target` (and at most `most` now) for a comparison as one block of `cells`
+/// in one child (as many as fit before `deadline`), interleaved in `m.slices` turns a
+/// side where above 1; the comparison's own cells are those at positions `mine` (a trio
+/// runs a companion's cell too). `kept` gets each pair's records in `cells`' order. False
+/// when interrupted.
+#[allow(clippy::too_many_arguments)]
 fn block(
     m: &mut Measured,
     cells: &[usize],
+    mine: &[usize],
     target: usize,
+    most: usize,
     deadline: Option<Instant>,
     run: &mut dyn Runner,
     kept: &mut Vec<Vec<Repetition>>,
 ) -> bool {
-    let mut count = target - m.pairs.len();
+    let mut count = (target - m.pairs.len()).min(most);
     // An undecided part's least pairs ([`MIN_PAIRS`]) run whatever the clock says: the
     // plan gave them their time before anything ran, and a part cut below them is one
     // the run could have decided (a part budget-stopped at 9 pairs decides nothing).
@@ -389,9 +516,9 @@ fn block(
                     m.stopped = "failed: a pair came back short".to_owned();
                     return true;
                 }
-                match pair
+                match mine
                     .iter()
-                    .map(|r| comparison.figure_of(r).ok_or(r))
+                    .map(|&k| comparison.figure_of(&pair[k]).ok_or(&pair[k]))
                     .collect()
                 {
                     Ok(figures) => {

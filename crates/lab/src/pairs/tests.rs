@@ -467,3 +467,122 @@ fn a_decided_but_wide_deciding_part_takes_its_next_look_before_a_size_takes_its_
         "the size began after {before} pairs of the wide part"
     );
 }
+
+#[test]
+fn a_trio_puts_the_shared_cell_between_the_two_others() {
+    // A deciding part (cells 4, 7) and the placebo of its cell 7: 4, 7, 7.
+    let t = trio_of(&[4, 7], &[7, 7]).unwrap();
+    assert_eq!(t.cells, [4, 7, 7]);
+    assert_eq!(t.mine, [0, 1]);
+    assert_eq!(t.theirs, [1, 2]);
+    // Picked the other way round, and sharing the first cell.
+    let t = trio_of(&[7, 7], &[7, 4]).unwrap();
+    assert_eq!((t.cells, t.mine, t.theirs), ([7, 7, 4], [1, 0], [1, 2]));
+    let t = trio_of(&[3, 4], &[3, 9]).unwrap();
+    assert_eq!((t.cells, t.mine, t.theirs), ([4, 3, 9], [1, 0], [1, 2]));
+    // Nothing shared, the same cells, or more than two cells: no trio.
+    assert_eq!(trio_of(&[1, 2], &[3, 4]), None);
+    assert_eq!(trio_of(&[1, 2], &[1, 2]), None);
+    assert_eq!(trio_of(&[1, 2, 3], &[1, 4]), None);
+}
+
+/// A stand-in that measures blocks of any cells, each cell's figure fixed by its variant
+/// (dashmap 1.5M ops/s, the mutex 1M), and keeps the cells of every block it was asked.
+struct Windows {
+    variants: Vec<&'static str>,
+    asked: Vec<(Vec<usize>, usize)>,
+}
+
+impl Runner for Windows {
+    fn one(&mut self, _: usize, _: usize) -> Option<Repetition> {
+        panic!("single repetitions asked of a block runner")
+    }
+    fn blocks(&self, _: &[usize]) -> bool {
+        true
+    }
+    fn block(
+        &mut self,
+        cells: &[usize],
+        count: usize,
+        _: usize,
+        _: usize,
+    ) -> Option<Result<Block, String>> {
+        self.asked.push((cells.to_vec(), count));
+        let record = |i: usize| {
+            let v = self.variants[i];
+            let ops = if v == "dashmap" { 1.5e6 } else { 1e6 };
+            Repetition(synthetic_cell(
+                "lookup",
+                "lookup",
+                v,
+                &[],
+                2,
+                1,
+                ops,
+                0.0,
+                1,
+            ))
+        };
+        let pairs = (0..count)
+            .map(|_| cells.iter().map(|&i| record(i)).collect())
+            .collect();
+        Some(Ok(Block { pairs, slices: 1 }))
+    }
+}
+
+#[test]
+fn a_placebo_rides_on_its_cells_deciding_part_in_three_windows_a_pair() {
+    let plan = plan();
+    let cells = plan.cells();
+    let mutex = CellRef::new("lookup", "global-mutex", 2, 1);
+    let mut parts = vec![
+        part(),
+        Measured::new(Claim::placebo(mutex.clone(), "ops_per_sec")),
+    ];
+    let mut run = Windows {
+        variants: cells.iter().map(|c| c.variant).collect(),
+        asked: Vec::new(),
+    };
+    assert!(measure(&mut parts, &cells, None, &mut run, &mut |_| {}));
+    let first_look = verdict::decide::interval::LOOKS[0];
+    // One block: dashmap, the mutex, the mutex again; the deciding part's pairs are the
+    // first two windows, the placebo's the last two, both adjacent.
+    assert_eq!(run.asked.len(), 1, "{:?}", run.asked);
+    let (blocked, count) = &run.asked[0];
+    assert_eq!(*count, first_look);
+    let names: Vec<&str> = blocked.iter().map(|&i| cells[i].variant).collect();
+    assert_eq!(names, ["dashmap", "global-mutex", "global-mutex"]);
+    assert_eq!(blocked[1], blocked[2]);
+    for m in &parts {
+        assert_eq!(m.pairs.len(), first_look, "{}", m.claim.part);
+        assert_eq!(m.stopped, "decided", "{}", m.claim.part);
+    }
+    assert!((parts[0].interval().unwrap().ratio - 1.5).abs() < 1e-9);
+    assert!((parts[1].interval().unwrap().ratio - 1.0).abs() < 1e-9);
+    // Each is charged half the block, which the total counts once.
+    assert_eq!(parts[0].seconds, parts[1].seconds);
+    let total = parts[0].seconds + parts[1].seconds;
+    assert!((measuring_seconds(&parts) - total).abs() < 1e-12);
+}
+
+#[test]
+fn a_trio_asks_no_more_pairs_than_the_companion_wants() {
+    // The placebo already has all but two of its first look: the block runs two pairs in
+    // trio, then the deciding part goes on alone.
+    let plan = plan();
+    let cells = plan.cells();
+    let mutex = CellRef::new("lookup", "global-mutex", 2, 1);
+    let mut placebo = Measured::new(Claim::placebo(mutex, "ops_per_sec"));
+    let first_look = verdict::decide::interval::LOOKS[0];
+    placebo.pairs = vec![vec![1e6, 1e6]; first_look - 2];
+    let mut parts = vec![part(), placebo];
+    let mut run = Windows {
+        variants: cells.iter().map(|c| c.variant).collect(),
+        asked: Vec::new(),
+    };
+    assert!(measure(&mut parts, &cells, None, &mut run, &mut |_| {}));
+    let shape: Vec<(usize, usize)> = run.asked.iter().map(|(c, n)| (c.len(), *n)).collect();
+    assert_eq!(shape, [(3, 2), (2, first_look - 2)]);
+    assert_eq!(parts[1].pairs.len(), first_look);
+    assert_eq!(parts[0].pairs.len(), first_look);
+}
