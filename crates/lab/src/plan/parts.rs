@@ -218,6 +218,9 @@ pub fn plan_parts(
     let noise = measured.noise();
     let refs: Vec<CellRef> = cells.iter().map(cell_ref).collect();
     let mut payers: Vec<(Vec<usize>, String)> = Vec::new();
+    // Parts that can take a companion in a trio (`pairs::measure`): cells, name, and
+    // whether one already rides with it.
+    let mut hosts: Vec<(Vec<usize>, String, bool)> = Vec::new();
     declare(plan, cells)
         .into_iter()
         .map(|m| {
@@ -254,7 +257,7 @@ pub fn plan_parts(
                 _ if later => String::new(),
                 Some((_, payer)) => payer.clone(),
                 None => {
-                    payers.push((at, name.clone()));
+                    payers.push((at.clone(), name.clone()));
                     String::new()
                 }
             };
@@ -269,11 +272,31 @@ pub fn plan_parts(
             };
             let figure = m.claim.comparison.as_ref().map_or("", |c| &c.figure);
             let slices = slices(&sides, figure);
+            let trio = !later && shares.is_empty() && slices == 1 && at.len() == 2;
+            let host = hosts
+                .iter_mut()
+                .filter(|_| trio)
+                .find(|(h, _, used)| !used && rides(&at, h, cells));
+            let mut how = how_paired(&sides, slices);
             let cost = match (shares.is_empty(), measured.pair_seconds().get(&name)) {
                 (false, _) => Duration::ZERO,
                 (true, Some(&s)) => Duration::from_secs_f64(s * pairs as f64),
-                (true, None) => pairs_cost(&sides, pairs, slices),
+                (true, None) => match host {
+                    Some((h, host, used)) => {
+                        *used = true;
+                        how = format!("{how}, in a trio with {host}");
+                        // Its cells less one window of the shared cell (a placebo's
+                        // two are both the host's cell: it keeps one).
+                        let shared = at.iter().position(|c| h.contains(c)).unwrap_or(0);
+                        let own = &cells[at[1 - shared]];
+                        pairs_cost(&[own], pairs, 1)
+                    }
+                    None => pairs_cost(&sides, pairs, slices),
+                },
             };
+            if trio && !how.contains("in a trio") {
+                hosts.push((at, name.clone(), false));
+            }
             PartPlan {
                 name,
                 pairs,
@@ -281,10 +304,30 @@ pub fn plan_parts(
                 noise: (sd, from),
                 missing: String::new(),
                 shares,
-                how: how_paired(&sides, slices),
+                how,
             }
         })
         .collect()
+}
+
+/// Whether a part on plan cells `at` can ride in a trio with one on `host`
+/// (`pairs::measure`): two cells each, one of them shared, all measured in whole windows
+/// in one child (one hot path without resident servers, one CPU mask, window and
+/// warm-up). Where it can, it pays only for its own other window.
+fn rides(at: &[usize], host: &[usize], cells: &[CellSpec<'_>]) -> bool {
+    let first = &cells[host[0]];
+    at.len() == 2
+        && host.len() == 2
+        && at != host
+        && at.iter().any(|c| host.contains(c))
+        && !first.file.hot_path.pairs_in_one_process()
+        && at.iter().chain(host).all(|&i| {
+            let c = &cells[i];
+            c.file.hot_path.name() == first.file.hot_path.name()
+                && c.cores == first.cores
+                && c.file.pair_window() == first.file.pair_window()
+                && c.file.warmup == first.file.warmup
+        })
 }
 
 /// The pairs that make a part +-[`AIM`] narrow at noise `sd`: the signed-rank interval's

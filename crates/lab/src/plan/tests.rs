@@ -545,3 +545,31 @@ fn a_budget_narrows_the_deciding_parts_and_the_placebos_looks_and_sizes_are_look
     // The plan never keeps time for pairs past a budgeted part's last look.
     assert_eq!(super::parts::MOST_PLANNED, Looks::Budgeted.last());
 }
+
+#[test]
+fn a_placebo_on_a_deciding_parts_cell_is_priced_as_one_window_a_pair_and_a_server_pair_is_not() {
+    let part = |list: &[&str], name: &str| {
+        let plan = plan(list).unwrap();
+        let p = plan.parts.iter().find(|p| p.name == name).cloned();
+        (plan, p.unwrap_or_else(|| panic!("no {name}")))
+    };
+    // sqlmix's placebo is `k2_beats_unlimited`'s K = 2 cell: it rides in its trio and pays
+    // for its own window only, half of what a pair of its cell costs.
+    let (plan, placebo) = part(&["scenarios=sqlmix-libdqlite"], "sqlmix/placebo");
+    assert!(
+        placebo
+            .how
+            .contains("in a trio with sqlmix/k2_beats_unlimited"),
+        "{}",
+        placebo.how
+    );
+    // Every cell of the file costs the same a window (one thread count, one window).
+    let cells = plan.cells();
+    let cell = &cells[0];
+    let pair = super::parts::pairs_cost(&[cell, cell], placebo.pairs, 1);
+    assert_eq!(placebo.cost, pair / 2);
+    // 389 DS keeps both servers resident for a block of pairs, two cells a child: its
+    // placebo pays for its own pairs.
+    let (_, placebo) = part(&["scenarios=389ds"], "ldap/placebo");
+    assert!(!placebo.how.contains("trio"), "{}", placebo.how);
+}
