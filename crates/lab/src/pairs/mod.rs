@@ -204,20 +204,19 @@ pub fn measure(
                 .flatten();
             let m = &mut parts[i];
             m.slices = slices;
-            let (blocked, mine, most) = match &trio {
-                Some(t) => (t.cells.to_vec(), t.mine.to_vec(), t.wanted),
-                None => (order.to_vec(), (0..order.len()).collect(), usize::MAX),
+            let windows = match &trio {
+                Some(t) => Windows {
+                    cells: t.cells.to_vec(),
+                    mine: t.mine.to_vec(),
+                    most: t.wanted,
+                },
+                None => Windows {
+                    cells: order.to_vec(),
+                    mine: (0..order.len()).collect(),
+                    most: usize::MAX,
+                },
             };
-            let went_on = block(
-                m,
-                &blocked,
-                &mine,
-                target,
-                most,
-                deadline,
-                run,
-                &mut records,
-            );
+            let went_on = block(m, &windows, target, deadline, run, &mut records);
             let mut seconds = m.seconds - spent;
             if let Some(t) = &trio {
                 // The shared window served both: each part is charged half the block.
@@ -228,7 +227,7 @@ pub fn measure(
                 take(&mut parts[t.with], &theirs, seconds);
                 share(parts, t.with, &plans, &theirs, seconds);
             }
-            share(parts, i, &plans, &project(&records, &mine), seconds);
+            share(parts, i, &plans, &project(&records, &windows.mine), seconds);
             saved(parts);
             if !went_on {
                 return false;
@@ -465,23 +464,32 @@ fn settle(m: &mut Measured) {
     }
 }
 
-/// Pairs up to `target` (and at most `most` now) for a comparison as one block of `cells`
-/// in one child (as many as fit before `deadline`), interleaved in `m.slices` turns a
-/// side where above 1; the comparison's own cells are those at positions `mine` (a trio
-/// runs a companion's cell too). `kept` gets each pair's records in `cells`' order. False
-/// when interrupted.
-#[allow(clippy::too_many_arguments)]
+/// The windows one block runs a pair: its plan cells in order, where the measured
+/// comparison's own cells sit among them (a trio runs a companion's cell too), and the
+/// most pairs it asks now.
+struct Windows {
+    /// Plan cells in the block's order.
+    cells: Vec<usize>,
+    /// Positions in `cells` of the comparison's cells, in its order.
+    mine: Vec<usize>,
+    /// The most pairs this block runs (a trio's companion wants no more).
+    most: usize,
+}
+
+/// Pairs up to `target` (and at most `windows.most` now) for a comparison as one block in
+/// one child (as many as fit before `deadline`), interleaved in `m.slices` turns a side
+/// where above 1. `kept` gets each pair's records in the block's cells' order. False when
+/// interrupted.
 fn block(
     m: &mut Measured,
-    cells: &[usize],
-    mine: &[usize],
+    windows: &Windows,
     target: usize,
-    most: usize,
     deadline: Option<Instant>,
     run: &mut dyn Runner,
     kept: &mut Vec<Vec<Repetition>>,
 ) -> bool {
-    let mut count = (target - m.pairs.len()).min(most);
+    let Windows { cells, mine, most } = windows;
+    let mut count = (target - m.pairs.len()).min(*most);
     // An undecided part's least pairs ([`MIN_PAIRS`]) run whatever the clock says: the
     // plan gave them their time before anything ran, and a part cut below them is one
     // the run could have decided (a part budget-stopped at 9 pairs decides nothing).
