@@ -102,6 +102,30 @@ fn an_effect_at_the_threshold_stays_inconclusive_until_the_most_pairs() {
 }
 
 #[test]
+fn an_undecided_part_says_when_its_centre_lies_between_the_thresholds() {
+    let rule = Rule::Below {
+        shown: 0.95,
+        contradicted: 0.98,
+    };
+    // A centre between the thresholds: no count of pairs decides it.
+    let between = sequence(rule, 0.965, 0.10, false, 300, 1.0);
+    assert_eq!(between.outcome(), Outcome::Inconclusive);
+    assert!(
+        between.part().why.contains("lies between the thresholds"),
+        "{}",
+        between.part().why
+    );
+    // A clear effect cut short by noise: inconclusive, but more pairs would decide it.
+    let mut noisy = Measured::new(Claim::decided_by("p", "claim", comparison(rule)));
+    for k in 0..9 {
+        let log = 0.80f64.ln() + if k % 2 == 0 { 0.4 } else { -0.4 };
+        noisy.pairs.push(vec![log.exp(), 1.0]);
+    }
+    assert_eq!(noisy.outcome(), Outcome::Inconclusive);
+    assert!(!noisy.part().why.contains("between the thresholds"));
+}
+
+#[test]
 fn the_interval_covers_the_true_ratio_over_repeated_looks() {
     // Stopping as soon as a look decides is the case that breaks a naive interval.
     let rule = Rule::Above {
