@@ -130,11 +130,7 @@ pub struct LdapWorker {
     conn: Result<LdapConn, String>,
     rng: SmallRng,
     shared: Arc<Shared>,
-    answered: u64,
-    wrong: u64,
-    first_wrong: Option<String>,
-    failed: u64,
-    first_failure: Option<String>,
+    checked: server::load::Checked,
 }
 
 /// The server's threads at one edge of the window, as `edges` says where.
@@ -169,21 +165,10 @@ impl Worker for LdapWorker {
         };
         match search(conn, &data::filter(i)) {
             Ok(entries) => match data::check_answer(expected, &entries) {
-                Ok(()) => {
-                    self.answered += 1;
-                    Outcome::OK
-                }
-                Err(why) => {
-                    self.wrong += 1;
-                    self.first_wrong.get_or_insert(why);
-                    Outcome::failed(0)
-                }
+                Ok(()) => self.checked.count_right(),
+                Err(why) => self.checked.count_wrong(Some(why)),
             },
-            Err(why) => {
-                self.failed += 1;
-                self.first_failure.get_or_insert(why);
-                Outcome::failed(0)
-            }
+            Err(why) => self.checked.count_failed(why),
         }
     }
 
@@ -205,27 +190,15 @@ impl Workload for LdapWorkload {
             conn: connect(&self.shared.url),
             rng: SmallRng::seed_from_u64(self.shared.rng_seed.wrapping_add(index as u64)),
             shared: Arc::clone(&self.shared),
-            answered: 0,
-            wrong: 0,
-            first_wrong: None,
-            failed: 0,
-            first_failure: None,
+            checked: server::load::Checked::default(),
         }
     }
 
     fn verify(&self, workers: &[LdapWorker]) -> Result<(), String> {
-        let tally = server::load::Tally {
-            connect_errors: workers
-                .iter()
-                .map(|w| w.conn.as_ref().err().map(String::as_str))
-                .collect(),
-            answered: workers.iter().map(|w| w.answered).sum(),
-            wrong: workers.iter().map(|w| w.wrong).sum(),
-            first_wrong: workers.iter().find_map(|w| w.first_wrong.clone()),
-            first_failure: workers.iter().find_map(|w| w.first_failure.clone()),
-        };
         server::load::verdict(
-            tally,
+            workers
+                .iter()
+                .map(|w| (w.conn.as_ref().err().map(String::as_str), &w.checked)),
             ("search", "searches"),
             "answered with the wrong entry",
         )
@@ -236,13 +209,6 @@ impl Workload for LdapWorkload {
         workers: &[LdapWorker],
         _window: Duration,
     ) -> serde_json::Map<String, serde_json::Value> {
-        let mut out = serde_json::Map::new();
-        out.insert("clients".into(), workers.len().into());
-        let failed: u64 = workers.iter().map(|w| w.failed).sum();
-        out.insert("failed_searches".into(), failed.into());
-        if let Some(why) = workers.iter().find_map(|w| w.first_failure.clone()) {
-            out.insert("first_failure".into(), why.into());
-        }
-        out
+        server::load::extra(workers.iter().map(|w| &w.checked), "searches")
     }
 }

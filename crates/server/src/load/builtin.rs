@@ -132,10 +132,7 @@ pub struct Client {
     conn: Result<BufReader<TcpStream>, String>,
     rng: SmallRng,
     shared: Arc<Clients>,
-    answered: u64,
-    wrong: u64,
-    failed: u64,
-    first_failure: Option<String>,
+    checked: super::Checked,
 }
 
 impl Client {
@@ -173,19 +170,9 @@ impl Client {
 impl Worker for Client {
     fn op(&mut self, _ctx: &mut OpCtx) -> Outcome {
         match self.request() {
-            Ok(true) => {
-                self.answered += 1;
-                Outcome::OK
-            }
-            Ok(false) => {
-                self.wrong += 1;
-                Outcome::failed(0)
-            }
-            Err(why) => {
-                self.failed += 1;
-                self.first_failure.get_or_insert(why);
-                Outcome::failed(0)
-            }
+            Ok(true) => self.checked.count_right(),
+            Ok(false) => self.checked.count_wrong(None),
+            Err(why) => self.checked.count_failed(why),
         }
     }
 
@@ -207,25 +194,18 @@ impl Workload for BuiltinLoad {
             conn: connect(self.0.port),
             rng: SmallRng::seed_from_u64(self.0.rng_seed.wrapping_add(index as u64)),
             shared: Arc::clone(&self.0),
-            answered: 0,
-            wrong: 0,
-            failed: 0,
-            first_failure: None,
+            checked: super::Checked::default(),
         }
     }
 
     fn verify(&self, workers: &[Client]) -> Result<(), String> {
-        let tally = super::Tally {
-            connect_errors: workers
+        super::verdict(
+            workers
                 .iter()
-                .map(|w| w.conn.as_ref().err().map(String::as_str))
-                .collect(),
-            answered: workers.iter().map(|w| w.answered).sum(),
-            wrong: workers.iter().map(|w| w.wrong).sum(),
-            first_wrong: None,
-            first_failure: workers.iter().find_map(|w| w.first_failure.clone()),
-        };
-        super::verdict(tally, ("request", "requests"), "were answered wrongly")
+                .map(|w| (w.conn.as_ref().err().map(String::as_str), &w.checked)),
+            ("request", "requests"),
+            "were answered wrongly",
+        )
     }
 
     fn extra(
@@ -233,13 +213,6 @@ impl Workload for BuiltinLoad {
         workers: &[Client],
         _window: Duration,
     ) -> serde_json::Map<String, serde_json::Value> {
-        let mut out = serde_json::Map::new();
-        out.insert("clients".into(), workers.len().into());
-        let failed: u64 = workers.iter().map(|w| w.failed).sum();
-        out.insert("failed_requests".into(), failed.into());
-        if let Some(why) = workers.iter().find_map(|w| w.first_failure.clone()) {
-            out.insert("first_failure".into(), why.into());
-        }
-        out
+        super::extra(workers.iter().map(|w| &w.checked), "requests")
     }
 }

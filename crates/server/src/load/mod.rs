@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::SystemTime;
 
-use harness::{runner, Measurement, RunSettings};
+use harness::{runner, Measurement, Outcome, RunSettings};
 
 use crate::procstat::{self, Cpus, Snapshot};
 use crate::spec::LoadSpec;
@@ -91,47 +91,105 @@ pub fn window(
     Ok((m, open.zip(close)))
 }
 
-/// What a window's clients saw, each client's figures: whether it connected, how many
-/// answers were right and wrong, and the first wrong answer and failure it met.
-pub struct Tally<'a> {
-    /// Each client's connection error, if it had one.
-    pub connect_errors: Vec<Option<&'a str>>,
-    /// Answers checked and right, all clients.
+/// What one checking client counted in a window: right and wrong answers, failed
+/// requests, and the first wrong answer and failure it met, in words. The ldap hot
+/// path's clients and the built-in ones each keep one, so their invariants
+/// ([`verdict`]) and their record's extras ([`extra`]) read alike.
+#[derive(Debug, Default)]
+pub struct Checked {
+    /// Answers checked and right.
     pub answered: u64,
-    /// Answers checked and wrong, all clients.
+    /// Answers checked and wrong.
     pub wrong: u64,
-    /// The first wrong answer, in words.
+    /// The first wrong answer, in words, where the check says why.
     pub first_wrong: Option<String>,
+    /// Requests that failed (an error, a timeout, a lost connection).
+    pub failed: u64,
     /// The first failed request, in words.
     pub first_failure: Option<String>,
 }
 
-/// The invariants every checking client load shares (the ldap hot path's and the
-/// built-in ones): every client connected, no answer was wrong, and some request was
-/// answered. `noun` names a request, singular and plural (`("search", "searches")`);
-/// `wrong` says how a wrong one reads (`answered with the wrong entry`).
-pub fn verdict(t: Tally<'_>, (one, many): (&str, &str), wrong: &str) -> Result<(), String> {
-    if let Some((i, Some(why))) = t
-        .connect_errors
-        .iter()
-        .enumerate()
-        .find(|(_, e)| e.is_some())
-    {
-        return Err(format!("client {i}: {why}"));
+impl Checked {
+    /// Counts a right answer.
+    pub fn count_right(&mut self) -> Outcome {
+        self.answered += 1;
+        Outcome::OK
     }
-    if t.wrong > 0 {
-        let first = t
+
+    /// Counts a wrong answer (`why`, where the check says).
+    pub fn count_wrong(&mut self, why: Option<String>) -> Outcome {
+        self.wrong += 1;
+        if let Some(why) = why {
+            self.first_wrong.get_or_insert(why);
+        }
+        Outcome::failed(0)
+    }
+
+    /// Counts a failed request.
+    pub fn count_failed(&mut self, why: String) -> Outcome {
+        self.failed += 1;
+        self.first_failure.get_or_insert(why);
+        Outcome::failed(0)
+    }
+}
+
+/// The invariants every checking client load shares: every client connected, no answer
+/// was wrong, and some request was answered. `clients` gives each client's connection
+/// error (if it had one) and counts; `noun` names a request, singular and plural
+/// (`("search", "searches")`); `wrong` says how a wrong one reads (`answered with the
+/// wrong entry`).
+pub fn verdict<'a>(
+    clients: impl IntoIterator<Item = (Option<&'a str>, &'a Checked)>,
+    (one, many): (&str, &str),
+    wrong: &str,
+) -> Result<(), String> {
+    let mut all = Checked::default();
+    for (i, (connect_error, c)) in clients.into_iter().enumerate() {
+        if let Some(why) = connect_error {
+            return Err(format!("client {i}: {why}"));
+        }
+        all.answered += c.answered;
+        all.wrong += c.wrong;
+        all.first_wrong = all.first_wrong.or_else(|| c.first_wrong.clone());
+        all.first_failure = all.first_failure.or_else(|| c.first_failure.clone());
+    }
+    if all.wrong > 0 {
+        let first = all
             .first_wrong
             .map_or(String::new(), |f| format!(" (first: {f})"));
         return Err(format!(
             "{} of {} {many} {wrong}{first}",
-            t.wrong,
-            t.wrong + t.answered
+            all.wrong,
+            all.wrong + all.answered
         ));
     }
-    if t.answered == 0 {
-        let why = t.first_failure.unwrap_or_else(|| format!("no {one} ran"));
+    if all.answered == 0 {
+        let why = all.first_failure.unwrap_or_else(|| format!("no {one} ran"));
         return Err(format!("no {one} was answered: {why}"));
     }
     Ok(())
 }
+
+/// The extras every checking client load records: `clients`, `failed_<many>` (the
+/// failed requests) and, where one failed, `first_failure`.
+pub fn extra<'a>(
+    clients: impl IntoIterator<Item = &'a Checked>,
+    many: &str,
+) -> serde_json::Map<String, serde_json::Value> {
+    let (mut count, mut failed, mut first) = (0usize, 0u64, None);
+    for c in clients {
+        count += 1;
+        failed += c.failed;
+        first = first.or_else(|| c.first_failure.clone());
+    }
+    let mut out = serde_json::Map::new();
+    out.insert("clients".into(), count.into());
+    out.insert(format!("failed_{many}"), failed.into());
+    if let Some(why) = first {
+        out.insert("first_failure".into(), why.into());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;
