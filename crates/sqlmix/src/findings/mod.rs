@@ -24,8 +24,9 @@ mod tests;
 
 use harness::CellRecord;
 use verdict::decide::Part;
-use verdict::findings::{Answer, Basis, Chart, Run, Verdict};
+use verdict::findings::{Answer, Basis, Chart, Run, Table, Verdict};
 use verdict::judge::{param_text, si, times, widest, Est};
+use verdict::registry::Parts;
 
 pub use claims::registry;
 use claims::{
@@ -111,17 +112,88 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
         .find(|v| v != "0" && v != "-")
         .unwrap_or_else(|| "?".to_owned());
 
-    let mut sentences = Vec::new();
-    let mut details = Vec::new();
     // The sweep's table only where the lab client's or the model's cells ran (a run of the
     // clients' file alone has none of its rows).
-    let mut tables: Vec<_> = Some(context::sweep_table(&real, &model, &client_us))
-        .filter(|t| !t.rows.is_empty())
-        .into_iter()
-        .collect();
-    let mut calibrated_on = Vec::new();
+    let mut text = Text {
+        tables: Some(context::sweep_table(&real, &model, &client_us))
+            .filter(|t| !t.rows.is_empty())
+            .into_iter()
+            .collect(),
+        ..Text::default()
+    };
+    let clients = context::Clients::new(&go_rows);
+    let others_ran = !go_rows.is_empty() || !writes_rows.is_empty();
+    text.sentences.push(lab_client(&real, others_ran, &said));
+    let two = juju_client(&mut text, &parts, &real, &clients, &client_us);
+    // Without the real node the parts' reasons say it all; the model's sentence follows.
+    let ran = !real.cells.is_empty() || others_ran;
+    if ran {
+        text.sentences.push(format!("{two}."));
+    }
+    if ran || parts.get(WRITES).ratio.is_some() {
+        text.sentences.push(format!(
+            "With half the transactions writing, reads/s against all reads (0.5 is what the mix \
+         alone leaves): {} (the seed: \"the writes just tanked all the reads\", no figure).",
+            said(WRITES)
+        ));
+    }
+    if let Some(t) = clients.table() {
+        text.tables.push(t);
+    }
+    stand_in_calibration(&mut text, run);
+    text.details.extend(context::writes_figures(&writes_rows));
+    text.details
+        .extend(context::seed_load_figures(&run.of_file(REAL_GO_SEED)));
+    model_details(
+        &mut text,
+        run,
+        &model,
+        real.semaphore("2").is_none() && !others_ran,
+    );
+    node_details(&mut text, run, &real);
+    text.details
+        .extend(context::control(&run.of_file("sqlmix-slots")));
+    text.details.extend(runner_variants(&main));
+    let verdict = Verdict::of_outcomes(&outcomes);
+    let k2 = parts.get(K2);
+    let figure = k2
+        .ratio
+        .map(|_| format!("K = 2 / unlimited on the real node: {}", k2.figure()))
+        .unwrap_or_default();
+    Some(Answer {
+        verdict,
+        figure,
+        parts: parts.into_vec(),
+        basis: Basis::Real,
+        calibrated_on: text.calibrated_on,
+        sentences: text.sentences,
+        details: text.details,
+        tables: text.tables,
+        chart: Some(Chart::Sweep {
+            file: if real.cells.is_empty() && !model.cells.is_empty() {
+                "sqlmix-dqlite".into()
+            } else {
+                REAL.into()
+            },
+            param: "slots".into(),
+        }),
+    })
+}
+
+/// What an answer says beside its parts, gathered in the order the reader meets it.
+#[derive(Default)]
+struct Text {
+    sentences: Vec<String>,
+    details: Vec<String>,
+    tables: Vec<Table>,
+    calibrated_on: Vec<String>,
+}
+
+/// The first sentence: the lab's own client on the real node, or why it did not run
+/// (`others_ran`: another file of the real node did, so the node is here).
+fn lab_client(real: &Backend<'_>, others_ran: bool, said: &dyn Fn(&str) -> String) -> String {
     match real.semaphore("2").or(real.cells.first().copied()) {
-        Some(cell) => sentences.push(format!(
+        Some(cell) => format!(
             "On the real dqlite node with the lab's own Rust client ({}), K = 2 against no \
              semaphore: {}; no semaphore with a pool of 2 against K = 2: {}; 3 apps against 1: \
              {}.",
@@ -129,21 +201,29 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
             said(K2),
             said(POOL2),
             said(APPS)
-        )),
-        // Another file of the real node ran: the node is here, the lab client's sweep is not.
-        None if !go_rows.is_empty() || !writes_rows.is_empty() => sentences.push(format!(
+        ),
+        None if others_ran => format!(
             "The real node's K sweep with the lab's own client ({REAL}.toml) did not run \
                  here: K = 2 against no semaphore: {}.",
             said(K2)
-        )),
-        None => sentences.push(
-            "The real dqlite node did not run here, so the seed's question cannot be told on \
+        ),
+        None => "The real dqlite node did not run here, so the seed's question cannot be told on \
              its own system and every part is inconclusive: install the node with `just \
              setup` (libdqlite0) and rerun `just matrix`."
-                .to_owned(),
-        ),
+            .to_owned(),
     }
-    let clients = context::Clients::new(&go_rows);
+}
+
+/// Juju's own client on the real node (and the lab's stand-in for it): the sentence, its
+/// details pushed onto `text`.
+fn juju_client(
+    text: &mut Text,
+    parts: &Parts<'_, '_>,
+    real: &Backend<'_>,
+    clients: &context::Clients<'_>,
+    client_us: &str,
+) -> String {
+    let said = |name: &str| said(parts.get(name));
     let ours = real.semaphore("2").and_then(hold_ms);
     let slowed = real.slowed("2").and_then(hold_ms);
     let ms = |v: Option<f64>| v.map_or("-".to_owned(), |v| format!("{v:.2} ms"));
@@ -170,7 +250,7 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
     // them still. Measured here with 64 idle kept (no churn), K = 2's gain fell from
     // 1.10-1.35x to 1.11x: part of what the semaphore wins is the churn it prevents.
     if let Some((k2, none)) = clients.go_connects() {
-        details.push(format!(
+        text.details.push(format!(
             "Juju's client opened {none:.0} connections/s without a semaphore against \
              {k2:.0} at K = 2 (database/sql keeps 2 idle per database, so ungated goroutines \
              close and reopen them): part of K = 2's gain with this client is the \
@@ -193,32 +273,22 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
             said(JUJU_CLIENT)
         ));
     } else {
-        details.push(format!(
+        text.details.push(format!(
             "K = 2 with the lab's stand-in for Juju's client (a model calibrated on another \
              machine): {}.",
             said(JUJU_CLIENT)
         ));
     }
-    // Without the real node the parts' reasons say it all; the model's sentence follows.
-    let ran = !real.cells.is_empty() || !go_rows.is_empty() || !writes_rows.is_empty();
-    if ran {
-        sentences.push(format!("{two}."));
-    }
-    if ran || parts.get(WRITES).ratio.is_some() {
-        sentences.push(format!(
-            "With half the transactions writing, reads/s against all reads (0.5 is what the mix \
-         alone leaves): {} (the seed: \"the writes just tanked all the reads\", no figure).",
-            said(WRITES)
-        ));
-    }
-    if let Some(t) = clients.table() {
-        tables.push(t);
-    }
+    two
+}
+
+/// How the stand-in for Juju's client was calibrated, where its file ran.
+fn stand_in_calibration(text: &mut Text, run: &Run<'_>) {
     if let (Some(ms), Some(g)) = (
         run.seed_f64(REAL_CLIENT, "go_client_ms_per_txn"),
         run.seed_f64(REAL_CLIENT, "go_client_k2_gain"),
     ) {
-        details.push(format!(
+        text.details.push(format!(
             "The stand-in's calibration: a Go client on go-dqlite over TCP measured {ms:.2} ms in \
              the gate per transaction and K = 2 at {g:.2}x no semaphore on another machine; \
              `client_us` was chosen to match that time here, which does not carry from one \
@@ -226,33 +296,32 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
         ));
     }
     if !run.of_file(REAL_CLIENT).is_empty() {
-        calibrated_on.extend(
+        text.calibrated_on.extend(
             run.seed_strs(REAL_CLIENT, "calibrated_on")
                 .into_iter()
                 .map(|c| format!("{JUJU_CLIENT} (a stand-in, model): {c}")),
         );
     }
-    if let Some(text) = context::writes_figures(&writes_rows) {
-        details.push(text);
-    }
-    if let Some(text) = context::seed_load_figures(&run.of_file(REAL_GO_SEED)) {
-        details.push(text);
-    }
-    if let Some(text) = context::side_figures(&model) {
-        details.push(text);
-        calibrated_on.extend(
+}
+
+/// The dqlite model's figures, labelled, and its sensitivity: details only, never a part
+/// (`only_model`: nothing of the real node ran, so a sentence says so).
+fn model_details(text: &mut Text, run: &Run<'_>, model: &Backend<'_>, only_model: bool) {
+    if let Some(figures) = context::side_figures(model) {
+        text.details.push(figures);
+        text.calibrated_on.extend(
             run.seed_strs("sqlmix-dqlite", "calibrated_on")
                 .into_iter()
                 .map(|c| format!("dqlite model (details only): {c}")),
         );
-        if real.semaphore("2").is_none() && go_rows.is_empty() && writes_rows.is_empty() {
-            sentences.push(
+        if only_model {
+            text.sentences.push(
                 "The dqlite model's figures are in the details, labelled, and decide nothing: \
                  it is not the seed's system."
                     .to_owned(),
             );
         }
-        details.push(
+        text.details.push(
             context::sensitivity(&run.of_file("sqlmix-dqlite-sensitivity"), "24").unwrap_or_else(
                 || {
                     "Sensitivity of the model not in this run: `just matrix \
@@ -262,33 +331,36 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
             ),
         );
     }
-    if let Some(text) = context::side_figures(&real) {
-        details.push(text);
-    }
+}
+
+/// The real node's own figures: each side's, the semaphore's capacity at K = 2, the Raft
+/// log on disk, and the seed's figures beside them.
+fn node_details(text: &mut Text, run: &Run<'_>, real: &Backend<'_>) {
+    text.details.extend(context::side_figures(real));
     if let Some(row) = real
         .semaphore("2")
         .and_then(|k| k.locks.as_ref())
         .and_then(|rows| rows.iter().find(|r| r.name.contains("semaphore")))
     {
-        details.push(match (row.ceiling_share, row.ceiling_ops_per_sec) {
-            (Some(share), Some(ceiling)) => format!(
+        let busy = row.utilization.unwrap_or(f64::NAN) * 100.0;
+        text.details
+            .push(match (row.ceiling_share, row.ceiling_ops_per_sec) {
+                (Some(share), Some(ceiling)) => format!(
                 "The real node's semaphore at K = 2 ran at {:.0}% of its capacity ({} txn/s: K \
-                 over the hold measured alone), busy {:.0}% of the time.",
+                 over the hold measured alone), busy {busy:.0}% of the time.",
                 share * 100.0,
                 si(ceiling),
-                row.utilization.unwrap_or(f64::NAN) * 100.0
             ),
-            _ => format!(
-                "The real node's semaphore at K = 2 was busy {:.0}% of the time (its capacity \
-                 needs a 1-thread cell, which this file does not run).",
-                row.utilization.unwrap_or(f64::NAN) * 100.0
-            ),
-        });
+                _ => format!(
+                    "The real node's semaphore at K = 2 was busy {busy:.0}% of the time (its \
+                 capacity needs a 1-thread cell, which this file does not run)."
+                ),
+            });
     }
     let disk = of_backend(run.of_file("sqlmix-libdqlite-disk"), &["libdqlite"]);
     let on_disk = Backend::new("real node, Raft log on disk", &disk, disk.clone());
     if let (Some(k), Some(none)) = (on_disk.semaphore("2"), on_disk.semaphore("unlimited")) {
-        details.push(format!(
+        text.details.push(format!(
             "With its Raft log on disk ({}): K = 2 {} (cell medians).",
             context::setup(k),
             times(k, none, "no semaphore")
@@ -298,7 +370,7 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
         run.seed_f64("sqlmix-dqlite", "with_semaphore_txn_per_sec"),
         run.seed_f64("sqlmix-dqlite", "without_semaphore_txn_per_sec"),
     ) {
-        details.push(format!(
+        text.details.push(format!(
             "The seed: about {} txn/s with Juju's semaphore (K = 24) against {} without \
              ({:.1}x), {} at K = 2, {} with a pool of 2 and no semaphore. Absolute rates differ \
              by machine and client; the parts compare ratios.",
@@ -311,36 +383,6 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
                 .map_or("-".into(), si),
         ));
     }
-    if let Some(text) = context::control(&run.of_file("sqlmix-slots")) {
-        details.push(text);
-    }
-    if let Some(text) = runner_variants(&main) {
-        details.push(text);
-    }
-    let verdict = Verdict::of_outcomes(&outcomes);
-    let k2 = parts.get(K2);
-    let figure = k2
-        .ratio
-        .map(|_| format!("K = 2 / unlimited on the real node: {}", k2.figure()))
-        .unwrap_or_default();
-    Some(Answer {
-        verdict,
-        figure,
-        parts: parts.into_vec(),
-        basis: Basis::Real,
-        calibrated_on,
-        sentences,
-        details,
-        tables,
-        chart: Some(Chart::Sweep {
-            file: if real.cells.is_empty() && !model.cells.is_empty() {
-                "sqlmix-dqlite".into()
-            } else {
-                REAL.into()
-            },
-            param: "slots".into(),
-        }),
-    })
 }
 
 /// The runner designs on local SQLite at the widest point, against the seed's runner there.
