@@ -23,7 +23,7 @@ pub mod seed;
 
 use harness::CellRecord;
 use verdict::decide::Outcome;
-use verdict::findings::{Answer, Basis, Chart, Run, Verdict};
+use verdict::findings::{Answer, Basis, Chart, Run, Table, Verdict};
 use verdict::judge::{extra, extra_str, find, param_text, too_few, widest, Est};
 use verdict::registry::Parts;
 
@@ -153,39 +153,7 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
 
     details.extend(cell_context(&default, &fix, from, to));
     let gains = batch::gains(run, BATCH_FILE, &batches);
-    let mut tables = Vec::new();
-    if !gains.is_empty() {
-        let (row, fitted) = batch::seed_row(run.seeds(), BATCH_FILE);
-        let list = |v: Vec<u64>| -> String {
-            let v: Vec<String> = v.iter().map(u64::to_string).collect();
-            if v.is_empty() {
-                "none".to_owned()
-            } else {
-                v.join(", ")
-            }
-        };
-        let out_of_sample = row
-            .iter()
-            .map(|(b, _)| *b)
-            .filter(|b| !fitted.contains(b))
-            .collect();
-        details.push(format!(
-            "Message sizes on the server model, fitted to the seed's gains at batch {}; out of \
-             sample: {} (the table's gains are cell medians, context only).",
-            list(fitted),
-            list(out_of_sample)
-        ));
-        tables.push(batch::table(&gains));
-    }
-    match sensitivity(run) {
-        Some(text) => details.push(text),
-        None if !gains.is_empty() => details.push(
-            "Sensitivity not in this run: `just matrix scenarios=pool-seed-batch-sensitivity` \
-             runs the fitted costs at half and double."
-                .to_owned(),
-        ),
-        None => {}
-    }
+    let tables = batch_details(run, &gains, &mut details);
     details.extend(design_details(&designs));
     if !clients.is_empty() || !batches.is_empty() {
         details.push(real::MODEL.to_owned());
@@ -220,6 +188,49 @@ pub fn answer(run: &Run<'_>) -> Option<Answer> {
             }
         }),
     })
+}
+
+/// The message-size sweep on the server model: what it was fitted to and what is out of
+/// sample, its table of gains, and its sensitivity (or how to run it). Returns the tables.
+fn batch_details(
+    run: &Run<'_>,
+    gains: &[batch::BatchGain],
+    details: &mut Vec<String>,
+) -> Vec<Table> {
+    let mut tables = Vec::new();
+    if !gains.is_empty() {
+        let (row, fitted) = batch::seed_row(run.seeds(), BATCH_FILE);
+        let list = |v: Vec<u64>| -> String {
+            let v: Vec<String> = v.iter().map(u64::to_string).collect();
+            if v.is_empty() {
+                "none".to_owned()
+            } else {
+                v.join(", ")
+            }
+        };
+        let out_of_sample = row
+            .iter()
+            .map(|(b, _)| *b)
+            .filter(|b| !fitted.contains(b))
+            .collect();
+        details.push(format!(
+            "Message sizes on the server model, fitted to the seed's gains at batch {}; out of \
+             sample: {} (the table's gains are cell medians, context only).",
+            list(fitted),
+            list(out_of_sample)
+        ));
+        tables.push(batch::table(gains));
+    }
+    match sensitivity(run) {
+        Some(text) => details.push(text),
+        None if !gains.is_empty() => details.push(
+            "Sensitivity not in this run: `just matrix scenarios=pool-seed-batch-sensitivity` \
+             runs the fitted costs at half and double."
+                .to_owned(),
+        ),
+        None => {}
+    }
+    tables
 }
 
 /// Agreeing with "no change" is evidence for the seed only beside an effect of the pool:
