@@ -210,19 +210,20 @@ pub trait HotPath: Sync {
     fn pairs_in_one_process(&self) -> bool {
         false
     }
-    /// Measures `pairs` pairs of windows of two cells in this process: both sides started
-    /// once and resident together (the idle one asleep), then windows alternated a, b, then
-    /// b, a, each with its own warm-up (`settings.warmup`, `settings.duration`; `threads` is
-    /// each side's), every window verified. Why: a real server's start (about 1.3 s for
-    /// 389 DS here) would otherwise be paid by every repetition of a 0.4 s window. Each
-    /// element is (a's window, b's window). `None` where the hot path has no such mode.
+    /// Measures `pairs` pairs of windows of two or more cells in this process: every side
+    /// started once and resident together (the idle ones asleep), then one window of each
+    /// side in `sides`' order, reversed on every odd pair, each with its own warm-up
+    /// (`settings.warmup`, `settings.duration`; `threads` is each side's), every window
+    /// verified. Why: a real server's start (about 1.3 s for 389 DS here) would otherwise
+    /// be paid by every repetition of a 0.4 s window; why more than two: a trio of windows
+    /// serves two comparisons that share a cell (`lab`'s pairs). Each element holds the
+    /// windows in `sides`' order. `None` where the hot path has no such mode.
     fn measure_pairs(
         &self,
-        _a: PairSide<'_>,
-        _b: PairSide<'_>,
+        _sides: &[PairSide<'_>],
         _pairs: usize,
         _settings: RunSettings,
-    ) -> Option<Result<Vec<[Measurement; 2]>, CellFailure>> {
+    ) -> Option<Result<Vec<Vec<Measurement>>, CellFailure>> {
         None
     }
     /// Builds the variant, runs one repetition and verifies it: by default, the

@@ -196,12 +196,11 @@ impl HotPath for LdapHotPath {
 
     fn measure_pairs(
         &self,
-        a: PairSide<'_>,
-        b: PairSide<'_>,
+        sides: &[PairSide<'_>],
         pairs: usize,
         settings: RunSettings,
-    ) -> Option<Result<Vec<[Measurement; 2]>, CellFailure>> {
-        Some(pairs::measure_pairs(a, b, pairs, settings).map_err(CellFailure::new))
+    ) -> Option<Result<Vec<Vec<Measurement>>, CellFailure>> {
+        Some(pairs::measure_pairs(sides, pairs, settings).map_err(CellFailure::new))
     }
 }
 

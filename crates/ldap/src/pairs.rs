@@ -1,16 +1,18 @@
-//! A block of pairs measured in one process ([`harness::HotPath::measure_pairs`]): both
-//! cells' servers started once, side by side on the cell's CPUs, then windows alternated
-//! between them (a, b for an even pair, b, a for an odd one), each window as a
-//! repetition measures its one ([`crate::window`]).
+//! A block of pairs measured in one process ([`harness::HotPath::measure_pairs`]): every
+//! cell's server started once, side by side on the cell's CPUs, then windows taken in
+//! turn (the cells' order for an even pair, reversed for an odd one: a, b then b, a; a
+//! trio's a, b, c then c, b, a), each window as a repetition measures its one
+//! ([`crate::window`]).
 //!
 //! Why: a 389 DS start costs about 1.3 s here against a 0.4 s window, and it applies a
 //! changed `nsslapd-threadnumber` only at a restart, so a comparison of two thread counts
 //! would pay a start per window. Resident together, the two servers pay two starts per
 //! block, and `lab` keeps a block to a few pairs (`plan::parts::pairs_per_start`) so that
-//! an instance's own speed, fixed at its start, is spread over the pairs. Only the measured server runs: the other is stopped (SIGSTOP) for the whole
-//! window, because an idle ns-slapd is not asleep (its main thread wakes every 1 ms, about
-//! 2% of a CPU here), and its CPU time over the window is recorded (`other_server_cpu_s`,
-//! 0 when stopped) so that a record shows it took none.
+//! an instance's own speed, fixed at its start, is spread over the pairs. Only the
+//! measured server runs: the others are stopped (SIGSTOP) for the whole window, because an
+//! idle ns-slapd is not asleep (its main thread wakes every 1 ms, about 2% of a CPU
+//! here), and their CPU time over the window is recorded (`other_server_cpu_s`, 0 when
+//! stopped) so that a record shows they took none.
 //!
 //! Not here: how many pairs, or what they decide (`lab`, `verdict::decide`).
 
@@ -49,19 +51,25 @@ pub fn mismatch(a: &PairSide<'_>, b: &PairSide<'_>) -> Option<String> {
     })
 }
 
-/// `pairs` pairs of windows of `a` and `b` (same server, same parameters, threads may
-/// differ), each element (a's window, b's window). Both servers are started on this
-/// thread's CPUs (the cell's cores) and killed, their folders removed, however this ends.
+/// `pairs` pairs of windows of `sides` (same server, same parameters, threads may
+/// differ), each element one window a side in `sides`' order. Every server is started on
+/// this thread's CPUs (the cell's cores) and killed, its folder removed, however this
+/// ends.
 pub fn measure_pairs(
-    a: PairSide<'_>,
-    b: PairSide<'_>,
+    sides: &[PairSide<'_>],
     pairs: usize,
     settings: RunSettings,
-) -> Result<Vec<[Measurement; 2]>, String> {
-    if let Some(why) = mismatch(&a, &b) {
+) -> Result<Vec<Vec<Measurement>>, String> {
+    let [first, rest @ ..] = sides else {
+        return Err("a block of pairs needs two sides or more".to_owned());
+    };
+    if rest.is_empty() {
+        return Err("a block of pairs needs two sides or more".to_owned());
+    }
+    if let Some(why) = rest.iter().find_map(|side| mismatch(first, side)) {
         return Err(why);
     }
-    let design = Design::parse(a.variant)?;
+    let design = Design::parse(first.variant)?;
     design
         .available()
         .map_err(|e| format!("{e}; install with {}", crate::INSTALL))?;
@@ -70,27 +78,24 @@ pub fn measure_pairs(
     }
     let cpus = Cpus::of_cell();
     // One at a time, each stopped once warm: a start and a warm-up compete with nothing.
-    let mut servers: [Resident; 2] = [start(design, &a, &cpus)?, start(design, &b, &cpus)?];
+    let mut servers: Vec<Resident> = sides
+        .iter()
+        .map(|side| start(design, side, &cpus))
+        .collect::<Result<_, _>>()?;
     let mut out = Vec::with_capacity(pairs);
     for pair in 0..pairs {
-        let order = if pair % 2 == 0 { [0, 1] } else { [1, 0] };
-        let mut got: [Option<Measurement>; 2] = [None, None];
+        let mut order: Vec<usize> = (0..sides.len()).collect();
+        if pair % 2 == 1 {
+            order.reverse();
+        }
+        let mut got: Vec<Option<Measurement>> = sides.iter().map(|_| None).collect();
         for (position, &side) in order.iter().enumerate() {
-            let [first, second] = &mut servers;
-            let (this, other) = if side == 0 {
-                (first, second)
-            } else {
-                (second, first)
-            };
-            let mut m = one_window(this, other, &cpus, settings, pair)?;
+            let mut m = one_window(&mut servers, side, &cpus, settings, pair)?;
             m.extra.insert("pair".into(), json!(pair));
             m.extra.insert("pair_position".into(), json!(position));
             got[side] = Some(m);
         }
-        let [Some(ma), Some(mb)] = got else {
-            unreachable!("each side measured once a pair")
-        };
-        out.push([ma, mb]);
+        out.push(got.into_iter().flatten().collect());
     }
     for server in servers {
         server.stop();
@@ -106,19 +111,27 @@ fn start(design: Design, side: &PairSide<'_>, cpus: &Cpus) -> Result<Resident, S
     Ok(server)
 }
 
-/// One window of `this` while `other` stays stopped; `Err` when `this` died (its later
-/// windows could not be measured).
+/// One window of server `which` while the others stay stopped; `Err` when it died (its
+/// later windows could not be measured).
 fn one_window(
-    this: &mut Resident,
-    other: &Resident,
+    servers: &mut [Resident],
+    which: usize,
     cpus: &Cpus,
     settings: RunSettings,
     pair: usize,
 ) -> Result<Measurement, String> {
-    this.resume()?;
-    let idle_open = Snapshot::read(other.pid());
+    let others = |servers: &[Resident]| -> Vec<Option<Snapshot>> {
+        servers
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| i != which)
+            .map(|(_, s)| Snapshot::read(s.pid()))
+            .collect()
+    };
+    servers[which].resume()?;
+    let idle_open = others(servers);
+    let this = &mut servers[which];
     let m = this.window(cpus, settings);
-    let idle_close = Snapshot::read(other.pid());
     if !this.alive() {
         return Err(format!(
             "pair {pair}: the server at {} threads died during its window: {}",
@@ -126,17 +139,36 @@ fn one_window(
             this.log_tail()
         ));
     }
+    let idle_close = others(servers);
+    let this = &mut servers[which];
     this.pause()?;
     let mut m = m.map_err(|e| format!("pair {pair}, {} threads: {e}", this.threads))?;
-    if let (Some(open), Some(close)) = (idle_open, idle_close) {
-        let idle = ServerAccount::between(&open, &close);
-        m.extra.insert(
-            "other_server_cpu_s".into(),
-            json!(idle.on_cpu_ns as f64 / 1e9),
-        );
+    // The others' CPU time over the window, summed: 0 when every one stayed stopped.
+    let idle: Option<u64> = idle_open
+        .iter()
+        .zip(&idle_close)
+        .map(|(open, close)| match (open, close) {
+            (Some(open), Some(close)) => Some(ServerAccount::between(open, close).on_cpu_ns),
+            _ => None,
+        })
+        .sum();
+    if let Some(ns) = idle {
+        m.extra
+            .insert("other_server_cpu_s".into(), json!(ns as f64 / 1e9));
     }
-    m.extra
-        .insert("other_server_threads".into(), json!(other.threads));
+    let other_threads: Vec<usize> = servers
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| i != which)
+        .map(|(_, s)| s.threads)
+        .collect();
+    m.extra.insert(
+        "other_server_threads".into(),
+        match other_threads.as_slice() {
+            [one] => json!(one),
+            many => json!(many),
+        },
+    );
     Ok(m)
 }
 
@@ -164,8 +196,7 @@ mod tests {
         let why = mismatch(&side("389-ds", &small, 1), &side("389-ds", &other_size, 1)).unwrap();
         assert!(why.contains("users (300 and 400)"), "{why}");
         let err = measure_pairs(
-            side("389-ds", &small, 1),
-            side("389-ds", &other_size, 2),
+            &[side("389-ds", &small, 1), side("389-ds", &other_size, 2)],
             2,
             testing::settings(1, 10, 10),
         )

@@ -212,7 +212,7 @@ fn servers_under(dir: &std::path::Path) -> Vec<u32> {
 }
 
 #[test]
-fn pairs_of_389_ds_at_two_thread_counts_share_one_start_and_leave_nothing() {
+fn a_trio_of_389_ds_thread_counts_shares_one_start_and_leaves_nothing() {
     if ds389_missing() {
         return;
     }
@@ -232,15 +232,23 @@ fn pairs_of_389_ds_at_two_thread_counts_share_one_start_and_leave_nothing() {
     assert!(LdapHotPath.pairs_in_one_process());
     let started = std::time::Instant::now();
     let pairs = LdapHotPath
-        .measure_pairs(side(1), side(2), 2, testing::settings(1, 50, 200))
+        .measure_pairs(
+            &[side(1), side(2), side(3)],
+            2,
+            testing::settings(1, 50, 200),
+        )
         .expect("389 DS measures pairs in one process");
     let took = started.elapsed().as_secs_f64();
     ldap::procstat::set_thread_cpus(&before).unwrap();
     let pairs = pairs.unwrap();
     assert_eq!(pairs.len(), 2);
     let mut once = 0.0;
-    for (i, [a, b]) in pairs.iter().enumerate() {
-        for (m, threads, position) in [(a, 1, i % 2), (b, 2, 1 - i % 2)] {
+    for (i, pair) in pairs.iter().enumerate() {
+        assert_eq!(pair.len(), 3, "pair {i}");
+        for (k, m) in pair.iter().enumerate() {
+            let threads = k + 1;
+            // In the sides' order on even pairs, reversed on odd ones.
+            let position = if i % 2 == 0 { k } else { 2 - k };
             assert!(m.verified.is_ok(), "pair {i}: {:?}", m.verified);
             assert!(m.ops > 0, "pair {i}");
             assert_eq!(m.extra["server_threads"], serde_json::json!(threads));
@@ -254,12 +262,14 @@ fn pairs_of_389_ds_at_two_thread_counts_share_one_start_and_leave_nothing() {
                 serde_json::json!(before[0].to_string())
             );
             assert!(m.server_time_share.is_some(), "pair {i}");
-            // The other server was stopped throughout the window.
+            // The other two servers were stopped throughout the window.
             let idle = m.extra["other_server_cpu_s"].as_f64().unwrap();
-            assert!(idle < 0.001, "pair {i}: the idle server ran {idle} s");
+            assert!(idle < 0.001, "pair {i}: the idle servers ran {idle} s");
+            let others: Vec<usize> = (1..=3).filter(|&t| t != threads).collect();
+            assert_eq!(m.extra["other_server_threads"], serde_json::json!(others));
         }
         if i == 0 {
-            once = [a, b]
+            once = pair
                 .iter()
                 .map(|m| {
                     m.extra["server_start_s"].as_f64().unwrap()
@@ -270,14 +280,20 @@ fn pairs_of_389_ds_at_two_thread_counts_share_one_start_and_leave_nothing() {
     }
     let rates: Vec<String> = pairs
         .iter()
-        .map(|[a, b]| format!("{:.0}/{:.0}", a.ops_per_sec(), b.ops_per_sec()))
+        .map(|pair| {
+            let rates: Vec<String> = pair
+                .iter()
+                .map(|m| format!("{:.0}", m.ops_per_sec()))
+                .collect();
+            rates.join("/")
+        })
         .collect();
     eprintln!(
-        "searches/s at 1/2 threads, pair by pair: {}",
+        "searches/s at 1/2/3 threads, pair by pair: {}",
         rates.join(", ")
     );
     eprintln!(
-        "2 pairs of 200 ms windows in {took:.2} s, of which {once:.2} s the two starts and warm-ups: {:.2} s a pair",
+        "2 trios of 200 ms windows in {took:.2} s, of which {once:.2} s the three starts and warm-ups: {:.2} s a trio",
         (took - once) / 2.0
     );
     assert!(servers_under(parent.path()).is_empty(), "a server is left");

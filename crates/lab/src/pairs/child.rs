@@ -129,8 +129,8 @@ impl super::Runner for Children<'_> {
 
     fn blocks(&self, cells: &[usize]) -> bool {
         let first = &self.cells[cells[0]];
-        // Two cells with a resident mode of their own, or any cells measured in turn; all
-        // on one CPU mask and one window. Not the delay experiment's, nor the lock
+        // Two cells or more (a trio's three), resident where the hot path keeps its
+        // sides so, else measured in turn; all on one CPU mask and one window. Not the delay experiment's, nor the lock
         // library's cost: their switches are the process's, so each side needs a child of
         // its own.
         cells
@@ -143,7 +143,7 @@ impl super::Runner for Children<'_> {
                     && c.file.pair_window() == first.file.pair_window()
                     && c.file.warmup == first.file.warmup
             })
-            && (cells.len() == 2 || !first.file.hot_path.pairs_in_one_process())
+            && (cells.len() >= 2 || !first.file.hot_path.pairs_in_one_process())
     }
 
     fn slices(&self, cells: &[usize], figure: &str) -> usize {
@@ -452,8 +452,8 @@ pub fn run(request_json: &str) -> anyhow::Result<ExitCode> {
         .collect::<anyhow::Result<_>>()?;
     let hot_path = resolved[0].hot_path;
     let resident = hot_path.pairs_in_one_process();
-    if resident && resolved.len() != 2 {
-        bail!("{} measures pairs of two cells only", hot_path.name());
+    if resident && resolved.len() < 2 {
+        bail!("{} measures pairs of two cells or more", hot_path.name());
     }
     // As `lab run` does: `locks=off` measures without the lock table's instrument.
     harness::locks::set_instrument(!first.locks_off);
@@ -498,28 +498,32 @@ pub fn run(request_json: &str) -> anyhow::Result<ExitCode> {
             .map(|pair| pair.iter().enumerate().map(|(i, m)| record(i, m)).collect())
             .collect()
     } else if resident {
-        let side = |i: usize| PairSide {
-            variant: resolved[i].variant.name,
-            params: &resolved[i].params,
-            threads: requests[i].threads,
-        };
-        // The hot path alternates from a-first; an odd start in the whole sequence is
-        // the same alternation with the sides swapped.
-        let swap = request.first % 2 == 1;
-        let (x, y) = if swap { (1, 0) } else { (0, 1) };
-        match hot_path.measure_pairs(
-            side(x),
-            side(y),
-            request.pairs,
-            settings(requests[x].threads),
-        ) {
+        // The hot path goes in the sides' order from its first pair; an odd start in the
+        // whole sequence is the same alternation with the order reversed.
+        let mut order: Vec<usize> = (0..resolved.len()).collect();
+        if request.first % 2 == 1 {
+            order.reverse();
+        }
+        let sides: Vec<PairSide<'_>> = order
+            .iter()
+            .map(|&i| PairSide {
+                variant: resolved[i].variant.name,
+                params: &resolved[i].params,
+                threads: requests[i].threads,
+            })
+            .collect();
+        match hot_path.measure_pairs(&sides, request.pairs, settings(requests[order[0]].threads)) {
             None => bail!("{} measures no pairs in one process", hot_path.name()),
             Some(Err(failure)) => bail!("{}", failure.reason),
             Some(Ok(pairs)) => pairs
                 .iter()
-                .map(|[p, q]| {
-                    let (a, b) = if swap { (q, p) } else { (p, q) };
-                    vec![record(0, a), record(1, b)]
+                .map(|pair| {
+                    let mut records: Vec<Option<Repetition>> =
+                        resolved.iter().map(|_| None).collect();
+                    for (m, &i) in pair.iter().zip(&order) {
+                        records[i] = Some(record(i, m));
+                    }
+                    records.into_iter().flatten().collect()
                 })
                 .collect(),
         }

@@ -312,15 +312,14 @@ pub fn plan_parts(
 
 /// Whether a part on plan cells `at` can ride in a trio with one on `host`
 /// (`pairs::measure`): two cells each, one of them shared, all measured in whole windows
-/// in one child (one hot path without resident servers, one CPU mask, window and
-/// warm-up). Where it can, it pays only for its own other window.
+/// in one child (one hot path, one CPU mask, window and warm-up; a real server's three
+/// resident side by side). Where it can, it pays only for its own other window.
 fn rides(at: &[usize], host: &[usize], cells: &[CellSpec<'_>]) -> bool {
     let first = &cells[host[0]];
     at.len() == 2
         && host.len() == 2
         && at != host
         && at.iter().any(|c| host.contains(c))
-        && !first.file.hot_path.pairs_in_one_process()
         && at.iter().chain(host).all(|&i| {
             let c = &cells[i];
             c.file.hot_path.name() == first.file.hot_path.name()
@@ -388,7 +387,7 @@ pub fn how_paired(sides: &[&CellSpec<'_>], slices: usize) -> String {
     if slices > 1 {
         format!("{window} a side in up to {slices} interleaved turns, both sides resident")
     } else if first.file.hot_path.pairs_in_one_process() {
-        format!("whole {window} windows, both servers kept running")
+        format!("whole {window} windows, each side's server kept running")
     } else {
         format!("whole {window} windows, each side built afresh")
     }

@@ -440,7 +440,7 @@ fn the_plan_says_how_each_part_is_paired() {
     let whole = plan(&["scenarios=389ds,lookup"]).unwrap();
     let ldap = line(&whole, "ldap/threads_past_cpus");
     assert!(
-        ldap.contains("windows, both servers kept running"),
+        ldap.contains("windows, each side's server kept running"),
         "{ldap}"
     );
     let lookup = line(&whole, "lookup/placebo");
@@ -547,7 +547,7 @@ fn a_budget_narrows_the_deciding_parts_and_the_placebos_looks_and_sizes_are_look
 }
 
 #[test]
-fn a_placebo_on_a_deciding_parts_cell_is_priced_as_one_window_a_pair_and_a_server_pair_is_not() {
+fn a_part_on_another_parts_cell_is_priced_as_one_window_a_pair_resident_servers_too() {
     let part = |list: &[&str], name: &str| {
         let plan = plan(list).unwrap();
         let p = plan.parts.iter().find(|p| p.name == name).cloned();
@@ -568,8 +568,25 @@ fn a_placebo_on_a_deciding_parts_cell_is_priced_as_one_window_a_pair_and_a_serve
     let cell = &cells[0];
     let pair = super::parts::pairs_cost(&[cell, cell], placebo.pairs, 1);
     assert_eq!(placebo.cost, pair / 2);
-    // 389 DS keeps both servers resident for a block of pairs, two cells a child: its
-    // placebo pays for its own pairs.
-    let (_, placebo) = part(&["scenarios=389ds"], "ldap/placebo");
-    assert!(!placebo.how.contains("trio"), "{}", placebo.how);
+    // 389 DS keeps its servers resident, three side by side for a trio: its 2-against-16
+    // thread part rides with the 12-against-2 one and pays for its 16-thread server's
+    // start and windows only.
+    let (plan, rides) = part(&["scenarios=389ds"], "ldap/recommendation");
+    assert!(
+        rides.how.contains("in a trio with ldap/threads_past_cpus"),
+        "{}",
+        rides.how
+    );
+    let cells = plan.cells();
+    let sixteen = cells.iter().find(|c| c.threads == 16).unwrap();
+    assert_eq!(
+        rides.cost,
+        super::parts::pairs_cost(&[sixteen], rides.pairs, 1)
+    );
+    let host = plan
+        .parts
+        .iter()
+        .find(|p| p.name == "ldap/threads_past_cpus")
+        .unwrap();
+    assert!(!host.how.contains("trio"), "{}", host.how);
 }
