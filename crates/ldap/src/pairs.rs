@@ -60,12 +60,10 @@ pub fn measure_pairs(
     pairs: usize,
     settings: RunSettings,
 ) -> Result<Vec<Vec<Measurement>>, String> {
-    let [first, rest @ ..] = sides else {
-        return Err("a block of pairs needs two sides or more".to_owned());
+    let (first, rest) = match sides {
+        [first, rest @ ..] if !rest.is_empty() => (first, rest),
+        _ => return Err("a block of pairs needs two sides or more".to_owned()),
     };
-    if rest.is_empty() {
-        return Err("a block of pairs needs two sides or more".to_owned());
-    }
     if let Some(why) = rest.iter().find_map(|side| mismatch(first, side)) {
         return Err(why);
     }
@@ -120,16 +118,13 @@ fn one_window(
     settings: RunSettings,
     pair: usize,
 ) -> Result<Measurement, String> {
-    let others = |servers: &[Resident]| -> Vec<Option<Snapshot>> {
-        servers
-            .iter()
-            .enumerate()
-            .filter(|&(i, _)| i != which)
-            .map(|(_, s)| Snapshot::read(s.pid()))
+    let snapshots = |servers: &[Resident]| -> Vec<Option<Snapshot>> {
+        others(servers, which)
+            .map(|s| Snapshot::read(s.pid()))
             .collect()
     };
     servers[which].resume()?;
-    let idle_open = others(servers);
+    let idle_open = snapshots(servers);
     let this = &mut servers[which];
     let m = this.window(cpus, settings);
     if !this.alive() {
@@ -139,7 +134,7 @@ fn one_window(
             this.log_tail()
         ));
     }
-    let idle_close = others(servers);
+    let idle_close = snapshots(servers);
     let this = &mut servers[which];
     this.pause()?;
     let mut m = m.map_err(|e| format!("pair {pair}, {} threads: {e}", this.threads))?;
@@ -156,12 +151,7 @@ fn one_window(
         m.extra
             .insert("other_server_cpu_s".into(), json!(ns as f64 / 1e9));
     }
-    let other_threads: Vec<usize> = servers
-        .iter()
-        .enumerate()
-        .filter(|&(i, _)| i != which)
-        .map(|(_, s)| s.threads)
-        .collect();
+    let other_threads: Vec<usize> = others(servers, which).map(|s| s.threads).collect();
     m.extra.insert(
         "other_server_threads".into(),
         match other_threads.as_slice() {
@@ -170,6 +160,15 @@ fn one_window(
         },
     );
     Ok(m)
+}
+
+/// Every server but `which`.
+fn others(servers: &[Resident], which: usize) -> impl Iterator<Item = &Resident> {
+    servers
+        .iter()
+        .enumerate()
+        .filter(move |&(i, _)| i != which)
+        .map(|(_, s)| s)
 }
 
 #[cfg(test)]

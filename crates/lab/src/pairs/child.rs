@@ -130,9 +130,9 @@ impl super::Runner for Children<'_> {
     fn blocks(&self, cells: &[usize]) -> bool {
         let first = &self.cells[cells[0]];
         // Two cells or more (a trio's three), resident where the hot path keeps its
-        // sides so, else measured in turn; all on one CPU mask and one window. Not the delay experiment's, nor the lock
-        // library's cost: their switches are the process's, so each side needs a child of
-        // its own.
+        // sides so, else measured in turn; all on one CPU mask and one window. Not the
+        // delay experiment's, nor the lock library's cost: their switches are the
+        // process's, so each side needs a child of its own.
         cells
             .iter()
             .all(|&i| self.cells[i].lock_delay.is_none() && !self.cells[i].without_lock_library)

@@ -278,12 +278,14 @@ pub fn plan_parts(
                 .filter(|_| trio)
                 .find(|(h, _, used)| !used && rides(&at, h, cells));
             let mut how = how_paired(&sides, slices);
+            let mut rode = false;
             let cost = match (shares.is_empty(), measured.pair_seconds().get(&name)) {
                 (false, _) => Duration::ZERO,
                 (true, Some(&s)) => Duration::from_secs_f64(s * pairs as f64),
                 (true, None) => match host {
                     Some((h, host, used)) => {
                         *used = true;
+                        rode = true;
                         how = format!("{how}, in a trio with {host}");
                         // Its cells less one window of the shared cell (a placebo's
                         // two are both the host's cell: it keeps one).
@@ -294,7 +296,7 @@ pub fn plan_parts(
                     None => pairs_cost(&sides, pairs, slices),
                 },
             };
-            if trio && !how.contains("in a trio") {
+            if trio && !rode {
                 hosts.push((at, name.clone(), false));
             }
             PartPlan {
