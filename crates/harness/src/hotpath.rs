@@ -215,8 +215,8 @@ pub trait HotPath: Sync {
     /// side in `sides`' order, reversed on every odd pair, each with its own warm-up
     /// (`settings.warmup`, `settings.duration`; `threads` is each side's), every window
     /// verified. Why: a real server's start (about 1.3 s for 389 DS here) would otherwise
-    /// be paid by every repetition of a 0.4 s window; why more than two: a trio of windows
-    /// serves two comparisons that share a cell (`lab`'s pairs). Each element holds the
+    /// be paid by every repetition of a 0.4 s window; why more than two: a chain of three
+    /// or four windows serves two or three comparisons that share cells (`lab`'s pairs). Each element holds the
     /// windows in `sides`' order. `None` where the hot path has no such mode.
     fn measure_pairs(
         &self,

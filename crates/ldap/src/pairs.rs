@@ -1,7 +1,7 @@
 //! A block of pairs measured in one process ([`harness::HotPath::measure_pairs`]): every
 //! cell's server started once, side by side on the cell's CPUs, then windows taken in
 //! turn (the cells' order for an even pair, reversed for an odd one: a, b then b, a; a
-//! trio's a, b, c then c, b, a), each window as a repetition measures its one
+//! chain's a, b, c then c, b, a), each window as a repetition measures its one
 //! ([`crate::window`]).
 //!
 //! Why: a 389 DS start costs about 1.3 s here against a 0.4 s window, and it applies a

@@ -129,20 +129,14 @@ impl super::Runner for Children<'_> {
 
     fn blocks(&self, cells: &[usize]) -> bool {
         let first = &self.cells[cells[0]];
-        // Two cells or more (a trio's three), resident where the hot path keeps its
+        // Two cells or more (a chain's three or four), resident where the hot path keeps its
         // sides so, else measured in turn; all on one CPU mask and one window. Not the
         // delay experiment's, nor the lock library's cost: their switches are the
         // process's, so each side needs a child of its own.
         cells
             .iter()
             .all(|&i| self.cells[i].lock_delay.is_none() && !self.cells[i].without_lock_library)
-            && cells.iter().all(|&i| {
-                let c = &self.cells[i];
-                c.file.hot_path.name() == first.file.hot_path.name()
-                    && c.cores == first.cores
-                    && c.file.pair_window() == first.file.pair_window()
-                    && c.file.warmup == first.file.warmup
-            })
+            && crate::plan::parts::one_block(cells, self.cells)
             && (cells.len() >= 2 || !first.file.hot_path.pairs_in_one_process())
     }
 

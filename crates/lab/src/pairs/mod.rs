@@ -29,7 +29,7 @@ use verdict::decide::{CellRef, Measured, Outcome};
 pub use crate::plan::parts::declare;
 #[cfg(test)]
 use crate::plan::parts::resolvable;
-use crate::plan::parts::{cell_ref, floor, position, MIN_PAIRS};
+use crate::plan::parts::{cell_ref, floor, position, Chain, CHAIN_PARTS, MIN_PAIRS};
 use crate::plan::CellSpec;
 
 /// How narrow a decided part's interval must be (half its width, relative) before its
@@ -199,16 +199,16 @@ pub fn measure(
             .map_or("", |c| c.figure.as_str());
         let slices = run.slices(order, figure);
         if slices > 1 || run.blocks(order) {
-            let trio = (slices == 1)
-                .then(|| companion(parts, i, &plans, run))
+            let chain = (slices == 1)
+                .then(|| chain(parts, i, &plans, run))
                 .flatten();
             let m = &mut parts[i];
             m.slices = slices;
-            let windows = match &trio {
-                Some(t) => Windows {
-                    cells: t.cells.to_vec(),
-                    mine: t.mine.to_vec(),
-                    most: t.wanted,
+            let windows = match &chain {
+                Some(c) => Windows {
+                    cells: c.cells.clone(),
+                    mine: c.members[0].1.to_vec(),
+                    most: c.most,
                 },
                 None => Windows {
                     cells: order.to_vec(),
@@ -218,14 +218,17 @@ pub fn measure(
             };
             let went_on = block(m, &windows, target, deadline, run, &mut records);
             let mut seconds = m.seconds - spent;
-            if let Some(t) = &trio {
-                // The shared window served both: each part is charged half the block.
-                seconds /= 2.0;
-                parts[i].seconds -= seconds;
-                let theirs = project(&records, &t.theirs);
-                parts[t.with].slices = 1;
-                take(&mut parts[t.with], &theirs, seconds);
-                share(parts, t.with, &plans, &theirs, seconds);
+            if let Some(c) = &chain {
+                // Every pair of adjacent windows served a part: each is charged its share
+                // of the block.
+                seconds /= c.members.len() as f64;
+                parts[i].seconds -= seconds * (c.members.len() - 1) as f64;
+                for &(j, at) in &c.members[1..] {
+                    let theirs = project(&records, &at);
+                    parts[j].slices = 1;
+                    take(&mut parts[j], &theirs, seconds);
+                    share(parts, j, &plans, &theirs, seconds);
+                }
             }
             share(parts, i, &plans, &project(&records, &windows.mine), seconds);
             saved(parts);
@@ -363,83 +366,51 @@ fn project(records: &[Vec<Repetition>], at: &[usize]) -> Vec<Vec<Repetition>> {
         .collect()
 }
 
-/// Two parts measured in one block of three windows a pair: the first part's other
-/// cell, the cell both compare, the companion's other cell. Why: a placebo, or a size,
-/// that shares a cell with a deciding part needs only its own other window beside the
-/// shared one, not a pair of its own (a real dqlite node's placebo is 1.35 s a pair
-/// instead of 2.7). Why the shared cell in the middle: the child runs a block's cells in
-/// order and reversed on odd pairs (`child::in_turn`), so each part's two windows stay
-/// adjacent in time and each part's sides still alternate which runs first.
-#[derive(Debug, PartialEq)]
-struct Trio {
-    /// Plan cells in the block's order.
-    cells: [usize; 3],
-    /// Where the picked part's cells (in its order) sit in `cells`.
-    mine: [usize; 2],
-    /// Where the companion's cells (in its order) sit in `cells`.
-    theirs: [usize; 2],
-    /// The companion's index among the parts.
-    with: usize,
-    /// The most pairs the companion takes now: the block asks no more.
-    wanted: usize,
-}
-
-/// The trio of comparisons `a` and `b` (plan cells, each in its part's order) when they
-/// are two cells each and share one; the companion index and count are left to fill.
-fn trio_of(a: &[usize], b: &[usize]) -> Option<Trio> {
-    if a.len() != 2 || b.len() != 2 || a == b {
-        return None;
-    }
-    let (k, l) = (0..2)
-        .flat_map(|k| (0..2).map(move |l| (k, l)))
-        .find(|&(k, l)| a[k] == b[l])?;
-    let mut mine = [0; 2];
-    mine[k] = 1;
-    let mut theirs = [2; 2];
-    theirs[l] = 1;
-    Some(Trio {
-        cells: [a[1 - k], a[k], b[1 - l]],
-        mine,
-        theirs,
-        with: usize::MAX,
-        wanted: 0,
-    })
-}
-
-/// The part to measure beside part `i` in a trio, if any: one still going that wants
-/// pairs now, shares one cell with `i`, can be blocked with it in whole windows, and
-/// ranks no later than `i` or below its floor (so no window runs for a part the budget
-/// would not have reached); the first of them in the order `measure` picks.
-fn companion(
+/// The block to measure part `i` in ([`Chain`]), if other parts can ride with it: each
+/// still going, wanting pairs now, able to join the chain so far, measured in whole
+/// windows in one child, and ranked no later than `i` or below its floor (so no window
+/// runs for a part the budget would not have reached); at most [`CHAIN_PARTS`], in the
+/// order `measure` picks.
+fn chain(
     parts: &[Measured],
     i: usize,
     plans: &[Option<Vec<usize>>],
     run: &dyn Runner,
-) -> Option<Trio> {
-    let mine = plans[i].as_deref()?;
+) -> Option<Chain> {
+    let mut chain = Chain::of(i, plans[i].as_deref()?)?;
     let ceiling = tier(&parts[i]).max(2);
-    (0..parts.len())
+    let mut riders: Vec<(usize, usize)> = (0..parts.len())
         .filter(|&j| j != i && parts[j].stopped.is_empty() && stop_reason(&parts[j]).is_none())
         .filter(|&j| tier(&parts[j]) <= ceiling)
         .filter_map(|j| {
-            let theirs = plans[j].as_deref()?;
             let m = &parts[j];
+            let theirs = plans[j].as_deref()?;
             let figure = m.claim.comparison.as_ref()?.figure.as_str();
             let wanted = m.looks.next(m.pairs.len())?.saturating_sub(m.pairs.len());
-            let mut t = trio_of(mine, theirs)?;
-            (wanted > 0 && run.blocks(&t.cells) && run.slices(theirs, figure) == 1).then(|| {
-                t.with = j;
-                t.wanted = wanted;
-                t
-            })
+            (wanted > 0 && run.slices(theirs, figure) == 1).then_some((j, wanted))
         })
-        .min_by(|a, b| {
-            let (x, y) = (&parts[a.with], &parts[b.with]);
-            tier(x)
-                .cmp(&tier(y))
-                .then(x.pairs.len().cmp(&y.pairs.len()))
-                .then(x.seconds.total_cmp(&y.seconds))
-        })
+        .collect();
+    riders.sort_by(|&(a, _), &(b, _)| {
+        let (x, y) = (&parts[a], &parts[b]);
+        tier(x)
+            .cmp(&tier(y))
+            .then(x.pairs.len().cmp(&y.pairs.len()))
+            .then(x.seconds.total_cmp(&y.seconds))
+    });
+    while chain.members.len() < CHAIN_PARTS {
+        let Some((k, longer)) = riders.iter().enumerate().find_map(|(k, &(j, _))| {
+            let (longer, _) = chain.joined(j, plans[j].as_deref()?)?;
+            run.blocks(&longer.cells).then_some((k, longer))
+        }) else {
+            break;
+        };
+        let (_, wanted) = riders.remove(k);
+        chain = Chain {
+            most: longer.most.min(wanted),
+            ..longer
+        };
+    }
+    (chain.members.len() > 1).then_some(chain)
 }
 
 /// The pairs a part still takes whatever the clock says: up to [`MIN_PAIRS`] while it is
@@ -465,14 +436,14 @@ fn settle(m: &mut Measured) {
 }
 
 /// The windows one block runs a pair: its plan cells in order, where the measured
-/// comparison's own cells sit among them (a trio runs a companion's cell too), and the
-/// most pairs it asks now.
+/// comparison's own cells sit among them (a chain runs its companions' cells too), and
+/// the most pairs it asks now.
 struct Windows {
     /// Plan cells in the block's order.
     cells: Vec<usize>,
     /// Positions in `cells` of the comparison's cells, in its order.
     mine: Vec<usize>,
-    /// The most pairs this block runs (a trio's companion wants no more).
+    /// The most pairs this block runs (a chain's companions want no more).
     most: usize,
 }
 

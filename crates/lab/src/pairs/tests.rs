@@ -468,24 +468,6 @@ fn a_decided_but_wide_deciding_part_takes_its_next_look_before_a_size_takes_its_
     );
 }
 
-#[test]
-fn a_trio_puts_the_shared_cell_between_the_two_others() {
-    // A deciding part (cells 4, 7) and the placebo of its cell 7: 4, 7, 7.
-    let t = trio_of(&[4, 7], &[7, 7]).unwrap();
-    assert_eq!(t.cells, [4, 7, 7]);
-    assert_eq!(t.mine, [0, 1]);
-    assert_eq!(t.theirs, [1, 2]);
-    // Picked the other way round, and sharing the first cell.
-    let t = trio_of(&[7, 7], &[7, 4]).unwrap();
-    assert_eq!((t.cells, t.mine, t.theirs), ([7, 7, 4], [1, 0], [1, 2]));
-    let t = trio_of(&[3, 4], &[3, 9]).unwrap();
-    assert_eq!((t.cells, t.mine, t.theirs), ([4, 3, 9], [1, 0], [1, 2]));
-    // Nothing shared, the same cells, or more than two cells: no trio.
-    assert_eq!(trio_of(&[1, 2], &[3, 4]), None);
-    assert_eq!(trio_of(&[1, 2], &[1, 2]), None);
-    assert_eq!(trio_of(&[1, 2, 3], &[1, 4]), None);
-}
-
 /// A stand-in that measures blocks of any cells, each cell's figure fixed by its variant
 /// (dashmap 1.5M ops/s, the mutex 1M), and keeps the cells of every block it was asked.
 struct Windows {
@@ -585,4 +567,59 @@ fn a_trio_asks_no_more_pairs_than_the_companion_wants() {
     assert_eq!(shape, [(3, 2), (2, first_look - 2)]);
     assert_eq!(parts[1].pairs.len(), first_look);
     assert_eq!(parts[0].pairs.len(), first_look);
+}
+
+#[test]
+fn two_deciding_parts_on_one_cell_and_its_placebo_ride_in_four_windows_each_its_own() {
+    // Cells of the lookup plan at 1 core: dashmap and the mutex at 1 and 2 threads. Two
+    // deciding parts share the mutex at 2 threads (dashmap 2 against it, it against
+    // dashmap 1), and the placebo is that cell against itself.
+    let plan = plan();
+    let cells = plan.cells();
+    let refs: Vec<CellRef> = cells.iter().map(cell_ref).collect();
+    let mutex = CellRef::new("lookup", "global-mutex", 2, 1);
+    let side = |v: &str, t: usize| Side::cell(CellRef::new("lookup", v, t, 1));
+    let second = Measured::new(Claim::decided_by(
+        "beats_dashmap_1",
+        "the mutex at 2 beats dashmap at 1",
+        Comparison::throughput(
+            side("global-mutex", 2),
+            side("dashmap", 1),
+            Rule::Above {
+                shown: 1.05,
+                contradicted: 1.0,
+            },
+        ),
+    ));
+    let mut parts = vec![
+        part(),
+        second,
+        Measured::new(Claim::placebo(mutex.clone(), "ops_per_sec")),
+    ];
+    let mut run = Windows {
+        variants: cells.iter().map(|c| c.variant).collect(),
+        asked: Vec::new(),
+    };
+    assert!(measure(&mut parts, &cells, None, &mut run, &mut |_| {}));
+    let first_look = verdict::decide::interval::LOOKS[0];
+    assert_eq!(run.asked.len(), 1, "{:?}", run.asked);
+    let (blocked, count) = &run.asked[0];
+    assert_eq!(*count, first_look);
+    let at = |r: &CellRef| position(r, &refs).unwrap();
+    let dashmap_1 = at(&CellRef::new("lookup", "dashmap", 1, 1));
+    let dashmap_2 = at(&CellRef::new("lookup", "dashmap", 2, 1));
+    let m = at(&mutex);
+    assert_eq!(*blocked, vec![dashmap_2, m, m, dashmap_1]);
+    for p in &parts {
+        assert_eq!(p.pairs.len(), first_look, "{}", p.claim.part);
+    }
+    // dashmap's windows are 1.5M, the mutex's 1M whatever the threads.
+    assert!((parts[0].interval().unwrap().ratio - 1.5).abs() < 1e-9);
+    assert!((parts[1].interval().unwrap().ratio - 1.0 / 1.5).abs() < 1e-9);
+    assert!((parts[2].interval().unwrap().ratio - 1.0).abs() < 1e-9);
+    // Each is charged a third of the block, which the total counts once.
+    assert!((parts[0].seconds - parts[1].seconds).abs() < 1e-12);
+    assert!((parts[0].seconds - parts[2].seconds).abs() < 1e-12);
+    let total: f64 = parts.iter().map(|p| p.seconds).sum();
+    assert!((measuring_seconds(&parts) - total).abs() < 1e-12);
 }

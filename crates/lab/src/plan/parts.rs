@@ -218,9 +218,9 @@ pub fn plan_parts(
     let noise = measured.noise();
     let refs: Vec<CellRef> = cells.iter().map(cell_ref).collect();
     let mut payers: Vec<(Vec<usize>, String)> = Vec::new();
-    // Parts that can take a companion in a trio (`pairs::measure`): cells, name, and
-    // whether one already rides with it.
-    let mut hosts: Vec<(Vec<usize>, String, bool)> = Vec::new();
+    // Parts that can take companions in one block (`pairs::measure`): the chain of
+    // windows so far and the first part's name.
+    let mut hosts: Vec<(Chain, String)> = Vec::new();
     declare(plan, cells)
         .into_iter()
         .map(|m| {
@@ -272,32 +272,35 @@ pub fn plan_parts(
             };
             let figure = m.claim.comparison.as_ref().map_or("", |c| &c.figure);
             let slices = slices(&sides, figure);
-            let trio = !later && shares.is_empty() && slices == 1 && at.len() == 2;
+            let chains = !later && shares.is_empty() && slices == 1 && at.len() == 2;
             let host = hosts
                 .iter_mut()
-                .filter(|_| trio)
-                .find(|(h, _, used)| !used && rides(&at, h, cells));
+                .filter(|(h, _)| chains && h.members.len() < CHAIN_PARTS)
+                .find_map(|(h, name)| {
+                    let (longer, own) = h.joined(usize::MAX, &at)?;
+                    one_block(&longer.cells, cells).then_some((h, name, longer, own))
+                });
             let mut how = how_paired(&sides, slices);
             let mut rode = false;
             let cost = match (shares.is_empty(), measured.pair_seconds().get(&name)) {
                 (false, _) => Duration::ZERO,
                 (true, Some(&s)) => Duration::from_secs_f64(s * pairs as f64),
                 (true, None) => match host {
-                    Some((h, host, used)) => {
-                        *used = true;
+                    Some((h, host, longer, own)) => {
                         rode = true;
-                        how = format!("{how}, in a trio with {host}");
-                        // Its cells less one window of the shared cell (a placebo's
-                        // two are both the host's cell: it keeps one).
-                        let shared = at.iter().position(|c| h.contains(c)).unwrap_or(0);
-                        let own = &cells[at[1 - shared]];
-                        pairs_cost(&[own], pairs, 1)
+                        how = match longer.cells.len() {
+                            3 => format!("{how}, in a trio with {host}"),
+                            n => format!("{how}, in a block of {n} windows with {host}"),
+                        };
+                        *h = longer;
+                        // It pays for the one window it adds.
+                        pairs_cost(&[&cells[own]], pairs, 1)
                     }
                     None => pairs_cost(&sides, pairs, slices),
                 },
             };
-            if trio && !rode {
-                hosts.push((at, name.clone(), false));
+            if let Some(chain) = Chain::of(usize::MAX, &at).filter(|_| chains && !rode) {
+                hosts.push((chain, name.clone()));
             }
             PartPlan {
                 name,
@@ -312,23 +315,111 @@ pub fn plan_parts(
         .collect()
 }
 
-/// Whether a part on plan cells `at` can ride in a trio with one on `host`
-/// (`pairs::measure`): two cells each, one of them shared, all measured in whole windows
-/// in one child (one hot path, one CPU mask, window and warm-up; a real server's three
-/// resident side by side). Where it can, it pays only for its own other window.
-fn rides(at: &[usize], host: &[usize], cells: &[CellSpec<'_>]) -> bool {
-    let first = &cells[host[0]];
-    at.len() == 2
-        && host.len() == 2
-        && at != host
-        && at.iter().any(|c| host.contains(c))
-        && at.iter().chain(host).all(|&i| {
-            let c = &cells[i];
-            c.file.hot_path.name() == first.file.hot_path.name()
-                && c.cores == first.cores
-                && c.file.pair_window() == first.file.pair_window()
-                && c.file.warmup == first.file.warmup
+/// Parts measured in one block whose windows form a chain: each part's two cells are two
+/// adjacent windows, so a part that shares a cell with another needs only its own other
+/// window beside it, not a pair of its own (a real dqlite node's placebo is 1.35 s a pair
+/// instead of 2.7). A trio is the short chain: the first part's other cell, the cell both
+/// compare, the companion's other cell. A placebo (a cell against itself) joins at a
+/// shared cell as a second window of it, so two parts that share a cell each keep a
+/// window of their own: 389 DS's 12-against-2 and 2-against-16 thread parts and its
+/// placebo on 2 threads run as 12, 2, 2, 16, and the two deciding parts no longer share
+/// a window's luck (in a trio one slow 2-thread window gave one of them 1.352 and the
+/// other 0.765 in the same pair). Why adjacent windows: the child runs a block's cells
+/// in order and reversed on odd pairs (`child::in_turn`), so each part's two windows stay
+/// adjacent in time and each part's sides still alternate which runs first.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Chain {
+    /// Plan cells in the block's order.
+    pub cells: Vec<usize>,
+    /// Each part in the block, the picked one first: its index among the parts and where
+    /// its cells (in its order) sit in `cells`.
+    pub members: Vec<(usize, [usize; 2])>,
+    /// The most pairs the block asks: the least any companion still wants.
+    pub most: usize,
+}
+
+/// The most parts one block serves: three (four windows a pair), the two deciding parts
+/// of a real server and their placebo. Why no more: every side of a block is a resident
+/// server, and each window more is one every part waits through.
+pub const CHAIN_PARTS: usize = 3;
+
+impl Chain {
+    /// Part `i` alone on its two plan cells.
+    pub fn of(i: usize, cells: &[usize]) -> Option<Chain> {
+        (cells.len() == 2).then(|| Chain {
+            cells: cells.to_vec(),
+            members: vec![(i, [0, 1])],
+            most: usize::MAX,
         })
+    }
+
+    /// This chain with part `j` on plan cells `theirs` joined, and the plan cell of the
+    /// window that adds: at an end (its cell equal to the last window's goes there and
+    /// its other after it, or its cell equal to the first window's goes there and its
+    /// other before it), or, for a placebo, as a second window of its cell where two
+    /// parts meet (the part after it then compares the new window). `None` when it can
+    /// do neither, has other than two cells, or compares the same cells as a part
+    /// already in it (such a part takes the block's pairs anyway: `pairs::share`).
+    pub fn joined(&self, j: usize, theirs: &[usize]) -> Option<(Chain, usize)> {
+        if theirs.len() != 2 {
+            return None;
+        }
+        let sorted = |mut c: [usize; 2]| {
+            c.sort_unstable();
+            c
+        };
+        let same = |at: &[usize; 2]| {
+            sorted([self.cells[at[0]], self.cells[at[1]]]) == sorted([theirs[0], theirs[1]])
+        };
+        if self.members.iter().any(|(_, at)| same(at)) {
+            return None;
+        }
+        let last = self.cells.len() - 1;
+        let mut chain = self.clone();
+        if let Some(k) = (0..2).find(|&k| theirs[k] == self.cells[last]) {
+            let mut at = [0; 2];
+            at[k] = last;
+            at[1 - k] = last + 1;
+            chain.cells.push(theirs[1 - k]);
+            chain.members.push((j, at));
+            return Some((chain, theirs[1 - k]));
+        }
+        if let Some(k) = (0..2).find(|&k| theirs[k] == self.cells[0]) {
+            chain.cells.insert(0, theirs[1 - k]);
+            for (_, at) in &mut chain.members {
+                *at = at.map(|p| p + 1);
+            }
+            let mut at = [0; 2];
+            at[k] = 1;
+            chain.members.push((j, at));
+            return Some((chain, theirs[1 - k]));
+        }
+        let cell = theirs[0];
+        let p = (theirs[1] == cell)
+            .then(|| self.cells.iter().position(|&c| c == cell))
+            .flatten()?;
+        chain.cells.insert(p + 1, cell);
+        for (_, at) in &mut chain.members {
+            let after = at.iter().any(|&q| q > p);
+            *at = at.map(|q| if q > p || (q == p && after) { q + 1 } else { q });
+        }
+        chain.members.push((j, [p, p + 1]));
+        Some((chain, cell))
+    }
+}
+
+/// Whether plan cells `chain` can be one block (`pairs::measure`): one hot path, one CPU
+/// mask, window and warm-up (a real server's sides resident side by side, an in-process
+/// hot path's in turn in one child).
+pub fn one_block(chain: &[usize], cells: &[CellSpec<'_>]) -> bool {
+    let first = &cells[chain[0]];
+    chain.iter().all(|&i| {
+        let c = &cells[i];
+        c.file.hot_path.name() == first.file.hot_path.name()
+            && c.cores == first.cores
+            && c.file.pair_window() == first.file.pair_window()
+            && c.file.warmup == first.file.warmup
+    })
 }
 
 /// The pairs that make a part +-[`AIM`] narrow at noise `sd`: the signed-rank interval's

@@ -589,4 +589,68 @@ fn a_part_on_another_parts_cell_is_priced_as_one_window_a_pair_resident_servers_
         .find(|p| p.name == "ldap/threads_past_cpus")
         .unwrap();
     assert!(!host.how.contains("trio"), "{}", host.how);
+    // Its placebo on 2 threads splits the 2-thread window the two share: it pays for one
+    // more 2-thread window a pair, a block of four.
+    let placebo = plan
+        .parts
+        .iter()
+        .find(|p| p.name == "ldap/placebo")
+        .unwrap();
+    assert!(
+        placebo
+            .how
+            .contains("in a block of 4 windows with ldap/threads_past_cpus"),
+        "{}",
+        placebo.how
+    );
+    let two = cells.iter().find(|c| c.threads == 2).unwrap();
+    assert_eq!(
+        placebo.cost,
+        super::parts::pairs_cost(&[two], placebo.pairs, 1)
+    );
+}
+
+#[test]
+fn a_chain_puts_each_shared_cell_between_the_parts_that_compare_it() {
+    use super::parts::Chain;
+    let join = |c: Chain, j: usize, theirs: &[usize]| c.joined(j, theirs).map(|(c, _)| c);
+    let of = |cells: &[usize]| Chain::of(0, cells).unwrap();
+    let shape = |c: &Chain| {
+        let at: Vec<[usize; 2]> = c.members.iter().map(|(_, at)| *at).collect();
+        (c.cells.clone(), at)
+    };
+    // A deciding part (cells 4, 7) and the placebo of its cell 7: 4, 7, 7, the new window
+    // the placebo's.
+    let (c, added) = of(&[4, 7]).joined(1, &[7, 7]).unwrap();
+    assert_eq!(shape(&c), (vec![4, 7, 7], vec![[0, 1], [1, 2]]));
+    assert_eq!(added, 7);
+    // Picked the other way round, and sharing the first cell.
+    let c = join(of(&[7, 7]), 1, &[7, 4]).unwrap();
+    assert_eq!(shape(&c), (vec![7, 7, 4], vec![[0, 1], [1, 2]]));
+    let (c, added) = of(&[3, 4]).joined(1, &[3, 9]).unwrap();
+    assert_eq!(shape(&c), (vec![9, 3, 4], vec![[1, 2], [1, 0]]));
+    assert_eq!(added, 9);
+    // 389 DS: 12 against 2 threads and 2 against 16 share the 2-thread window; the
+    // placebo on 2 threads splits it, so each deciding part has a 2-thread window of its
+    // own and the placebo compares the two. The same whichever joins first.
+    let trio = join(of(&[12, 2]), 1, &[2, 16]).unwrap();
+    assert_eq!(shape(&trio), (vec![12, 2, 16], vec![[0, 1], [1, 2]]));
+    let (four, added) = trio.joined(2, &[2, 2]).unwrap();
+    assert_eq!(
+        shape(&four),
+        (vec![12, 2, 2, 16], vec![[0, 1], [2, 3], [1, 2]])
+    );
+    assert_eq!(added, 2);
+    let four = join(join(of(&[12, 2]), 1, &[2, 2]).unwrap(), 2, &[2, 16]).unwrap();
+    assert_eq!(
+        shape(&four),
+        (vec![12, 2, 2, 16], vec![[0, 1], [1, 2], [2, 3]])
+    );
+    // Nothing shared at an end, the same cells, or other than two cells: no chain.
+    assert_eq!(join(of(&[1, 2]), 1, &[3, 4]), None);
+    assert_eq!(join(of(&[1, 2]), 1, &[2, 1]), None);
+    assert_eq!(join(of(&[1, 2]), 1, &[1, 4, 5]), None);
+    assert_eq!(Chain::of(0, &[1, 2, 3]), None);
+    let trio = join(of(&[1, 2]), 1, &[2, 3]).unwrap();
+    assert_eq!(join(trio, 2, &[2, 5]), None, "2 ends neither 1, 2, 3");
 }
