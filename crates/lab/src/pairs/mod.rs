@@ -220,14 +220,18 @@ pub fn measure(
             let mut seconds = m.seconds - spent;
             if let Some(c) = &chain {
                 // Every pair of adjacent windows served a part: each is charged its share
-                // of the block.
+                // of the block, the picked part what a companion that took no pair (its
+                // figure missing) leaves, so the block's seconds are all counted.
                 seconds /= c.members.len() as f64;
-                parts[i].seconds -= seconds * (c.members.len() - 1) as f64;
                 for &(j, at) in &c.members[1..] {
                     let theirs = project(&records, &at);
+                    let before = parts[j].pairs.len();
                     parts[j].slices = 1;
                     take(&mut parts[j], &theirs, seconds);
                     share(parts, j, &plans, &theirs, seconds);
+                    if parts[j].pairs.len() > before {
+                        parts[i].seconds -= seconds;
+                    }
                 }
             }
             share(parts, i, &plans, &project(&records, &windows.mine), seconds);

@@ -473,6 +473,8 @@ fn a_decided_but_wide_deciding_part_takes_its_next_look_before_a_size_takes_its_
 struct Windows {
     variants: Vec<&'static str>,
     asked: Vec<(Vec<usize>, usize)>,
+    /// How long each block takes.
+    pause: Duration,
 }
 
 impl Runner for Windows {
@@ -490,6 +492,7 @@ impl Runner for Windows {
         _: usize,
     ) -> Option<Result<Block, String>> {
         self.asked.push((cells.to_vec(), count));
+        std::thread::sleep(self.pause);
         let record = |i: usize| {
             let v = self.variants[i];
             let ops = if v == "dashmap" { 1.5e6 } else { 1e6 };
@@ -524,6 +527,7 @@ fn a_placebo_rides_on_its_cells_deciding_part_in_three_windows_a_pair() {
     let mut run = Windows {
         variants: cells.iter().map(|c| c.variant).collect(),
         asked: Vec::new(),
+        pause: Duration::ZERO,
     };
     assert!(measure(&mut parts, &cells, None, &mut run, &mut |_| {}));
     let first_look = verdict::decide::interval::LOOKS[0];
@@ -561,6 +565,7 @@ fn a_trio_asks_no_more_pairs_than_the_companion_wants() {
     let mut run = Windows {
         variants: cells.iter().map(|c| c.variant).collect(),
         asked: Vec::new(),
+        pause: Duration::ZERO,
     };
     assert!(measure(&mut parts, &cells, None, &mut run, &mut |_| {}));
     let shape: Vec<(usize, usize)> = run.asked.iter().map(|(c, n)| (c.len(), *n)).collect();
@@ -599,6 +604,7 @@ fn two_deciding_parts_on_one_cell_and_its_placebo_ride_in_four_windows_each_its_
     let mut run = Windows {
         variants: cells.iter().map(|c| c.variant).collect(),
         asked: Vec::new(),
+        pause: Duration::ZERO,
     };
     assert!(measure(&mut parts, &cells, None, &mut run, &mut |_| {}));
     let first_look = verdict::decide::interval::LOOKS[0];
@@ -622,4 +628,34 @@ fn two_deciding_parts_on_one_cell_and_its_placebo_ride_in_four_windows_each_its_
     assert!((parts[0].seconds - parts[2].seconds).abs() < 1e-12);
     let total: f64 = parts.iter().map(|p| p.seconds).sum();
     assert!((measuring_seconds(&parts) - total).abs() < 1e-12);
+}
+
+#[test]
+fn a_companion_that_takes_no_pair_leaves_the_block_s_seconds_to_the_part_it_rode_with() {
+    // The placebo asks a figure the records lack: it rides, takes nothing, and the
+    // deciding part is charged the whole block, so the run's pair time counts it once.
+    let plan = plan();
+    let cells = plan.cells();
+    let mutex = CellRef::new("lookup", "global-mutex", 2, 1);
+    let mut parts = vec![
+        part(),
+        Measured::new(Claim::placebo(mutex, "no_such_figure")),
+    ];
+    // Each block sleeps: the trio's seconds are at least this, whatever the machine.
+    let pause = Duration::from_millis(30);
+    let mut run = Windows {
+        variants: cells.iter().map(|c| c.variant).collect(),
+        asked: Vec::new(),
+        pause,
+    };
+    assert!(measure(&mut parts, &cells, None, &mut run, &mut |_| {}));
+    assert_eq!(run.asked[0].0.len(), 3, "the premise: it rode");
+    assert!(parts[1].pairs.is_empty());
+    assert_eq!(parts[0].stopped, "decided", "the premise: one block");
+    // The whole trio is the deciding part's, not half of it.
+    assert!(
+        parts[0].seconds >= pause.as_secs_f64(),
+        "{}",
+        parts[0].seconds
+    );
 }

@@ -358,8 +358,9 @@ impl Chain {
     /// its other after it, or its cell equal to the first window's goes there and its
     /// other before it), or, for a placebo, as a second window of its cell where two
     /// parts meet (the part after it then compares the new window). `None` when it can
-    /// do neither, has other than two cells, or compares the same cells as a part
-    /// already in it (such a part takes the block's pairs anyway: `pairs::share`).
+    /// do neither, has other than two cells, or compares the same two cells as a part
+    /// already in it (in the same order it takes the block's pairs anyway,
+    /// `pairs::share`; reversed, it measures its own).
     pub fn joined(&self, j: usize, theirs: &[usize]) -> Option<(Chain, usize)> {
         if theirs.len() != 2 {
             return None;
