@@ -477,6 +477,17 @@ struct Windows {
     pause: Duration,
 }
 
+impl Windows {
+    /// A stand-in for the plan's `cells`, each block taking `pause`.
+    fn of(cells: &[CellSpec<'_>], pause: Duration) -> Windows {
+        Windows {
+            variants: cells.iter().map(|c| c.variant).collect(),
+            asked: Vec::new(),
+            pause,
+        }
+    }
+}
+
 impl Runner for Windows {
     fn one(&mut self, _: usize, _: usize) -> Option<Repetition> {
         panic!("single repetitions asked of a block runner")
@@ -524,11 +535,7 @@ fn a_placebo_rides_on_its_cells_deciding_part_in_three_windows_a_pair() {
         part(),
         Measured::new(Claim::placebo(mutex.clone(), "ops_per_sec")),
     ];
-    let mut run = Windows {
-        variants: cells.iter().map(|c| c.variant).collect(),
-        asked: Vec::new(),
-        pause: Duration::ZERO,
-    };
+    let mut run = Windows::of(&cells, Duration::ZERO);
     assert!(measure(&mut parts, &cells, None, &mut run, &mut |_| {}));
     let first_look = verdict::decide::interval::LOOKS[0];
     // One block: dashmap, the mutex, the mutex again; the deciding part's pairs are the
@@ -562,11 +569,7 @@ fn a_trio_asks_no_more_pairs_than_the_companion_wants() {
     let first_look = verdict::decide::interval::LOOKS[0];
     placebo.pairs = vec![vec![1e6, 1e6]; first_look - 2];
     let mut parts = vec![part(), placebo];
-    let mut run = Windows {
-        variants: cells.iter().map(|c| c.variant).collect(),
-        asked: Vec::new(),
-        pause: Duration::ZERO,
-    };
+    let mut run = Windows::of(&cells, Duration::ZERO);
     assert!(measure(&mut parts, &cells, None, &mut run, &mut |_| {}));
     let shape: Vec<(usize, usize)> = run.asked.iter().map(|(c, n)| (c.len(), *n)).collect();
     assert_eq!(shape, [(3, 2), (2, first_look - 2)]);
@@ -601,11 +604,7 @@ fn two_deciding_parts_on_one_cell_and_its_placebo_ride_in_four_windows_each_its_
         second,
         Measured::new(Claim::placebo(mutex.clone(), "ops_per_sec")),
     ];
-    let mut run = Windows {
-        variants: cells.iter().map(|c| c.variant).collect(),
-        asked: Vec::new(),
-        pause: Duration::ZERO,
-    };
+    let mut run = Windows::of(&cells, Duration::ZERO);
     assert!(measure(&mut parts, &cells, None, &mut run, &mut |_| {}));
     let first_look = verdict::decide::interval::LOOKS[0];
     assert_eq!(run.asked.len(), 1, "{:?}", run.asked);
@@ -643,11 +642,7 @@ fn a_companion_that_takes_no_pair_leaves_the_block_s_seconds_to_the_part_it_rode
     ];
     // Each block sleeps: the trio's seconds are at least this, whatever the machine.
     let pause = Duration::from_millis(30);
-    let mut run = Windows {
-        variants: cells.iter().map(|c| c.variant).collect(),
-        asked: Vec::new(),
-        pause,
-    };
+    let mut run = Windows::of(&cells, pause);
     assert!(measure(&mut parts, &cells, None, &mut run, &mut |_| {}));
     assert_eq!(run.asked[0].0.len(), 3, "the premise: it rode");
     assert!(parts[1].pairs.is_empty());
