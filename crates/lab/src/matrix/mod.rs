@@ -43,6 +43,8 @@ pub fn run(plan: &MatrixPlan, start: Start) -> anyhow::Result<ExitCode> {
     // The rounds take the profiles after their kept rounds (`rounds`): a flamegraph left
     // out is a promise broken, so the profiles come before anything the budget may cut
     // (a run here lost 8 of them when its first rounds overran under host steal).
+    // The pairs come before the rounds the budget left out, bar a placebo's pairs past
+    // its floor (`pairs::Reach`), which get what those rounds leave.
     matrix.rounds()?;
     matrix.profiles();
     matrix.pairs()?;
@@ -183,7 +185,9 @@ impl<'p> Matrix<'p> {
         self.interrupted.load(Ordering::SeqCst)
     }
 
-    /// The findings' parts as pairs, within what the budget leaves the report.
+    /// The findings' parts as pairs, within what the budget leaves the report: first
+    /// every part but a placebo past its floor, then the repetitions the rounds left out
+    /// that still fit (`rounds_left`), then the placebos past their floors.
     fn pairs(&mut self) -> anyhow::Result<()> {
         if self.stopping() {
             return Ok(());
@@ -205,15 +209,79 @@ impl<'p> Matrix<'p> {
             .plan
             .budget
             .map(|b| self.began + b.saturating_sub(crate::plan::REPORT_COST));
-        pairs_step(
-            self.plan,
-            &self.cells,
-            &mut self.run,
-            deadline,
-            &self.exe,
-            self.interrupted,
+        let Some((mut parts, extra)) = self.declare_parts() else {
+            return Ok(());
+        };
+        use crate::pairs::Reach;
+        if !self.pairs_step(&mut parts, &extra, deadline, Reach::PastFloorsLater)? {
+            return Ok(());
+        }
+        if let Some(deadline) = deadline {
+            self.rounds_left(deadline)?;
+        }
+        self.pairs_step(&mut parts, &extra, deadline, Reach::All)?;
+        Ok(())
+    }
+
+    /// The findings' parts, those of a resumed run carried over, and the cells the lab's
+    /// own parts add (the delay experiment's lock, from the rounds' lock tables; the
+    /// lock library's cost). `None` when there are none.
+    fn declare_parts(&mut self) -> Option<(Vec<verdict::decide::Measured>, Vec<CellSpec<'p>>)> {
+        let declared = crate::pairs::declare(self.plan, &self.cells);
+        let mut parts = crate::pairs::carry_over(declared, &self.run.comparisons);
+        if parts.is_empty() {
+            return None;
+        }
+        let records: Vec<harness::CellRecord> = self
+            .run
+            .reps
+            .iter()
+            .flatten()
+            .map(|r| r.0.clone())
+            .collect();
+        let mut extra = crate::pairs::lock_delay::resolve(&mut parts, &self.cells, &records);
+        extra.extend(crate::pairs::lock_library::resolve(&mut parts, &self.cells));
+        progress::phase(
             &self.bar,
-        )
+            &format!(
+                "pairs: {} part(s) of the findings, each measured as pairs adjacent in time",
+                parts.len()
+            ),
+        );
+        Some((parts, extra))
+    }
+
+    /// Pairs for `parts` as far as `reach` says, until `deadline`, the results file
+    /// rewritten after every look. False when interrupted.
+    fn pairs_step(
+        &mut self,
+        parts: &mut [verdict::decide::Measured],
+        extra: &[CellSpec<'p>],
+        deadline: Option<Instant>,
+        reach: crate::pairs::Reach,
+    ) -> anyhow::Result<bool> {
+        let cells: Vec<CellSpec<'_>> = self.cells.iter().chain(extra).cloned().collect();
+        let mut children = crate::pairs::child::Children {
+            exe: &self.exe,
+            root: &self.plan.root,
+            cells: &cells,
+            interrupted: self.interrupted,
+            bar: &self.bar,
+        };
+        let (run, plan) = (&mut self.run, self.plan);
+        let mut failed_write = None;
+        let mut save = |parts: &[verdict::decide::Measured]| {
+            run.comparisons = parts.to_vec();
+            if let Err(e) = run.write(plan, false) {
+                failed_write = Some(e);
+            }
+        };
+        let went_on =
+            crate::pairs::measure(parts, &cells, deadline, reach, &mut children, &mut save);
+        match failed_write {
+            Some(e) => Err(e),
+            None => Ok(went_on),
+        }
     }
 
     /// The results file, marked complete if every cell ran its repetitions; the report
@@ -257,56 +325,6 @@ impl<'p> Matrix<'p> {
         }
         Ok(ExitCode::SUCCESS)
     }
-}
-
-/// The findings' parts measured as pairs (`pairs`) until `deadline`, the results file
-/// rewritten after every look.
-fn pairs_step(
-    plan: &MatrixPlan,
-    cells: &[CellSpec<'_>],
-    run: &mut RunState,
-    deadline: Option<Instant>,
-    exe: &Path,
-    interrupted: &AtomicBool,
-    bar: &indicatif::ProgressBar,
-) -> anyhow::Result<()> {
-    let declared = crate::pairs::declare(plan, cells);
-    let mut parts = crate::pairs::carry_over(declared, &run.comparisons);
-    if parts.is_empty() {
-        return Ok(());
-    }
-    // The delay experiment's lock and cells come from the rounds' lock tables.
-    let records: Vec<harness::CellRecord> =
-        run.reps.iter().flatten().map(|r| r.0.clone()).collect();
-    let mut extra = crate::pairs::lock_delay::resolve(&mut parts, cells, &records);
-    extra.extend(crate::pairs::lock_library::resolve(&mut parts, cells));
-    let cells: &[CellSpec<'_>] = &cells.iter().cloned().chain(extra).collect::<Vec<_>>();
-    progress::phase(
-        bar,
-        &format!(
-            "pairs: {} part(s) of the findings, each measured as pairs adjacent in time",
-            parts.len()
-        ),
-    );
-    let mut children = crate::pairs::child::Children {
-        exe,
-        root: &plan.root,
-        cells,
-        interrupted,
-        bar,
-    };
-    let mut failed_write = None;
-    let mut save = |parts: &[verdict::decide::Measured]| {
-        run.comparisons = parts.to_vec();
-        if let Err(e) = run.write(plan, false) {
-            failed_write = Some(e);
-        }
-    };
-    crate::pairs::measure(&mut parts, cells, deadline, &mut children, &mut save);
-    if let Some(e) = failed_write {
-        return Err(e);
-    }
-    Ok(())
 }
 
 /// Removes scratch folders left by runs whose process is gone (a lab or a child killed

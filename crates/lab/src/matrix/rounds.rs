@@ -1,8 +1,9 @@
 //! The matrix's measuring steps: the rounds (repetition r of every cell before r+1 of
 //! any, in a fresh order each round, the results file rewritten after each), the extra
-//! rounds for cells whose interval is still wide while the budget allows, and the
-//! profiles, one extra uncounted run per chosen cell, taken after the kept rounds and
-//! before anything the budget may cut.
+//! rounds for cells whose interval is still wide while the budget allows, the rounds the
+//! budget left out for the pairs, with what the pairs leave, and the profiles, one extra
+//! uncounted run per chosen cell, taken after the kept rounds and before anything the
+//! budget may cut.
 
 use std::time::{Duration, Instant};
 
@@ -23,6 +24,12 @@ enum Round {
     Idle,
     /// Lab is stopping: the round in flight is not written.
     Stopped,
+    /// The next cell would have run past the deadline: what ran is written, and no
+    /// later round starts.
+    Cut {
+        /// Cells that ran before it.
+        ran: usize,
+    },
 }
 
 impl Matrix<'_> {
@@ -45,8 +52,8 @@ impl Matrix<'_> {
             if !self.round_fits(rep, max_repeats) {
                 break;
             }
-            match self.round(rep)? {
-                Round::Stopped => break,
+            match self.round(rep, None)? {
+                Round::Stopped | Round::Cut { .. } => break,
                 Round::Idle => {}
                 Round::Ran => {
                     self.run.reference.push(crate::reference::measure());
@@ -59,6 +66,58 @@ impl Matrix<'_> {
                         progress::round_done(&self.bar, rep + 1, max_repeats);
                     }
                 }
+            }
+        }
+        Ok(())
+    }
+
+    /// The planned repetitions the rounds left out for the pairs (`round_fits`), with
+    /// what the pairs left before `deadline`: rounds as before, each in its own order,
+    /// the last cut at the first cell that would run past it. Why after the pairs and
+    /// cell by cell: what the pairs need is known only once they have stopped, and a
+    /// round cut part-way still gives its cells a repetition each (each cell's interval
+    /// is its own; the order is shuffled, so no file's cells are the ones left out).
+    pub(super) fn rounds_left(&mut self, deadline: Instant) -> anyhow::Result<()> {
+        let planned = self.planned.iter().copied().max().unwrap_or(0);
+        let first = (0..self.cells.len())
+            .filter(|&i| self.missing(i) > 0)
+            .map(|i| self.run.reps[i].len())
+            .min();
+        let Some(first) = first else {
+            return Ok(());
+        };
+        for rep in first..planned {
+            if self.stopping() {
+                break;
+            }
+            let wanted = (0..self.cells.len())
+                .filter(|&i| self.run.reps[i].len() == rep && rep < self.planned[i])
+                .count();
+            let outcome = self.round(rep, Some(deadline))?;
+            let ran = match outcome {
+                Round::Stopped => break,
+                Round::Idle => continue,
+                Round::Ran => wanted,
+                Round::Cut { ran } => ran,
+            };
+            if ran > 0 {
+                self.run.reference.push(crate::reference::measure());
+                self.run.write(self.plan, false)?;
+            }
+            progress::phase(
+                &self.bar,
+                &format!(
+                    "round {}/{planned} after the pairs: {ran} of {wanted} cell(s){}",
+                    rep + 1,
+                    if matches!(outcome, Round::Cut { .. }) {
+                        ", the rest past the budget"
+                    } else {
+                        ""
+                    }
+                ),
+            );
+            if matches!(outcome, Round::Cut { .. }) {
+                break;
             }
         }
         Ok(())
@@ -128,9 +187,11 @@ impl Matrix<'_> {
     }
 
     /// Repetition `rep` of every cell that still wants it, in this round's order, each
-    /// retaken while the machine was loaded (`retake`).
-    fn round(&mut self, rep: usize) -> anyhow::Result<Round> {
+    /// retaken while the machine was loaded (`retake`), until the first cell whose run
+    /// (by the plan's cost model) would end past `deadline`.
+    fn round(&mut self, rep: usize, deadline: Option<Instant>) -> anyhow::Result<Round> {
         let mut ran = Round::Idle;
+        let mut count = 0;
         for i in order::round_order(self.cells.len(), self.run.order_seed, rep) {
             let cell = &self.cells[i];
             // Done already (a resumed run), not wanted, or past its planned repetitions
@@ -141,6 +202,10 @@ impl Matrix<'_> {
             }
             if self.stopping() {
                 return Ok(Round::Stopped);
+            }
+            let cost = cell.file.run_cost(cell.threads);
+            if deadline.is_some_and(|d| Instant::now() + cost > d) {
+                return Ok(Round::Cut { ran: count });
             }
             self.bar.set_message(format!(
                 "{}/{} t={} c={} rep {}/{}",
@@ -169,6 +234,7 @@ impl Matrix<'_> {
             self.run.reps[i].push(record);
             self.bar.inc(1);
             ran = Round::Ran;
+            count += 1;
         }
         Ok(ran)
     }

@@ -138,14 +138,28 @@ fn futile(m: &Measured) -> bool {
         == Outcome::Inconclusive
 }
 
-/// Measures pairs for every part in `parts` until each has stopped or `deadline`
-/// passes. `run` runs one repetition of a plan cell (`None`: interrupted); `saved` is
-/// called after each look so a stop loses at most one look's pairs. Returns false when
-/// interrupted.
+/// What [`measure`] gives pairs to.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Reach {
+    /// Every part until it stops.
+    All,
+    /// Every part but a placebo past its floor: what can change a verdict or show a
+    /// figure, and the instrument's error at its floor. Why apart: the matrix's rounds
+    /// the budget left out come next (`matrix`), and narrower cells are worth more to a
+    /// reader than a placebo narrowed past its floor, which is all a run here gave its
+    /// last 100 s to (run AI, 20261207T152208Z, with a third round cut for the pairs).
+    PastFloorsLater,
+}
+
+/// Measures pairs for every part in `parts` (as far as `reach` says) until each has
+/// stopped or `deadline` passes. `run` runs one repetition of a plan cell (`None`:
+/// interrupted); `saved` is called after each look so a stop loses at most one look's
+/// pairs. Returns false when interrupted.
 pub fn measure(
     parts: &mut [Measured],
     cells: &[CellSpec<'_>],
     deadline: Option<Instant>,
+    reach: Reach,
     run: &mut dyn Runner,
     saved: &mut dyn FnMut(&[Measured]),
 ) -> bool {
@@ -170,8 +184,12 @@ pub fn measure(
         // narrow a figure shown beside it. Within a tier past the floors, the one that has had the least time.
         // Only the first tier runs past the deadline (`least`): a run here with 20 parts
         // gave one undecided part 103 pairs while the decided ones kept 9.
+        let later = |m: &Measured| {
+            reach == Reach::PastFloorsLater && m.claim.placebo && m.pairs.len() >= floor(&m.claim)
+        };
         let next = (0..parts.len())
             .filter(|&i| parts[i].stopped.is_empty() && plans[i].is_some())
+            .filter(|&i| !later(&parts[i]))
             .filter(|&i| stop_reason(&parts[i]).is_none())
             .min_by(|&a, &b| {
                 let tier = |i: usize| tier(&parts[i]);

@@ -89,9 +89,14 @@ fn pairs_alternate_and_a_clear_effect_stops_at_the_first_look() {
         Some(record(&cells, i, ops))
     });
     let mut saves = 0;
-    assert!(measure(&mut parts, &cells, None, &mut run, &mut |_| {
-        saves += 1
-    }));
+    assert!(measure(
+        &mut parts,
+        &cells,
+        None,
+        Reach::All,
+        &mut run,
+        &mut |_| { saves += 1 }
+    ));
     let m = &parts[0];
     assert_eq!(m.stopped, "decided");
     assert_eq!(m.pairs.len(), verdict::decide::interval::LOOKS[0]);
@@ -124,7 +129,14 @@ fn parts_on_the_same_cells_share_one_pair_of_windows() {
         };
         Some(record(&cells, i, ops))
     });
-    assert!(measure(&mut parts, &cells, None, &mut run, &mut |_| {}));
+    assert!(measure(
+        &mut parts,
+        &cells,
+        None,
+        Reach::All,
+        &mut run,
+        &mut |_| {}
+    ));
     let first_look = verdict::decide::interval::LOOKS[0];
     for m in &parts {
         assert_eq!(m.pairs.len(), first_look, "{}", m.claim.part);
@@ -157,6 +169,7 @@ fn a_spent_budget_and_a_failed_side_stop_with_their_reason() {
         &mut parts,
         &cells,
         Some(past),
+        Reach::All,
         &mut never,
         &mut |_| {}
     ));
@@ -172,7 +185,14 @@ fn a_spent_budget_and_a_failed_side_stop_with_their_reason() {
         }
         Some(r)
     });
-    assert!(measure(&mut parts, &cells, None, &mut failing, &mut |_| {}));
+    assert!(measure(
+        &mut parts,
+        &cells,
+        None,
+        Reach::All,
+        &mut failing,
+        &mut |_| {}
+    ));
     assert!(
         parts[0].stopped.starts_with("failed: `global-mutex`"),
         "{}",
@@ -191,7 +211,14 @@ fn an_interruption_stops_every_comparison() {
         n += 1;
         (n < 5).then(|| record(&cells, i, 1e6))
     });
-    assert!(!measure(&mut parts, &cells, None, &mut run, &mut |_| {}));
+    assert!(!measure(
+        &mut parts,
+        &cells,
+        None,
+        Reach::All,
+        &mut run,
+        &mut |_| {}
+    ));
     assert_eq!(parts[0].stopped, "interrupted");
     assert_eq!(parts[0].pairs.len(), 2);
     assert!(parts[1].pairs.is_empty());
@@ -271,7 +298,14 @@ fn blocks_go_to_the_next_look_and_fit_the_deadline() {
     };
     let mut parts = vec![part()];
     let mut runner = blocks(0.0);
-    assert!(measure(&mut parts, &cells, None, &mut runner, &mut |_| {}));
+    assert!(measure(
+        &mut parts,
+        &cells,
+        None,
+        Reach::All,
+        &mut runner,
+        &mut |_| {}
+    ));
     assert_eq!(runner.asked, [verdict::decide::interval::LOOKS[0]]);
     assert_eq!(parts[0].stopped, "decided");
     assert!((parts[0].interval().unwrap().ratio - 1.5).abs() < 1e-9);
@@ -285,6 +319,7 @@ fn blocks_go_to_the_next_look_and_fit_the_deadline() {
         &mut parts,
         &cells,
         Some(Instant::now()),
+        Reach::All,
         &mut runner,
         &mut |_| {},
     );
@@ -302,6 +337,7 @@ fn blocks_go_to_the_next_look_and_fit_the_deadline() {
         &mut parts,
         &cells,
         Some(Instant::now()),
+        Reach::All,
         &mut runner,
         &mut |_| {},
     );
@@ -318,7 +354,14 @@ fn blocks_go_to_the_next_look_and_fit_the_deadline() {
         .collect();
     let mut runner = blocks(0.2);
     let deadline = Instant::now() + Duration::from_millis(5500);
-    measure(&mut parts, &cells, Some(deadline), &mut runner, &mut |_| {});
+    measure(
+        &mut parts,
+        &cells,
+        Some(deadline),
+        Reach::All,
+        &mut runner,
+        &mut |_| {},
+    );
     assert_eq!(runner.asked[0], 5);
     assert_eq!(runner.starts[0], MIN_PAIRS);
 }
@@ -394,7 +437,14 @@ fn a_size_beside_the_deciding_part(
         };
         Some(record(&cells, i, ops))
     });
-    assert!(measure(&mut parts, &cells, None, &mut run, &mut |_| {}));
+    assert!(measure(
+        &mut parts,
+        &cells,
+        None,
+        Reach::All,
+        &mut run,
+        &mut |_| {}
+    ));
     // Each pair is two calls on one part's cells.
     let pairs = calls.into_inner().chunks(2).map(|c| c[0]).collect();
     (parts, pairs)
@@ -536,7 +586,14 @@ fn a_placebo_rides_on_its_cells_deciding_part_in_three_windows_a_pair() {
         Measured::new(Claim::placebo(mutex.clone(), "ops_per_sec")),
     ];
     let mut run = Windows::of(&cells, Duration::ZERO);
-    assert!(measure(&mut parts, &cells, None, &mut run, &mut |_| {}));
+    assert!(measure(
+        &mut parts,
+        &cells,
+        None,
+        Reach::All,
+        &mut run,
+        &mut |_| {}
+    ));
     let first_look = verdict::decide::interval::LOOKS[0];
     // One block: dashmap, the mutex, the mutex again; the deciding part's pairs are the
     // first two windows, the placebo's the last two, both adjacent.
@@ -570,7 +627,14 @@ fn a_trio_asks_no_more_pairs_than_the_companion_wants() {
     placebo.pairs = vec![vec![1e6, 1e6]; first_look - 2];
     let mut parts = vec![part(), placebo];
     let mut run = Windows::of(&cells, Duration::ZERO);
-    assert!(measure(&mut parts, &cells, None, &mut run, &mut |_| {}));
+    assert!(measure(
+        &mut parts,
+        &cells,
+        None,
+        Reach::All,
+        &mut run,
+        &mut |_| {}
+    ));
     let shape: Vec<(usize, usize)> = run.asked.iter().map(|(c, n)| (c.len(), *n)).collect();
     assert_eq!(shape, [(3, 2), (2, first_look - 2)]);
     assert_eq!(parts[1].pairs.len(), first_look);
@@ -605,7 +669,14 @@ fn two_deciding_parts_on_one_cell_and_its_placebo_ride_in_four_windows_each_its_
         Measured::new(Claim::placebo(mutex.clone(), "ops_per_sec")),
     ];
     let mut run = Windows::of(&cells, Duration::ZERO);
-    assert!(measure(&mut parts, &cells, None, &mut run, &mut |_| {}));
+    assert!(measure(
+        &mut parts,
+        &cells,
+        None,
+        Reach::All,
+        &mut run,
+        &mut |_| {}
+    ));
     let first_look = verdict::decide::interval::LOOKS[0];
     assert_eq!(run.asked.len(), 1, "{:?}", run.asked);
     let (blocked, count) = &run.asked[0];
@@ -643,7 +714,14 @@ fn a_companion_that_takes_no_pair_leaves_the_block_s_seconds_to_the_part_it_rode
     // Each block sleeps: the trio's seconds are at least this, whatever the machine.
     let pause = Duration::from_millis(30);
     let mut run = Windows::of(&cells, pause);
-    assert!(measure(&mut parts, &cells, None, &mut run, &mut |_| {}));
+    assert!(measure(
+        &mut parts,
+        &cells,
+        None,
+        Reach::All,
+        &mut run,
+        &mut |_| {}
+    ));
     assert_eq!(run.asked[0].0.len(), 3, "the premise: it rode");
     assert!(parts[1].pairs.is_empty());
     assert_eq!(parts[0].stopped, "decided", "the premise: one block");
@@ -653,4 +731,41 @@ fn a_companion_that_takes_no_pair_leaves_the_block_s_seconds_to_the_part_it_rode
         "{}",
         parts[0].seconds
     );
+}
+
+#[test]
+fn a_placebo_past_its_floor_waits_for_a_later_reach() {
+    // A noisy placebo: its floor does not make it narrow.
+    let plan = plan();
+    let cells = plan.cells();
+    let mutex = CellRef::new("lookup", "global-mutex", 2, 1);
+    let mut parts = vec![Measured::new(Claim::placebo(mutex, "ops_per_sec"))];
+    let wobble = [0.8, 1.25, 1.1, 0.9, 1.3, 0.75, 1.0];
+    let mut k = 0;
+    let mut noisy = Fake(|i: usize, _: usize| {
+        k += 1;
+        Some(record(&cells, i, 1e6 * wobble[k % wobble.len()]))
+    });
+    let at_floor = floor(&parts[0].claim);
+    assert!(measure(
+        &mut parts,
+        &cells,
+        None,
+        Reach::PastFloorsLater,
+        &mut noisy,
+        &mut |_| {}
+    ));
+    assert_eq!(parts[0].pairs.len(), at_floor);
+    assert!(parts[0].stopped.is_empty(), "{}", parts[0].stopped);
+    // Later, with everything in reach, it goes on from there.
+    assert!(measure(
+        &mut parts,
+        &cells,
+        None,
+        Reach::All,
+        &mut noisy,
+        &mut |_| {}
+    ));
+    assert!(parts[0].pairs.len() > at_floor, "{}", parts[0].pairs.len());
+    assert!(!parts[0].stopped.is_empty());
 }

@@ -101,11 +101,16 @@ impl MatrixPlan {
                 let left = super::rounds_share(b, self.pairs, super::parts::reserve(&self.parts));
                 if self.estimate().time > left {
                     notes.push(format!(
-                        "rounds: about {} of rounds and profiles planned against {} left to them: the rounds stop when their time is up, but every cell keeps {} repetitions and the profiles keep theirs, about {} in all",
+                        "rounds: about {} of rounds and profiles planned against {} left to them: the rounds stop when their time is up, but every cell keeps {} repetitions and the profiles keep theirs, about {} in all{}",
                         short(self.estimate().time),
                         short(left),
                         super::budget::KEPT_REPEATS,
-                        short(self.least_rounds())
+                        short(self.least_rounds()),
+                        if self.pairs {
+                            "; what the pairs leave goes to the repetitions left out, before the placebos' pairs past their floors"
+                        } else {
+                            ""
+                        }
                     ));
                 }
             }
