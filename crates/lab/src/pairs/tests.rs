@@ -35,6 +35,11 @@ fn plan() -> MatrixPlan {
     MatrixPlan::build(&Settings::parse(&args).unwrap(), &root).unwrap()
 }
 
+/// Pairs for every part, no deadline, nothing saved.
+fn all(parts: &mut [Measured], cells: &[CellSpec<'_>], run: &mut dyn Runner) -> bool {
+    measure(parts, cells, None, Reach::All, run, &mut |_| {})
+}
+
 /// dashmap against global-mutex at 2 threads on 1 core: shown above 1.05.
 fn part() -> Measured {
     part_at("faster", 2)
@@ -129,14 +134,7 @@ fn parts_on_the_same_cells_share_one_pair_of_windows() {
         };
         Some(record(&cells, i, ops))
     });
-    assert!(measure(
-        &mut parts,
-        &cells,
-        None,
-        Reach::All,
-        &mut run,
-        &mut |_| {}
-    ));
+    assert!(all(&mut parts, &cells, &mut run));
     let first_look = verdict::decide::interval::LOOKS[0];
     for m in &parts {
         assert_eq!(m.pairs.len(), first_look, "{}", m.claim.part);
@@ -185,14 +183,7 @@ fn a_spent_budget_and_a_failed_side_stop_with_their_reason() {
         }
         Some(r)
     });
-    assert!(measure(
-        &mut parts,
-        &cells,
-        None,
-        Reach::All,
-        &mut failing,
-        &mut |_| {}
-    ));
+    assert!(all(&mut parts, &cells, &mut failing));
     assert!(
         parts[0].stopped.starts_with("failed: `global-mutex`"),
         "{}",
@@ -211,14 +202,7 @@ fn an_interruption_stops_every_comparison() {
         n += 1;
         (n < 5).then(|| record(&cells, i, 1e6))
     });
-    assert!(!measure(
-        &mut parts,
-        &cells,
-        None,
-        Reach::All,
-        &mut run,
-        &mut |_| {}
-    ));
+    assert!(!all(&mut parts, &cells, &mut run));
     assert_eq!(parts[0].stopped, "interrupted");
     assert_eq!(parts[0].pairs.len(), 2);
     assert!(parts[1].pairs.is_empty());
@@ -298,14 +282,7 @@ fn blocks_go_to_the_next_look_and_fit_the_deadline() {
     };
     let mut parts = vec![part()];
     let mut runner = blocks(0.0);
-    assert!(measure(
-        &mut parts,
-        &cells,
-        None,
-        Reach::All,
-        &mut runner,
-        &mut |_| {}
-    ));
+    assert!(all(&mut parts, &cells, &mut runner));
     assert_eq!(runner.asked, [verdict::decide::interval::LOOKS[0]]);
     assert_eq!(parts[0].stopped, "decided");
     assert!((parts[0].interval().unwrap().ratio - 1.5).abs() < 1e-9);
@@ -437,14 +414,7 @@ fn a_size_beside_the_deciding_part(
         };
         Some(record(&cells, i, ops))
     });
-    assert!(measure(
-        &mut parts,
-        &cells,
-        None,
-        Reach::All,
-        &mut run,
-        &mut |_| {}
-    ));
+    assert!(all(&mut parts, &cells, &mut run));
     // Each pair is two calls on one part's cells.
     let pairs = calls.into_inner().chunks(2).map(|c| c[0]).collect();
     (parts, pairs)
@@ -586,14 +556,7 @@ fn a_placebo_rides_on_its_cells_deciding_part_in_three_windows_a_pair() {
         Measured::new(Claim::placebo(mutex.clone(), "ops_per_sec")),
     ];
     let mut run = Windows::of(&cells, Duration::ZERO);
-    assert!(measure(
-        &mut parts,
-        &cells,
-        None,
-        Reach::All,
-        &mut run,
-        &mut |_| {}
-    ));
+    assert!(all(&mut parts, &cells, &mut run));
     let first_look = verdict::decide::interval::LOOKS[0];
     // One block: dashmap, the mutex, the mutex again; the deciding part's pairs are the
     // first two windows, the placebo's the last two, both adjacent.
@@ -627,14 +590,7 @@ fn a_trio_asks_no_more_pairs_than_the_companion_wants() {
     placebo.pairs = vec![vec![1e6, 1e6]; first_look - 2];
     let mut parts = vec![part(), placebo];
     let mut run = Windows::of(&cells, Duration::ZERO);
-    assert!(measure(
-        &mut parts,
-        &cells,
-        None,
-        Reach::All,
-        &mut run,
-        &mut |_| {}
-    ));
+    assert!(all(&mut parts, &cells, &mut run));
     let shape: Vec<(usize, usize)> = run.asked.iter().map(|(c, n)| (c.len(), *n)).collect();
     assert_eq!(shape, [(3, 2), (2, first_look - 2)]);
     assert_eq!(parts[1].pairs.len(), first_look);
@@ -669,14 +625,7 @@ fn two_deciding_parts_on_one_cell_and_its_placebo_ride_in_four_windows_each_its_
         Measured::new(Claim::placebo(mutex.clone(), "ops_per_sec")),
     ];
     let mut run = Windows::of(&cells, Duration::ZERO);
-    assert!(measure(
-        &mut parts,
-        &cells,
-        None,
-        Reach::All,
-        &mut run,
-        &mut |_| {}
-    ));
+    assert!(all(&mut parts, &cells, &mut run));
     let first_look = verdict::decide::interval::LOOKS[0];
     assert_eq!(run.asked.len(), 1, "{:?}", run.asked);
     let (blocked, count) = &run.asked[0];
@@ -714,14 +663,7 @@ fn a_companion_that_takes_no_pair_leaves_the_block_s_seconds_to_the_part_it_rode
     // Each block sleeps: the trio's seconds are at least this, whatever the machine.
     let pause = Duration::from_millis(30);
     let mut run = Windows::of(&cells, pause);
-    assert!(measure(
-        &mut parts,
-        &cells,
-        None,
-        Reach::All,
-        &mut run,
-        &mut |_| {}
-    ));
+    assert!(all(&mut parts, &cells, &mut run));
     assert_eq!(run.asked[0].0.len(), 3, "the premise: it rode");
     assert!(parts[1].pairs.is_empty());
     assert_eq!(parts[0].stopped, "decided", "the premise: one block");
@@ -758,14 +700,7 @@ fn a_placebo_past_its_floor_waits_for_a_later_reach() {
     assert_eq!(parts[0].pairs.len(), at_floor);
     assert!(parts[0].stopped.is_empty(), "{}", parts[0].stopped);
     // Later, with everything in reach, it goes on from there.
-    assert!(measure(
-        &mut parts,
-        &cells,
-        None,
-        Reach::All,
-        &mut noisy,
-        &mut |_| {}
-    ));
+    assert!(all(&mut parts, &cells, &mut noisy));
     assert!(parts[0].pairs.len() > at_floor, "{}", parts[0].pairs.len());
     assert!(!parts[0].stopped.is_empty());
 }
