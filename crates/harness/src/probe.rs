@@ -1,7 +1,9 @@
 //! Hooks through which a profiler (in `lab`) learns when the measured window opens and
 //! closes and where workers block, without the harness depending on any profiler.
 //!
-//! The runner calls [`window_opened`] and [`window_closed`] on the controller thread, and
+//! The runner calls [`window_opened`] on the controller thread before the window opens
+//! and [`window_closed`] once the window's workers have ended (so that an operation in
+//! flight at the close, which the runner counts, reaches the probe too), and
 //! [`OpCtx::record_wait`](crate::OpCtx::record_wait) calls [`waited`] for every measured
 //! wait. With no probe installed (every counted repetition) each call is one relaxed load
 //! of a flag. A hot path that runs a server process of its own names it through

@@ -155,8 +155,7 @@ pub(super) fn control(settings: &RunSettings, shared: &Shared) -> Window {
     let end = Instant::now();
     let cpu_time = process_cpu_time().saturating_sub(cpu_start);
     let interference = machine.close();
-    // After the figures are read: a profiler may take a while to stop.
-    crate::probe::window_closed();
+    // The probe's window closes once the workers have ended (`run`), not here.
     Window {
         length: end - start,
         cpu_time,
