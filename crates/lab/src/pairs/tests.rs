@@ -35,6 +35,12 @@ fn plan() -> MatrixPlan {
     MatrixPlan::build(&Settings::parse(&args).unwrap(), &root).unwrap()
 }
 
+/// The placebo of [`part`]'s mutex cell (global-mutex at 2 threads on 1 core), on `figure`.
+fn placebo(figure: &str) -> Measured {
+    let mutex = CellRef::new("lookup", "global-mutex", 2, 1);
+    Measured::new(Claim::placebo(mutex, figure))
+}
+
 /// Pairs for every part, no deadline, nothing saved.
 fn all(parts: &mut [Measured], cells: &[CellSpec<'_>], run: &mut dyn Runner) -> bool {
     measure(parts, cells, None, Reach::All, run, &mut |_| {})
@@ -550,11 +556,7 @@ impl Runner for Windows {
 fn a_placebo_rides_on_its_cells_deciding_part_in_three_windows_a_pair() {
     let plan = plan();
     let cells = plan.cells();
-    let mutex = CellRef::new("lookup", "global-mutex", 2, 1);
-    let mut parts = vec![
-        part(),
-        Measured::new(Claim::placebo(mutex.clone(), "ops_per_sec")),
-    ];
+    let mut parts = vec![part(), placebo("ops_per_sec")];
     let mut run = Windows::of(&cells, Duration::ZERO);
     assert!(all(&mut parts, &cells, &mut run));
     let first_look = verdict::decide::interval::LOOKS[0];
@@ -584,11 +586,10 @@ fn a_trio_asks_no_more_pairs_than_the_companion_wants() {
     // trio, then the deciding part goes on alone.
     let plan = plan();
     let cells = plan.cells();
-    let mutex = CellRef::new("lookup", "global-mutex", 2, 1);
-    let mut placebo = Measured::new(Claim::placebo(mutex, "ops_per_sec"));
+    let mut short = placebo("ops_per_sec");
     let first_look = verdict::decide::interval::LOOKS[0];
-    placebo.pairs = vec![vec![1e6, 1e6]; first_look - 2];
-    let mut parts = vec![part(), placebo];
+    short.pairs = vec![vec![1e6, 1e6]; first_look - 2];
+    let mut parts = vec![part(), short];
     let mut run = Windows::of(&cells, Duration::ZERO);
     assert!(all(&mut parts, &cells, &mut run));
     let shape: Vec<(usize, usize)> = run.asked.iter().map(|(c, n)| (c.len(), *n)).collect();
@@ -619,11 +620,7 @@ fn two_deciding_parts_on_one_cell_and_its_placebo_ride_in_four_windows_each_its_
             },
         ),
     ));
-    let mut parts = vec![
-        part(),
-        second,
-        Measured::new(Claim::placebo(mutex.clone(), "ops_per_sec")),
-    ];
+    let mut parts = vec![part(), second, placebo("ops_per_sec")];
     let mut run = Windows::of(&cells, Duration::ZERO);
     assert!(all(&mut parts, &cells, &mut run));
     let first_look = verdict::decide::interval::LOOKS[0];
@@ -655,11 +652,7 @@ fn a_companion_that_takes_no_pair_leaves_the_block_s_seconds_to_the_part_it_rode
     // deciding part is charged the whole block, so the run's pair time counts it once.
     let plan = plan();
     let cells = plan.cells();
-    let mutex = CellRef::new("lookup", "global-mutex", 2, 1);
-    let mut parts = vec![
-        part(),
-        Measured::new(Claim::placebo(mutex, "no_such_figure")),
-    ];
+    let mut parts = vec![part(), placebo("no_such_figure")];
     // Each block sleeps: the trio's seconds are at least this, whatever the machine.
     let pause = Duration::from_millis(30);
     let mut run = Windows::of(&cells, pause);
@@ -680,8 +673,7 @@ fn a_placebo_past_its_floor_waits_for_a_later_reach() {
     // A noisy placebo: its floor does not make it narrow.
     let plan = plan();
     let cells = plan.cells();
-    let mutex = CellRef::new("lookup", "global-mutex", 2, 1);
-    let mut parts = vec![Measured::new(Claim::placebo(mutex, "ops_per_sec"))];
+    let mut parts = vec![placebo("ops_per_sec")];
     let wobble = [0.8, 1.25, 1.1, 0.9, 1.3, 0.75, 1.0];
     let mut k = 0;
     let mut noisy = Fake(|i: usize, _: usize| {
