@@ -98,6 +98,9 @@ pub struct Settings {
     /// measures its pairs alternating in short turns (`harness::slices`); off (the
     /// default), whole windows in turn.
     pub interleave: bool,
+    /// `precision=5%`: how narrow a decided part's interval must be (half its width,
+    /// relative) before its pairs stop; [`verdict::decide::PRECISION`] when not given.
+    pub precision: Option<f64>,
     /// Everything else: hot-path parameters, checked when scenario files are known.
     pub params: Vec<(String, String)>,
     /// The arguments as typed, for the command that reproduces the run.
@@ -173,6 +176,22 @@ fn locks(value: &str) -> anyhow::Result<(bool, bool)> {
         "true" => Ok((false, true)),
         _ => bail!(
             "locks={value:?}: expected on (the lock table, the default), off (the uninstrumented figure, no lock table) or true (also the lock library in real servers)"
+        ),
+    }
+}
+
+/// `precision=5%` or `precision=0.05`: a half-width above 0 and at most 50%.
+fn precision(value: &str) -> anyhow::Result<f64> {
+    let text = value.trim();
+    let parsed = match text.strip_suffix('%') {
+        Some(percent) => percent.trim().parse::<f64>().map(|p| p / 100.0),
+        None => text.parse::<f64>(),
+    };
+    match parsed {
+        Ok(x) if x > 0.0 && x <= 0.5 => Ok(x),
+        _ => bail!(
+            "precision={value:?}: expected how narrow a decided part's interval must be before its pairs stop, a half-width above 0% and at most 50% (e.g. precision=5%; the default is {}%)",
+            verdict::decide::PRECISION * 100.0
         ),
     }
 }
@@ -496,6 +515,15 @@ pub const SETTINGS: &[Setting] = &[
             Ok(())
         },
     },
+    Setting {
+        key: "precision",
+        example: "5%",
+        help: "stop a decided part's pairs once its interval is this narrow, +- (default 3%; wider is faster)",
+        take: |s, v, _| {
+            s.precision = Some(precision(v)?);
+            Ok(())
+        },
+    },
 ];
 
 /// Every setting's key, with [`PER_FILE_KEY`] after the counts, as errors list them.
@@ -584,6 +612,10 @@ mod tests {
                 .interleave
         );
         assert!(!Settings::parse(&[]).unwrap().interleave);
+        let five = |v: &str| Settings::parse(&args(&[v])).unwrap().precision;
+        assert_eq!(five("precision=5%"), Some(0.05));
+        assert_eq!(five("precision=0.05"), Some(0.05));
+        assert_eq!(Settings::parse(&[]).unwrap().precision, None);
     }
 
     #[test]
@@ -608,6 +640,10 @@ mod tests {
             ("machine_speed=1.5", "machine_speed=\"1.5\": expected how far"),
             ("smoke=maybe", "smoke=\"maybe\""),
             ("interleave=yes", "interleave=\"yes\""),
+            ("precision=0", "precision=\"0\": expected how narrow"),
+            ("precision=5", "precision=\"5\": expected how narrow"),
+            ("precision=60%", "precision=\"60%\""),
+            ("precision=tight", "precision=\"tight\""),
             ("locks=of", "locks=\"of\": expected on (the lock table, the default), off"),
             ("locks=false", "locks=\"false\": expected on"),
             ("duration=forever", "duration="),

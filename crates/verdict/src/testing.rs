@@ -71,6 +71,7 @@ pub fn synthetic_pairs(claim: &Claim, ratio: f64, spread: f64, n: usize) -> Meas
         stopped: if n >= 192 { "most pairs" } else { "decided" }.to_owned(),
         slices: 1,
         looks: interval::Looks::All,
+        precision: crate::decide::PRECISION,
     }
 }
 
@@ -96,6 +97,7 @@ pub fn measured_pairs(
         slices: 1,
         // The strictest level, whatever the part: a test's outcome then holds at any.
         looks: interval::Looks::All,
+        precision: crate::decide::PRECISION,
     }
 }
 
@@ -196,6 +198,7 @@ pub fn measured_until_decided(
         stopped: String::new(),
         slices: 1,
         looks: interval::Looks::All,
+        precision: crate::decide::PRECISION,
     };
     while let Some(look) = interval::next_look(m.pairs.len()).filter(|&n| n <= most) {
         let range = m.pairs.len()..look;

@@ -5,7 +5,8 @@
 //! children run back to back vary together (0.08). So each part's comparison
 //! ([`verdict::decide`]) runs its cells one after the other, a then b, then b then a
 //! (alternated, so neither side always runs first), and adds pairs until its interval
-//! decides at a look and is [`PRECISION`] narrow, or the time runs out. Time is shared
+//! decides at a look and is as narrow as its precision (`precision=`, +-3% by default), or
+//! the time runs out. Time is shared
 //! by giving the next pairs to the comparison that has had the least time so far, so a
 //! real server's expensive pairs do not starve the others, nor they it.
 //!
@@ -31,10 +32,6 @@ pub use crate::plan::parts::declare;
 use crate::plan::parts::resolvable;
 use crate::plan::parts::{cell_ref, floor, position, Chain, CHAIN_PARTS, MIN_PAIRS};
 use crate::plan::CellSpec;
-
-/// How narrow a decided part's interval must be (half its width, relative) before its
-/// comparison stops taking pairs: the figure a reader compares across runs.
-pub const PRECISION: f64 = 0.03;
 
 /// Continues the comparisons of a resumed run: a part measured before keeps its pairs
 /// where its claim is unchanged, and one that stopped for the run's sake (interrupted,
@@ -107,7 +104,7 @@ pub struct Block {
 
 /// Why a comparison stops now, if it does.
 fn stop_reason(m: &Measured) -> Option<&'static str> {
-    if m.done(PRECISION) {
+    if m.done() {
         return Some(match m.outcome() {
             Outcome::Inconclusive => "most pairs",
             _ => "decided",
@@ -174,7 +171,7 @@ pub fn measure(
         // In tiers: every undecided deciding part to the plan's least pairs first (fewest
         // first), so no part is left at a first look while another takes its fifth (a run
         // here gave an undecided 389 DS part 128 pairs while decided ones stopped at 16);
-        // then, still undecided (or decided but wider than [`WIDE`] below its least), its
+        // then, still undecided (or decided but wider than [`wide`] below its least), its
         // looks up to twice that ([`UNDECIDED_FIRST`]); then
         // every other part to its floor (a decided part; a size, its `SIZE_PAIRS`; the
         // placebo, its `PLACEBO_PAIRS`); then the undecided deciding parts beyond it, then the decided
@@ -308,18 +305,20 @@ pub fn measure(
 pub const UNDECIDED_FIRST: usize = 2 * MIN_PAIRS;
 
 /// How wide a decided part's interval may be (half its width, relative) and still give
-/// way to a size's floor: twice [`PRECISION`]. Why: run 20261206T233559Z stopped sqlmix's
-/// `go-client/k2_beats_unlimited` at its first look, decided at 1.522 [1.362-1.593]
+/// way to a size's floor: twice its precision (+-6% at the default +-3%). Why: run
+/// 20261206T233559Z stopped sqlmix's `go-client/k2_beats_unlimited` at its first look, decided at 1.522 [1.362-1.593]
 /// (+-8%), for the budget that then gave every size its nine pairs; a verdict whose
 /// figure moves that much from run to run is one a reader cannot compare.
-pub const WIDE: f64 = 2.0 * PRECISION;
+pub fn wide(m: &Measured) -> f64 {
+    2.0 * m.precision
+}
 
 /// Which part's pairs go first: the lower tier (see `measure`). A decided deciding part
-/// still wider than [`WIDE`] below the least pairs ranks as an undecided one does.
+/// still wider than [`wide`] below the least pairs ranks as an undecided one does.
 fn tier(m: &Measured) -> u8 {
     let deciding = !m.claim.size_only && !m.claim.placebo;
     let n = m.pairs.len();
-    let wide = n < MIN_PAIRS && m.interval().is_some_and(|i| i.half_width() > WIDE);
+    let wide = n < MIN_PAIRS && m.interval().is_some_and(|i| i.half_width() > wide(m));
     let undecided = m.outcome() == Outcome::Inconclusive || wide;
     match (deciding && undecided, n < floor(&m.claim)) {
         (true, true) => 0,

@@ -483,7 +483,7 @@ fn a_decided_but_wide_deciding_part_takes_its_next_look_before_a_size_takes_its_
     first.pairs.truncate(verdict::decide::interval::LOOKS[0]);
     assert_eq!(first.outcome(), Outcome::Shown, "the premise: decided");
     assert!(
-        first.interval().unwrap().half_width() > WIDE,
+        first.interval().unwrap().half_width() > wide(&first),
         "the premise: wide"
     );
     let first_size = pairs.iter().position(|&t| t == 1).unwrap();
@@ -695,4 +695,49 @@ fn a_placebo_past_its_floor_waits_for_a_later_reach() {
     assert!(all(&mut parts, &cells, &mut noisy));
     assert!(parts[0].pairs.len() > at_floor, "{}", parts[0].pairs.len());
     assert!(!parts[0].stopped.is_empty());
+}
+
+#[test]
+fn a_looser_precision_stops_a_decided_part_at_an_earlier_look() {
+    // `precision=` reaches every declared part.
+    let mut args: Vec<String> = ["scenarios=lookup", "precision=25%"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let loose = MatrixPlan::build(&Settings::parse(&args).unwrap(), &root).unwrap();
+    let declared = declare(&loose, &loose.cells());
+    assert!(!declared.is_empty());
+    assert!(declared.iter().all(|m| m.precision == 0.25));
+    args.pop();
+    let default = MatrixPlan::build(&Settings::parse(&args).unwrap(), &root).unwrap();
+    let declared = declare(&default, &default.cells());
+    assert!(declared
+        .iter()
+        .all(|m| m.precision == verdict::decide::PRECISION));
+
+    // A clear 2x whose pairs wobble by up to 20%: decided at the first look, and there
+    // narrower than +-25% but wider than the default +-3%.
+    let plan = plan();
+    let cells = plan.cells();
+    let wobble = [0.8, 1.2, 1.0, 0.9, 1.1, 0.85, 1.15];
+    let pairs_at = |precision: f64| {
+        let mut parts = vec![part()];
+        parts[0].precision = precision;
+        let mut run = Fake(|i: usize, pair: usize| {
+            let ops = if cells[i].variant == "dashmap" {
+                2e6 * wobble[pair % wobble.len()]
+            } else {
+                1e6
+            };
+            Some(record(&cells, i, ops))
+        });
+        assert!(all(&mut parts, &cells, &mut run));
+        assert_eq!(parts[0].outcome(), Outcome::Shown);
+        assert_eq!(parts[0].stopped, "decided");
+        parts[0].pairs.len()
+    };
+    let first = verdict::decide::interval::LOOKS[0];
+    assert_eq!(pairs_at(0.25), first);
+    assert!(pairs_at(verdict::decide::PRECISION) > first);
 }

@@ -132,10 +132,11 @@ impl MatrixPlan {
             self.parts.iter().filter(|p| p.missing.is_empty()).collect();
         let reserve = super::parts::reserve(&self.parts);
         let mut lines = vec![format!(
-            "pairs: {} of {} part(s) can be asked here, about {} of pairs planned",
+            "pairs: {} of {} part(s) can be asked here, about {} of pairs planned; a decided part stops once its interval is +-{}% narrow (precision=)",
             asked.len(),
             self.parts.len(),
-            short(reserve)
+            short(reserve),
+            self.precision * 100.0
         )];
         for p in &self.parts {
             lines.push(if p.missing.is_empty() && !p.shares.is_empty() {

@@ -237,6 +237,9 @@ pub struct MatrixPlan {
     /// How far from its usual speed the machine may run in a kept repetition
     /// (`machine_speed=`); `None`: recorded, not judged.
     pub machine_speed: Option<f64>,
+    /// How narrow a decided part's interval must be before its pairs stop
+    /// (`precision=`; half its width, relative).
+    pub precision: f64,
     /// Whether the findings' parts are measured as pairs after the rounds (not in quick
     /// or smoke runs, which answer no question); the rounds then fit what the budget
     /// leaves them once the parts' pairs are reserved (`parts`).
@@ -344,6 +347,7 @@ impl MatrixPlan {
                 .interference
                 .unwrap_or(Some(crate::retake::DEFAULT_THRESHOLD)),
             machine_speed: settings.machine_speed.flatten(),
+            precision: settings.precision.unwrap_or(verdict::decide::PRECISION),
             pairs: !(settings.quick || settings.smoke),
             parts: Vec::new(),
             build_seconds: build_seconds(),

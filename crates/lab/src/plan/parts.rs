@@ -124,6 +124,7 @@ pub fn declare(plan: &MatrixPlan, cells: &[CellSpec<'_>]) -> Vec<Measured> {
                 if plan.budget.is_some() && m.looks == Looks::All {
                     m.looks = Looks::Budgeted;
                 }
+                m.precision = plan.precision;
                 m
             })
         })

@@ -34,6 +34,21 @@ pub struct Measured {
     /// ([`Looks::All`] in files from before it was kept, as their runs looked).
     #[serde(default)]
     pub looks: Looks,
+    /// How narrow a decided part's interval must be (half its width, relative) before it
+    /// stops taking pairs: `lab matrix precision=`, [`PRECISION`] by default and in files
+    /// from before it was kept. Kept with the part so that a resumed run stops it where
+    /// its first half would have.
+    #[serde(default = "default_precision")]
+    pub precision: f64,
+}
+
+/// How narrow a decided part's interval must be (half its width, relative) before its
+/// pairs stop, unless `lab matrix precision=` says otherwise: +-3%, the figure a reader
+/// compares across runs (two default runs here agreed to within it on every part).
+pub const PRECISION: f64 = 0.03;
+
+fn default_precision() -> f64 {
+    PRECISION
 }
 
 /// A ratio's median and interval over some pairs.
@@ -89,6 +104,7 @@ impl Measured {
             stopped: String::new(),
             slices: 1,
             looks,
+            precision: PRECISION,
         }
     }
 
@@ -133,16 +149,19 @@ impl Measured {
         }
     }
 
-    /// Whether it needs no more pairs: decided and as narrow as `precision` (e.g. 0.03),
-    /// or at the last look. Checked only at looks, as the interval's alpha assumes.
-    pub fn done(&self, precision: f64) -> bool {
+    /// Whether it needs no more pairs: decided and as narrow as its
+    /// [`Measured::precision`], or at the last look. Checked only at looks, as the
+    /// interval's alpha assumes.
+    pub fn done(&self) -> bool {
         let n = self.pairs.len();
         if n >= self.looks.last() {
             return true;
         }
         self.looks.is_look(n)
             && self.outcome() != Outcome::Inconclusive
-            && self.interval().is_some_and(|i| i.half_width() <= precision)
+            && self
+                .interval()
+                .is_some_and(|i| i.half_width() <= self.precision)
     }
 
     /// The part as `findings.json` has it.

@@ -23,5 +23,7 @@ mod tests;
 
 pub use cell::{CellRef, Planned};
 pub use claim::{Claim, Comparison, Side, PLACEBO, PLACEBO_BAND};
-pub use measured::{reason, Interval, Measured, Part, DECIDES, PLACEBO_WEIGHT, SIZE_ONLY};
+pub use measured::{
+    reason, Interval, Measured, Part, DECIDES, PLACEBO_WEIGHT, PRECISION, SIZE_ONLY,
+};
 pub use rule::{Outcome, Rule};

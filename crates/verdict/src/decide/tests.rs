@@ -29,6 +29,7 @@ fn normal(rng: &mut SmallRng) -> f64 {
 fn sequence(rule: Rule, ratio: f64, sd: f64, tail: bool, seed: u64, precision: f64) -> Measured {
     let mut rng = SmallRng::seed_from_u64(seed);
     let mut m = Measured::new(Claim::decided_by("p", "claim", comparison(rule)));
+    m.precision = precision;
     loop {
         let scale = if tail && rng.random_range(0..10) == 0 {
             5.0
@@ -39,7 +40,7 @@ fn sequence(rule: Rule, ratio: f64, sd: f64, tail: bool, seed: u64, precision: f
         // Both sides move with the machine; only their ratio matters.
         let machine = 1e6 * (0.2 * normal(&mut rng)).exp();
         m.pairs.push(vec![machine * log.exp(), machine]);
-        if m.done(precision) {
+        if m.done() {
             return m;
         }
     }

@@ -40,6 +40,7 @@ fn from_curve(claim: &Claim, curve: &dyn Fn(&str, usize, usize) -> f64, n: usize
         stopped: "decided".into(),
         slices: 1,
         looks: verdict::decide::interval::Looks::All,
+        precision: verdict::decide::PRECISION,
     }
 }
 
