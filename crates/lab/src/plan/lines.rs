@@ -164,7 +164,7 @@ impl MatrixPlan {
             let room = self.pairs_room(b);
             if reserve > room {
                 lines.push(format!(
-                    "  the budget cannot give every part its pairs: about {} planned against about {} the rounds leave them; parts that run out stop with reason `budget` (a larger budget= helps)",
+                    "  the budget may not give every part its pairs: about {} planned, as if each deciding part took its planned pairs (24 or more), against about {} the rounds leave them; a part that decides sooner leaves its time to the repetitions the rounds left out, and parts that run out stop with reason `budget` (a larger budget= or a wider precision= helps)",
                     short(reserve),
                     short(room)
                 ));
