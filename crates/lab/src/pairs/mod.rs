@@ -5,10 +5,10 @@
 //! children run back to back vary together (0.08). So each part's comparison
 //! ([`verdict::decide`]) runs its cells one after the other, a then b, then b then a
 //! (alternated, so neither side always runs first), and adds pairs until its interval
-//! decides at a look and is as narrow as its precision (`precision=`, +-3% by default), or
-//! the time runs out. Time is shared
-//! by giving the next pairs to the comparison that has had the least time so far, so a
-//! real server's expensive pairs do not starve the others, nor they it.
+//! decides at a look and is as narrow as its precision (`precision=`, +-3% by default),
+//! or the time runs out. Time is shared by giving the next pairs to the comparison that
+//! has had the least time so far, so a real server's expensive pairs do not starve the
+//! others, nor they it.
 //!
 //! A pair's children are ordinary repetitions of their cells at their planned window;
 //! they are kept with the comparison, not merged into the cells' figures. Not here: what
@@ -306,9 +306,10 @@ pub const UNDECIDED_FIRST: usize = 2 * MIN_PAIRS;
 
 /// How wide a decided part's interval may be (half its width, relative) and still give
 /// way to a size's floor: twice its precision (+-6% at the default +-3%). Why: run
-/// 20261206T233559Z stopped sqlmix's `go-client/k2_beats_unlimited` at its first look, decided at 1.522 [1.362-1.593]
-/// (+-8%), for the budget that then gave every size its nine pairs; a verdict whose
-/// figure moves that much from run to run is one a reader cannot compare.
+/// 20261206T233559Z stopped sqlmix's `go-client/k2_beats_unlimited` at its first look,
+/// decided at 1.522 [1.362-1.593] (+-8%), for the budget that then gave every size its
+/// nine pairs; a verdict whose figure moves that much from run to run is one a reader
+/// cannot compare.
 pub fn wide(m: &Measured) -> f64 {
     2.0 * m.precision
 }
@@ -318,8 +319,8 @@ pub fn wide(m: &Measured) -> f64 {
 fn tier(m: &Measured) -> u8 {
     let deciding = !m.claim.size_only && !m.claim.placebo;
     let n = m.pairs.len();
-    let wide = n < MIN_PAIRS && m.interval().is_some_and(|i| i.half_width() > wide(m));
-    let undecided = m.outcome() == Outcome::Inconclusive || wide;
+    let too_wide = n < MIN_PAIRS && m.interval().is_some_and(|i| i.half_width() > wide(m));
+    let undecided = m.outcome() == Outcome::Inconclusive || too_wide;
     match (deciding && undecided, n < floor(&m.claim)) {
         (true, true) => 0,
         (true, false) if n < UNDECIDED_FIRST => 1,

@@ -136,7 +136,8 @@ impl MatrixPlan {
             asked.len(),
             self.parts.len(),
             short(reserve),
-            self.precision * 100.0
+            // To a tenth of a percent: 0.07 x 100 is 7.000000000000001.
+            (self.precision * 1000.0).round() / 10.0
         )];
         for p in &self.parts {
             lines.push(if p.missing.is_empty() && !p.shares.is_empty() {
@@ -164,8 +165,9 @@ impl MatrixPlan {
             let room = self.pairs_room(b);
             if reserve > room {
                 lines.push(format!(
-                    "  the budget may not give every part its pairs: about {} planned, as if each deciding part took its planned pairs (24 or more), against about {} the rounds leave them; a part that decides sooner leaves its time to the repetitions the rounds left out, and parts that run out stop with reason `budget` (a larger budget= or a wider precision= helps)",
+                    "  the budget may not give every part its pairs: about {} planned, as if each deciding part took its planned pairs ({} or more), against about {} the rounds leave them; a part that decides sooner leaves its time to the repetitions the rounds left out, and parts that run out stop with reason `budget` (a larger budget= or a wider precision= helps)",
                     short(reserve),
+                    super::parts::MIN_PAIRS,
                     short(room)
                 ));
             }
