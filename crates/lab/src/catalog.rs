@@ -31,14 +31,14 @@ pub fn hot_paths() -> &'static [&'static dyn HotPath] {
 
 /// Every hot path with a seed's question, in the order of [`hot_paths`]: the ones whose
 /// parts `lab matrix` plans pairs for and whose answers the report shows. Noop has none.
-pub fn questions() -> &'static [&'static dyn Question] {
+pub fn questions() -> &'static [Question] {
     &[
-        &LookupHotPath,
-        &SqlmixHotPath,
-        &PoolHotPath,
-        &LeaseHotPath,
-        &LdapHotPath,
-        &ServerHotPath,
+        lookup::findings::QUESTION,
+        sqlmix::findings::QUESTION,
+        pool::findings::QUESTION,
+        lease::findings::QUESTION,
+        ldap::findings::QUESTION,
+        server::findings::QUESTION,
     ]
 }
 

@@ -25,10 +25,10 @@ pub fn of(results: &ResultsFile) -> Vec<(String, Verdict, Vec<Part>)> {
             seeds: &results.seeds,
             comparisons: &own,
         };
-        if let Some(answer) = h.answer(&run) {
+        if let Some(answer) = (h.answer)(&run) {
             // The verdict as the report gives it (`Finding::new`: deciding parts only),
             // so that `lab compare` and the report never disagree.
-            let finding = Finding::new(h.name(), h.question(), answer);
+            let finding = Finding::new(h.name(), h.words, answer);
             out.push((h.name().to_owned(), finding.verdict, finding.parts));
         }
     }

@@ -664,7 +664,6 @@ fn findings_results(root: &Path, name: &str, entry_cache: [f64; 3], fix_gain: [f
 /// as the matrix's pairs step would have measured them.
 fn pairs_of(cells: &[serde_json::Value]) -> serde_json::Value {
     use verdict::decide::{CellRef, Measured, Planned};
-    use verdict::Question;
     let refs: Vec<CellRef> = cells
         .iter()
         .map(|c| CellRef {
@@ -694,9 +693,9 @@ fn pairs_of(cells: &[serde_json::Value]) -> serde_json::Value {
         }
     };
     let mut out = Vec::new();
-    let hot_paths: [&dyn Question; 2] = [&lookup::LookupHotPath, &pool::PoolHotPath];
+    let hot_paths = [lookup::findings::QUESTION, pool::findings::QUESTION];
     for h in hot_paths {
-        for mut claim in h.claims(&planned) {
+        for mut claim in (h.claims)(&planned) {
             claim.hot_path = h.name().to_owned();
             let mut m = Measured::new(claim.clone());
             if let Some(c) = &claim.comparison {

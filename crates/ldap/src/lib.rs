@@ -31,9 +31,6 @@ pub mod window;
 pub mod workload;
 
 use std::path::PathBuf;
-use verdict::decide::{Claim, Planned};
-use verdict::findings::{Answer, Run};
-use verdict::Question;
 
 use harness::hotpath::{Description, Variant};
 use harness::{
@@ -201,18 +198,6 @@ impl HotPath for LdapHotPath {
         settings: RunSettings,
     ) -> Option<Result<Vec<Vec<Measurement>>, CellFailure>> {
         Some(pairs::measure_pairs(sides, pairs, settings).map_err(CellFailure::new))
-    }
-}
-
-impl Question for LdapHotPath {
-    fn question(&self) -> &'static str {
-        findings::QUESTION
-    }
-    fn claims(&self, planned: &Planned<'_>) -> Vec<Claim> {
-        findings::claims(planned)
-    }
-    fn answer(&self, run: &Run<'_>) -> Option<Answer> {
-        findings::answer(run)
     }
 }
 

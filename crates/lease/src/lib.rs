@@ -22,9 +22,6 @@ pub mod workload;
 
 use std::sync::Arc;
 use std::time::Duration;
-use verdict::decide::{Claim, Planned};
-use verdict::findings::{Answer, Run};
-use verdict::Question;
 
 use harness::hotpath::Description;
 use harness::{
@@ -305,18 +302,6 @@ impl HotPath for LeaseHotPath {
             );
         }
         harness::scratch::check_data_dir(params.text("data_dir"))
-    }
-}
-
-impl Question for LeaseHotPath {
-    fn question(&self) -> &'static str {
-        findings::QUESTION
-    }
-    fn claims(&self, planned: &Planned<'_>) -> Vec<Claim> {
-        findings::registry(planned.seeds()).claims(planned)
-    }
-    fn answer(&self, run: &Run<'_>) -> Option<Answer> {
-        findings::answer(run)
     }
 }
 

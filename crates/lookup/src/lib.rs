@@ -24,9 +24,6 @@ pub mod workload;
 
 use harness::hotpath::Description;
 use harness::{HotPath, ParamKind, ParamSpec};
-use verdict::decide::{Claim, Planned};
-use verdict::findings::{Answer, Run};
-use verdict::Question;
 
 use crate::dispatch::Dispatch;
 
@@ -124,17 +121,5 @@ impl HotPath for LookupHotPath {
         // A dispatching server's own threads (a queue's searchers, rayon's pool) would go
         // on spinning or sleeping on their own while the team is parked.
         params.word("dispatch") == "direct"
-    }
-}
-
-impl Question for LookupHotPath {
-    fn question(&self) -> &'static str {
-        findings::QUESTION
-    }
-    fn claims(&self, planned: &Planned<'_>) -> Vec<Claim> {
-        findings::claims(planned)
-    }
-    fn answer(&self, run: &Run<'_>) -> Option<Answer> {
-        findings::answer(run)
     }
 }

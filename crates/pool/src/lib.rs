@@ -45,9 +45,6 @@ pub mod workload;
 
 use std::sync::Arc;
 use std::time::Duration;
-use verdict::decide::{Claim, Planned};
-use verdict::findings::{Answer, Run};
-use verdict::Question;
 
 use harness::hotpath::Description;
 use harness::{
@@ -381,17 +378,5 @@ impl HotPath for PoolHotPath {
             ));
         }
         Ok(())
-    }
-}
-
-impl Question for PoolHotPath {
-    fn question(&self) -> &'static str {
-        findings::QUESTION
-    }
-    fn claims(&self, planned: &Planned<'_>) -> Vec<Claim> {
-        findings::registry(planned.seeds()).claims(planned)
-    }
-    fn answer(&self, run: &Run<'_>) -> Option<Answer> {
-        findings::answer(run)
     }
 }

@@ -32,9 +32,6 @@ pub mod window;
 
 use harness::hotpath::{Description, Missing, Variant};
 use harness::{scratch, CellFailure, HotPath, Params};
-use verdict::decide::{Claim, Planned};
-use verdict::findings::{Answer, Run};
-use verdict::Question;
 
 /// The most worker threads a cell may ask of a server.
 pub const MAX_SERVER_THREADS: usize = 4096;
@@ -120,17 +117,5 @@ impl HotPath for ServerHotPath {
             packages: server.packages.clone(),
             reason: format!("{} not found on PATH or in /usr/sbin", lacking.join(", ")),
         })
-    }
-}
-
-impl Question for ServerHotPath {
-    fn question(&self) -> &'static str {
-        findings::QUESTION
-    }
-    fn claims(&self, planned: &Planned<'_>) -> Vec<Claim> {
-        findings::claims(planned)
-    }
-    fn answer(&self, run: &Run<'_>) -> Option<Answer> {
-        findings::answer(run)
     }
 }

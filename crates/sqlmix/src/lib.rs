@@ -25,9 +25,6 @@ pub use variants::{backend_word, config, is_model_backend, resolve_slots, BACKEN
 
 use harness::hotpath::Description;
 use harness::{HotPath, ParamKind, ParamSpec, Params};
-use verdict::decide::{Claim, Planned};
-use verdict::findings::{Answer, Run};
-use verdict::Question;
 
 use crate::db::{JOURNAL_MODES, SYNCHRONOUS};
 use crate::gate::BREAKER_MODES;
@@ -248,17 +245,5 @@ impl HotPath for SqlmixHotPath {
                     .collect(),
                 reason,
             })
-    }
-}
-
-impl Question for SqlmixHotPath {
-    fn question(&self) -> &'static str {
-        findings::QUESTION
-    }
-    fn claims(&self, planned: &Planned<'_>) -> Vec<Claim> {
-        findings::registry().claims(planned)
-    }
-    fn answer(&self, run: &Run<'_>) -> Option<Answer> {
-        findings::answer(run)
     }
 }

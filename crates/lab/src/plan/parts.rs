@@ -101,8 +101,7 @@ pub fn declare(plan: &MatrixPlan, cells: &[CellSpec<'_>]) -> Vec<Measured> {
         .iter()
         .filter(|h| cells.iter().any(|c| c.file.hot_path.name() == h.name()))
         .flat_map(|h| {
-            let mut claims: Vec<Claim> = h
-                .claims(&planned)
+            let mut claims: Vec<Claim> = (h.claims)(&planned)
                 .into_iter()
                 .map(|claim| resolvable(claim, &refs))
                 .collect();
@@ -110,10 +109,10 @@ pub fn declare(plan: &MatrixPlan, cells: &[CellSpec<'_>]) -> Vec<Measured> {
             let library = cells
                 .iter()
                 .any(|c| c.file.hot_path.name() == h.name() && c.file.lock_library);
-            if h.guards_locks() || (h.preloads_locks() && library) {
+            if h.hot_path.guards_locks() || (h.hot_path.preloads_locks() && library) {
                 claims.extend(crate::pairs::lock_delay::declare(&claims, cells, &refs));
             }
-            if h.preloads_locks() && library {
+            if h.hot_path.preloads_locks() && library {
                 claims.extend(crate::pairs::lock_library::declare(&claims, cells, &refs));
             }
             claims.into_iter().map(|mut claim| {

@@ -24,7 +24,7 @@ pub fn findings(results: &ResultsFile, groups: &[Group<'_>]) -> Vec<Finding> {
 
 /// [`findings`] over the hot paths `hot_paths` (the catalog's, or a test's own).
 fn findings_of(
-    hot_paths: &[&dyn Question],
+    hot_paths: &[Question],
     results: &ResultsFile,
     groups: &[Group<'_>],
 ) -> Vec<Finding> {
@@ -39,8 +39,8 @@ fn findings_of(
             seeds: &results.seeds,
             comparisons: &own,
         };
-        let question = hot_path.question();
-        let mut answer = hot_path.answer(&run).unwrap_or_else(|| {
+        let question = hot_path.words;
+        let mut answer = (hot_path.answer)(&run).unwrap_or_else(|| {
             Answer::cannot_tell(
                 Basis::Measured,
                 "None of the cells that answer it ran: run the default matrix.",
@@ -192,14 +192,12 @@ mod tests {
         }
     }
 
-    impl Question for Toy {
-        fn question(&self) -> &'static str {
-            "Does the toy go faster with two threads?"
-        }
-        fn claims(&self, _: &verdict::decide::Planned<'_>) -> Vec<verdict::decide::Claim> {
-            Vec::new()
-        }
-        fn answer(&self, run: &Run<'_>) -> Option<Answer> {
+    /// Its question: a part-less verdict from whether 2 threads beat 1.
+    const TOY: Question = Question {
+        hot_path: &Toy,
+        words: "Does the toy go faster with two threads?",
+        claims: |_| Vec::new(),
+        answer: |run| {
             let cells = run.of_file("toy");
             let at = |t: usize| cells.iter().find(|c| c.threads == t);
             let faster = verdict::judge::Est::of(at(2)?).above(&verdict::judge::Est::of(at(1)?));
@@ -214,8 +212,8 @@ mod tests {
                 tables: Vec::new(),
                 chart: None,
             })
-        }
-    }
+        },
+    };
 
     fn results(reps: usize) -> ResultsFile {
         let text = serde_json::json!({
@@ -232,7 +230,7 @@ mod tests {
 
     #[test]
     fn a_new_hot_path_brings_its_own_question_and_answer() {
-        let found = findings_of(&[&Toy], &results(5), &[]);
+        let found = findings_of(&[TOY], &results(5), &[]);
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].hot_path, "toy");
         assert_eq!(found[0].verdict, Verdict::Reproduced);
@@ -264,7 +262,7 @@ mod tests {
 
     #[test]
     fn too_few_repetitions_cannot_tell_and_no_question_no_finding() {
-        let found = findings_of(&[&Toy], &results(3), &[]);
+        let found = findings_of(&[TOY], &results(3), &[]);
         assert_eq!(found[0].verdict, Verdict::CannotTell);
         let mut r = results(5);
         for c in &mut r.cells {

@@ -1,5 +1,5 @@
 //! The parts of the seed's claim as one registry ([`registry_on`]): seed 002's question
-//! ([`server::findings::claims::Question`]) asked of 389 DS in its own words, so each
+//! ([`server::findings::claims::AskedOf`]) asked of 389 DS in its own words, so each
 //! part's name, claim, the cells it compares, on which figure, and what ratio counts as
 //! shown or contradicted are declared once and read by the claims and the answer alike.
 //! The sides come from the plan (`Planned`), never from this machine's size, so the same
@@ -8,7 +8,7 @@
 //! Not here: measuring pairs (`lab`), reading their outcomes (`super::answer`), the
 //! profile part's shares (`super::profile`).
 
-use server::findings::claims::{Claims, Question};
+use server::findings::claims::{AskedOf, Claims};
 use verdict::decide::{Claim, Planned};
 use verdict::registry::Registry;
 
@@ -36,10 +36,10 @@ pub const WHERE_TIME_GOES_CLAIM: &str = "some server functions take a growing sh
 pub const SEED_THREADS: usize = 16;
 
 /// The four parts, declared once, part (c) asked on a machine of `nproc` CPUs
-/// ([`server::findings::claims::Question`] asked of 389 DS, the parts named without a
+/// ([`server::findings::claims::AskedOf`] asked of 389 DS, the parts named without a
 /// file: this hot path asks it of one file).
 pub fn registry_on(nproc: usize) -> Registry<'static> {
-    Question {
+    AskedOf {
         file: FILE,
         variant: VARIANT,
         server: "389 DS",

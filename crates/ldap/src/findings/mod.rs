@@ -25,8 +25,13 @@ use verdict::registry::{Parts, Registry};
 use claims::*;
 pub use claims::{claims, claims_on, registry, registry_on};
 
-/// The question, in the seed's words.
-pub const QUESTION: &str = "Do more worker threads than CPUs cost the real 389 Directory Server throughput, does the seed's recommendation (threads = CPUs) beat the server's autotuned default, does per-thread throughput fall while CPUs are free, and where does the server's time go as threads grow?";
+/// The seed's question as `lab` asks it of the real 389 DS: its words, its parts and its answer.
+pub const QUESTION: verdict::Question = verdict::Question {
+    hot_path: &crate::LdapHotPath,
+    words: "Do more worker threads than CPUs cost the real 389 Directory Server throughput, does the seed's recommendation (threads = CPUs) beat the server's autotuned default, does per-thread throughput fall while CPUs are free, and where does the server's time go as threads grow?",
+    claims,
+    answer,
+};
 
 /// The scenario file of the seed's server.
 pub const FILE: &str = "389ds";

@@ -30,11 +30,16 @@ use claims::{
     SEED_LOAD, SERVER_CPU_PER_EXTEND,
 };
 
-/// The question, in the user's words.
-pub const QUESTION: &str = "Does the global clock cut the store's busy time on the leases \
+/// The seed's question as `lab` asks it of lease: its words, its parts and its answer.
+pub const QUESTION: verdict::Question = verdict::Question {
+    hot_path: &crate::LeaseHotPath,
+    words: "Does the global clock cut the store's busy time on the leases \
                             and on the transactions, and the bytes written per extend, at \
                             the seed's load (one conditional update per extend instead of a \
-                            transaction writing the namespace's clock and a log)?";
+                            transaction writing the namespace's clock and a log)?",
+    claims: |planned| registry(planned.seeds()).claims(planned),
+    answer,
+};
 
 /// How the seed's collections map onto the stores' tables, and what that leaves out.
 const MAPPING: &str = "Busy time is the store's time in its statements per table, sleeps in \

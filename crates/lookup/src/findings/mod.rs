@@ -28,11 +28,16 @@ use self::claims::{Designs, PER_THREAD_PAST_KNEE, SHORT_OF_LINEAR};
 
 pub use self::claims::{claims, registry};
 
-/// The question, in the user's words.
-pub const QUESTION: &str = "Does a design that takes a lock on every read lose more \
+/// The seed's question as `lab` asks it of lookup's directory designs: its words, its parts and its answer.
+pub const QUESTION: verdict::Question = verdict::Question {
+    hot_path: &crate::LookupHotPath,
+    words: "Does a design that takes a lock on every read lose more \
                             throughput as worker threads rise than a lock-free design on \
                             the same cells, and which design keeps it (seed 002's question, \
-                            asked of the lab's directory designs, not of 389 DS itself)?";
+                            asked of the lab's directory designs, not of 389 DS itself)?",
+    claims,
+    answer,
+};
 
 /// The answer of `run`; `None` without cells of `lookup.toml`.
 pub fn answer(run: &Run<'_>) -> Option<Answer> {

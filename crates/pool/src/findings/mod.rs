@@ -33,9 +33,14 @@ use claims::{
     NO_CHANGE_AT_BATCH_1, PLATEAU,
 };
 
-/// The question, in the user's words.
-pub const QUESTION: &str = "Why does throughput plateau as clients rise, and does a bigger pool \
-                            (10 x 5000 instead of 1 x 1024) fix it?";
+/// The seed's question as `lab` asks it of pool: its words, its parts and its answer.
+pub const QUESTION: verdict::Question = verdict::Question {
+    hot_path: &crate::PoolHotPath,
+    words: "Why does throughput plateau as clients rise, and does a bigger pool \
+                            (10 x 5000 instead of 1 x 1024) fix it?",
+    claims: |planned| registry(planned.seeds()).claims(planned),
+    answer,
+};
 
 /// A design that keeps less than this share of its throughput past its slots is named: the
 /// waiters should park, not spin.

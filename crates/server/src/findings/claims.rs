@@ -1,8 +1,8 @@
 //! Seed 002's question as one registry of four parts, for any server whose thread
 //! setting is the axis: each part's name, claim, which cells it compares, on which figure,
-//! and what ratio counts as shown or contradicted ([`Question::registry`], the one place
+//! and what ratio counts as shown or contradicted ([`AskedOf::registry`], the one place
 //! the parts are declared). The sides come from the plan (`Planned`), never from this
-//! machine's size, so the same code declares 2-CPU and 64-CPU comparisons. [`Question`]
+//! machine's size, so the same code declares 2-CPU and 64-CPU comparisons. [`AskedOf`]
 //! says which file and variant, the parts' claims and what the server's own default is;
 //! the ldap hot path asks it of 389 DS, the server hot path of any file.
 //!
@@ -61,9 +61,10 @@ pub struct Claims<'a> {
 /// the words for it; `None` when there is nothing to compare (the default is the CPUs).
 pub type Against<'a> = dyn Fn(&Planned<'_>, usize) -> Option<(usize, String)> + 'a;
 
-/// The question asked of one server's cells.
+/// Seed 002's question asked of one server's cells: the four parts' names, claims and
+/// sides, from which its registry is built ([`AskedOf::registry`]).
 #[derive(Clone, Copy)]
-pub struct Question<'a> {
+pub struct AskedOf<'a> {
     /// The scenario file.
     pub file: &'a str,
     /// The variant compared.
@@ -82,7 +83,7 @@ pub struct Question<'a> {
 /// Why part (d) has no sides among the plan's cells.
 const FROM_PROFILES: &str = "read from the server's own profiles of the 1-thread and the most-threads cells on the most CPUs, not measured as pairs";
 
-impl<'a> Question<'a> {
+impl<'a> AskedOf<'a> {
     /// The name of `part` (one of the part constants) as this question declares it.
     pub fn name(&self, part: &str) -> String {
         if self.named_by_file {

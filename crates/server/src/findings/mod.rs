@@ -2,7 +2,7 @@
 //! names: (a) more worker threads than CPUs cost throughput, (b) threads = CPUs against
 //! the server's own default (the file's `default_threads`), (c) per-thread decline while
 //! CPUs are free, (d) where the server's time goes as threads grow. The four parts are one
-//! registry per file (declared by [`claims::Question::registry`]) that the claims and the
+//! registry per file (declared by [`claims::AskedOf::registry`]) that the claims and the
 //! answer both read, by name. Parts (a)-(c) are comparisons measured as pairs adjacent in
 //! time, (d) is read from the server's own profiles ([`profile`]); the verdict follows
 //! from the parts alone. Every file gets the four parts, named `<file>/<part>`, so one run
@@ -28,13 +28,18 @@ use verdict::judge::{self, si, Est};
 use verdict::registry::{Parts, Registry};
 
 use claims::{
-    Against, Claims, Question, PER_THREAD_WITH_CPUS_FREE, RECOMMENDATION, THREADS_PAST_CPUS,
+    Against, AskedOf, Claims, PER_THREAD_WITH_CPUS_FREE, RECOMMENDATION, THREADS_PAST_CPUS,
     WHERE_TIME_GOES,
 };
 use profile::Profiled;
 
-/// The question, in the seed's words, for any server.
-pub const QUESTION: &str = "Do more worker threads than CPUs cost your server throughput, does threads = CPUs beat the server's own default, does per-thread throughput fall while CPUs are free, and where does the server's time go as threads grow?";
+/// The seed's question as `lab` asks it of a user's own server: its words, its parts and its answer.
+pub const QUESTION: verdict::Question = verdict::Question {
+    hot_path: &crate::ServerHotPath,
+    words: "Do more worker threads than CPUs cost your server throughput, does threads = CPUs beat the server's own default, does per-thread throughput fall while CPUs are free, and where does the server's time go as threads grow?",
+    claims,
+    answer,
+};
 
 /// The variant every part compares.
 pub const VARIANT: &str = crate::VARIANT;
@@ -143,7 +148,7 @@ fn registry<'a>(
     against: &'a Against<'a>,
     nproc: usize,
 ) -> Registry<'a> {
-    Question {
+    AskedOf {
         file,
         variant: VARIANT,
         server: &f.server,

@@ -37,9 +37,13 @@ use context::{hold_ms, Backend};
 
 use crate::runner::Design;
 
-/// The question, in the user's words.
-pub const QUESTION: &str =
-    "Does the transaction semaphore help or hurt, and what beats it (Juju on dqlite)?";
+/// The seed's question as `lab` asks it of sqlmix: its words, its parts and its answer.
+pub const QUESTION: verdict::Question = verdict::Question {
+    hot_path: &crate::SqlmixHotPath,
+    words: "Does the transaction semaphore help or hurt, and what beats it (Juju on dqlite)?",
+    claims: |planned| registry().claims(planned),
+    answer,
+};
 
 /// Backend words of the model: `dqlite` is what results files said before the real node
 /// came (schema rule: they load as the model).

@@ -309,8 +309,8 @@ fn sentences_state_each_deciding_parts_figure() {
 
 #[test]
 fn the_question_does_not_claim_to_be_the_seeds_server() {
-    assert!(QUESTION.contains("lab's directory designs"));
-    assert!(QUESTION.contains("not of 389 DS itself"));
+    assert!(QUESTION.words.contains("lab's directory designs"));
+    assert!(QUESTION.words.contains("not of 389 DS itself"));
 }
 
 #[test]
