@@ -322,8 +322,7 @@ pub const SETTINGS: &[Setting] = &[
         example: "1,2,4",
         help: "thread counts of every scenario file whose axis is threads",
         take: |s, v, _| {
-            s.threads = Some(int_list("threads", v, max_threads(), "1,2,4")?);
-            Ok(())
+            put(&mut s.threads, int_list("threads", v, max_threads(), "1,2,4").map(Some))
         },
     },
     Setting {
@@ -331,8 +330,7 @@ pub const SETTINGS: &[Setting] = &[
         example: "100,1000",
         help: "client counts of every scenario file whose axis is clients",
         take: |s, v, _| {
-            s.clients = Some(int_list("clients", v, max_threads(), "100,1000")?);
-            Ok(())
+            put(&mut s.clients, int_list("clients", v, max_threads(), "100,1000").map(Some))
         },
     },
     Setting {
@@ -348,55 +346,37 @@ pub const SETTINGS: &[Setting] = &[
         key: "scenarios",
         example: "lookup",
         help: "scenario files by name (benches/<name>.toml)",
-        take: |s, v, _| {
-            s.scenarios = Some(name_list("scenarios", v)?);
-            Ok(())
-        },
+        take: |s, v, _| put(&mut s.scenarios, name_list("scenarios", v).map(Some)),
     },
     Setting {
         key: "variants",
         example: "dashmap,lmdb",
         help: "variants by name",
-        take: |s, v, _| {
-            s.variants = Some(name_list("variants", v)?);
-            Ok(())
-        },
+        take: |s, v, _| put(&mut s.variants, name_list("variants", v).map(Some)),
     },
     Setting {
         key: "quick",
         example: "true",
         help: "each file's quick mode: fewer cells, shorter windows",
-        take: |s, v, _| {
-            s.quick = boolean("quick", v)?;
-            Ok(())
-        },
+        take: |s, v, _| put(&mut s.quick, boolean("quick", v)),
     },
     Setting {
         key: "smoke",
         example: "true",
         help: "each file's [smoke] mode, seconds a file",
-        take: |s, v, _| {
-            s.smoke = boolean("smoke", v)?;
-            Ok(())
-        },
+        take: |s, v, _| put(&mut s.smoke, boolean("smoke", v)),
     },
     Setting {
         key: "duration",
         example: "1s",
         help: "measured window of a repetition",
-        take: |s, v, _| {
-            s.duration = Some(duration("duration", v)?);
-            Ok(())
-        },
+        take: |s, v, _| put(&mut s.duration, duration("duration", v).map(Some)),
     },
     Setting {
         key: "warmup",
         example: "300ms",
         help: "warm-up of a repetition",
-        take: |s, v, _| {
-            s.warmup = Some(duration("warmup", v)?);
-            Ok(())
-        },
+        take: |s, v, _| put(&mut s.warmup, duration("warmup", v).map(Some)),
     },
     Setting {
         key: "repeats",
@@ -412,10 +392,7 @@ pub const SETTINGS: &[Setting] = &[
         key: "timeout",
         example: "60s",
         help: "limit of one child process",
-        take: |s, v, _| {
-            s.timeout = Some(duration("timeout", v)?);
-            Ok(())
-        },
+        take: |s, v, _| put(&mut s.timeout, duration("timeout", v).map(Some)),
     },
     Setting {
         key: "profile",
@@ -445,28 +422,19 @@ pub const SETTINGS: &[Setting] = &[
         key: "force",
         example: "true",
         help: "resume on another commit or host, or run beside another lab matrix",
-        take: |s, v, _| {
-            s.force = boolean("force", v)?;
-            Ok(())
-        },
+        take: |s, v, _| put(&mut s.force, boolean("force", v)),
     },
     Setting {
         key: "interference",
         example: "0.25",
         help: "retake a repetition during which other processes took more CPUs than this (off: never)",
-        take: |s, v, _| {
-            s.interference = Some(interference(v)?);
-            Ok(())
-        },
+        take: |s, v, _| put(&mut s.interference, interference(v).map(Some)),
     },
     Setting {
         key: "machine_speed",
         example: "0.15",
         help: "also retake one whose canary ran outside 1 -/+ this of the usual speed (default off)",
-        take: |s, v, _| {
-            s.machine_speed = Some(machine_speed(v)?);
-            Ok(())
-        },
+        take: |s, v, _| put(&mut s.machine_speed, machine_speed(v).map(Some)),
     },
     Setting {
         key: "budget",
@@ -482,10 +450,7 @@ pub const SETTINGS: &[Setting] = &[
         key: "plan",
         example: "true",
         help: "print the plan and run nothing",
-        take: |s, v, _| {
-            s.plan_only = boolean("plan", v)?;
-            Ok(())
-        },
+        take: |s, v, _| put(&mut s.plan_only, boolean("plan", v)),
     },
     Setting {
         key: "cpus",
@@ -510,19 +475,13 @@ pub const SETTINGS: &[Setting] = &[
         key: "interleave",
         example: "on",
         help: "measure the parts' pairs with both sides resident, in short turns, where they can (default off)",
-        take: |s, v, _| {
-            s.interleave = on_off("interleave", v)?;
-            Ok(())
-        },
+        take: |s, v, _| put(&mut s.interleave, on_off("interleave", v)),
     },
     Setting {
         key: "precision",
         example: "5%",
         help: "stop a decided part's pairs once its interval is this narrow, +- (default 3%; wider is faster)",
-        take: |s, v, _| {
-            s.precision = Some(precision(v)?);
-            Ok(())
-        },
+        take: |s, v, _| put(&mut s.precision, precision(v).map(Some)),
     },
 ];
 
@@ -559,6 +518,13 @@ pub fn help() -> String {
         "any hot-path parameter, e.g. users=6000 write_pct=0,10 (lab list shows them)",
     );
     out
+}
+
+/// Stores a parsed value in its field: the shape of every [`Setting::take`] that only
+/// parses one value.
+fn put<T>(field: &mut T, value: anyhow::Result<T>) -> anyhow::Result<()> {
+    *field = value?;
+    Ok(())
 }
 
 /// A duration setting: `duration=1s`, `warmup=300ms`, `timeout=60s`.
