@@ -40,6 +40,13 @@ pub struct Interference {
     /// Steal time over the window, in CPUs like `other_cpu_share`, median over repetitions.
     #[serde(default)]
     pub steal_share: f64,
+    /// CPUs busy on the whole machine over the window, the cell's own use and everyone
+    /// else's (`/proc/stat`'s busy jiffies over the window), median over repetitions. Why
+    /// kept: a window whose machine was busy well below the usual for its cell is one where
+    /// the work stalled with CPUs idle (a server's workers asleep while requests wait),
+    /// which `lab`'s pairs say of a part whose windows did so. 0 in records from before it.
+    #[serde(default)]
+    pub busy_cpus: f64,
     /// About two standard deviations of the tick-counting error of `other_cpu_share` for
     /// one repetition (CPUs): a load within it cannot be told from none.
     #[serde(default)]
@@ -111,6 +118,7 @@ impl Interference {
                 .map(|i| i.other_cpu_share_max.max(i.other_cpu_share))
                 .fold(0.0, f64::max),
             steal_share: median(|i| i.steal_share),
+            busy_cpus: median(|i| i.busy_cpus),
             resolution: median(|i| i.resolution),
             involuntary_switches: median(|i| i.involuntary_switches),
             retaken: all.iter().map(|i| i.retaken).sum(),
@@ -304,12 +312,13 @@ pub fn between(
     let other = ((busy - own.as_secs_f64()) / secs).max(0.0);
     // Each busy CPU miscounts by up to a tick, uniformly either way (variance 1/6 of a
     // tick squared); two standard deviations of the sum over the busy CPUs.
-    let busy_cpus = (busy / secs).ceil().max(1.0);
-    let resolution = 2.0 * (busy_cpus / 6.0).sqrt() / hz / secs;
+    let counted = (busy / secs).ceil().max(1.0);
+    let resolution = 2.0 * (counted / 6.0).sqrt() / hz / secs;
     Interference {
         other_cpu_share: other,
         other_cpu_share_max: other,
         steal_share: (steal / secs).max(0.0),
+        busy_cpus: busy / secs,
         resolution,
         involuntary_switches: involuntary as f64,
         ..Interference::default()
@@ -368,6 +377,8 @@ mod tests {
         );
         assert!((i.other_cpu_share - 1.0).abs() < 1e-9, "{i:?}");
         assert!((i.steal_share - 0.1).abs() < 1e-9, "{i:?}");
+        // The machine's busy CPUs count the cell's own too: two.
+        assert!((i.busy_cpus - 2.0).abs() < 1e-9, "{i:?}");
         assert_eq!(i.involuntary_switches, 7.0);
         // Two busy CPUs over 200 ms at 100 Hz: about 0.058 CPU cannot be resolved.
         assert!(i.resolution > 0.04 && i.resolution < 0.08, "{i:?}");

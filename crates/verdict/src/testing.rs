@@ -72,6 +72,7 @@ pub fn synthetic_pairs(claim: &Claim, ratio: f64, spread: f64, n: usize) -> Meas
         slices: 1,
         looks: interval::Looks::All,
         precision: crate::decide::PRECISION,
+        busy: Vec::new(),
     }
 }
 
@@ -98,6 +99,7 @@ pub fn measured_pairs(
         // The strictest level, whatever the part: a test's outcome then holds at any.
         looks: interval::Looks::All,
         precision: crate::decide::PRECISION,
+        busy: Vec::new(),
     }
 }
 
@@ -199,6 +201,7 @@ pub fn measured_until_decided(
         slices: 1,
         looks: interval::Looks::All,
         precision: crate::decide::PRECISION,
+        busy: Vec::new(),
     };
     while let Some(look) = interval::next_look(m.pairs.len()).filter(|&n| n <= most) {
         let range = m.pairs.len()..look;

@@ -270,7 +270,7 @@ pub fn measure(
             let started = Instant::now();
             match one_pair(m, order, cells, run) {
                 Ok((figures, pair)) => {
-                    m.pairs.push(figures);
+                    m.push(figures, busy(&pair));
                     records.push(pair);
                 }
                 Err(None) => {
@@ -371,7 +371,7 @@ fn take(m: &mut Measured, records: &[Vec<Repetition>], seconds: f64) {
         // A pair without this part's figure is left out; the part finds out why when
         // it runs its own.
         if let Some(f) = figures {
-            m.pairs.push(f);
+            m.push(f, busy(pair));
         }
     }
     if m.pairs.len() > before {
@@ -523,7 +523,7 @@ fn block(
                     .collect()
                 {
                     Ok(figures) => {
-                        m.pairs.push(figures);
+                        m.push(figures, busy(mine.iter().map(|&k| &pair[k])));
                         kept.push(pair.clone());
                     }
                     Err(bad) => {
@@ -579,6 +579,14 @@ fn one_pair(
         records[slot] = Some(record);
     }
     Ok((figures, records.into_iter().flatten().collect()))
+}
+
+/// Each window's machine-wide busy CPUs in `pair` (0 where a record has none), kept
+/// beside its figures for [`Measured::stalls`].
+fn busy<'a>(pair: impl IntoIterator<Item = &'a Repetition>) -> Vec<f64> {
+    pair.into_iter()
+        .map(|r| r.interference.as_ref().map_or(0.0, |i| i.busy_cpus))
+        .collect()
 }
 
 /// Why a side's record gives the comparison no figure: its failure, its failed check, or

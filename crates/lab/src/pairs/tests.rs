@@ -530,23 +530,25 @@ impl Runner for Windows {
     ) -> Option<Result<Block, String>> {
         self.asked.push((cells.to_vec(), count));
         std::thread::sleep(self.pause);
-        let record = |i: usize| {
+        // Each window's machine-wide busy CPUs tell its place in the block: 1.0, 1.1, ...
+        let record = |at: usize, i: usize| {
             let v = self.variants[i];
             let ops = if v == "dashmap" { 1.5e6 } else { 1e6 };
-            Repetition(synthetic_cell(
-                "lookup",
-                "lookup",
-                v,
-                &[],
-                2,
-                1,
-                ops,
-                0.0,
-                1,
-            ))
+            let mut r = synthetic_cell("lookup", "lookup", v, &[], 2, 1, ops, 0.0, 1);
+            r.interference = Some(harness::interference::Interference {
+                busy_cpus: 1.0 + 0.1 * at as f64,
+                ..Default::default()
+            });
+            Repetition(r)
         };
         let pairs = (0..count)
-            .map(|_| cells.iter().map(|&i| record(i)).collect())
+            .map(|_| {
+                cells
+                    .iter()
+                    .enumerate()
+                    .map(|(at, &i)| record(at, i))
+                    .collect()
+            })
             .collect();
         Some(Ok(Block { pairs, slices: 1 }))
     }
@@ -574,6 +576,12 @@ fn a_placebo_rides_on_its_cells_deciding_part_in_three_windows_a_pair() {
     }
     assert!((parts[0].interval().unwrap().ratio - 1.5).abs() < 1e-9);
     assert!((parts[1].interval().unwrap().ratio - 1.0).abs() < 1e-9);
+    // Each keeps its own windows' busy CPUs beside its figures, in its cells' order.
+    let busy =
+        |m: &Measured| -> Vec<String> { m.busy[0].iter().map(|b| format!("{b:.1}")).collect() };
+    assert_eq!(parts[0].busy.len(), first_look);
+    assert_eq!(busy(&parts[0]), ["1.0", "1.1"]);
+    assert_eq!(busy(&parts[1]), ["1.1", "1.2"]);
     // Each is charged half the block, which the total counts once.
     assert_eq!(parts[0].seconds, parts[1].seconds);
     let total = parts[0].seconds + parts[1].seconds;

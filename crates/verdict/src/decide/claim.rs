@@ -110,9 +110,7 @@ impl Comparison {
 
     /// "a against b" in words, naming only the parameters that tell the cells apart.
     pub fn sides_text(&self) -> String {
-        let cells = self.cells();
-        let mut common = cells[0].params.clone();
-        common.retain(|k, v| cells.iter().all(|c| c.params.get(k) == Some(v)));
+        let common = self.common_params();
         format!(
             "{} against {}",
             self.a.text_without(&common),
@@ -131,6 +129,15 @@ impl Comparison {
             r.extra.get(&self.figure).and_then(|v| v.as_f64())?
         };
         (v.is_finite() && v > 0.0).then_some(v)
+    }
+
+    /// The parameters every cell of the comparison shares with the same value: what
+    /// tells its cells apart is the rest.
+    pub fn common_params(&self) -> BTreeMap<String, serde_json::Value> {
+        let cells = self.cells();
+        let mut common = cells[0].params.clone();
+        common.retain(|k, v| cells.iter().all(|c| c.params.get(k) == Some(v)));
+        common
     }
 
     /// The ratio of one pair's figures (in [`Comparison::cells`] order).

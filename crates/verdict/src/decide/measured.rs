@@ -40,7 +40,24 @@ pub struct Measured {
     /// its first half would have.
     #[serde(default = "default_precision")]
     pub precision: f64,
+    /// Each pair's machine-wide busy CPUs in each window (`harness::Interference::
+    /// busy_cpus`), in [`Comparison::cells`] order beside [`Measured::pairs`] (0 where a
+    /// window did not read it); empty in files from before it was kept. What
+    /// [`Measured::stalls`] reads.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub busy: Vec<Vec<f64>>,
 }
+
+/// A window counts as stalled when the machine's busy CPUs in it fell below this share of
+/// the usual (the median) for its cell's windows: 389 DS's 2-thread windows here ran
+/// 0.69-0.82 of the machine's 2 CPUs against 0.97-0.99 when a worker waited out a 100 ms
+/// poll holding a connection's mutex (docs/findings.md). Why this far below: `/proc/stat`
+/// counts 10 ms ticks, so a 100 ms window on 2 CPUs reads its busy CPUs to about 8%.
+pub const STALLED: f64 = 0.85;
+
+/// The fewest stalled windows of one cell that [`Measured::stalls`] reports: one could be
+/// a tick miscounted or a neighbour's burst.
+pub const STALLS_WORTH_SAYING: usize = 2;
 
 /// How narrow a decided part's interval must be (half its width, relative) before its
 /// pairs stop, unless `lab matrix precision=` says otherwise: +-3%, the figure a reader
@@ -105,7 +122,65 @@ impl Measured {
             slices: 1,
             looks,
             precision: PRECISION,
+            busy: Vec::new(),
         }
+    }
+
+    /// Adds one pair: its figures and each window's machine-wide busy CPUs, both in
+    /// [`Comparison::cells`] order, so that the two stay aligned.
+    pub fn push(&mut self, figures: Vec<f64>, busy: Vec<f64>) {
+        if self.busy.len() == self.pairs.len() {
+            self.busy.push(busy);
+        }
+        self.pairs.push(figures);
+    }
+
+    /// Where some of a cell's windows ran the machine well below its usual busy CPUs
+    /// ([`STALLED`]), in words: for each such cell, how many of its windows, how busy, and
+    /// the usual. `None` when no cell had [`STALLS_WORTH_SAYING`] such windows, or the
+    /// pairs kept no busy CPUs. Why: a part whose sides' windows stall now and then has a
+    /// heavy-tailed ratio, and the stall (work waiting while CPUs idle) is the server's
+    /// own behaviour, worth a reader's attention beyond the width it costs.
+    pub fn stalls(&self) -> Option<String> {
+        let c = self.claim.comparison.as_ref()?;
+        let (cells, common) = (c.cells(), c.common_params());
+        if self.busy.len() != self.pairs.len() || self.busy.is_empty() {
+            return None;
+        }
+        let said: Vec<String> = cells
+            .iter()
+            .enumerate()
+            .filter_map(|(k, cell)| {
+                let busy: Vec<f64> = self
+                    .busy
+                    .iter()
+                    .filter_map(|b| b.get(k).copied())
+                    .filter(|&b| b > 0.0 && b.is_finite())
+                    .collect();
+                if busy.is_empty() {
+                    return None;
+                }
+                let usual = harness::stats::median(&busy);
+                let stalled: Vec<f64> = busy
+                    .iter()
+                    .copied()
+                    .filter(|&b| b < STALLED * usual)
+                    .collect();
+                (stalled.len() >= STALLS_WORTH_SAYING).then(|| {
+                    let (lo, hi) = stalled
+                        .iter()
+                        .fold((f64::MAX, f64::MIN), |(l, h), &b| (l.min(b), h.max(b)));
+                    format!(
+                        "{} of {} windows of {} ran the machine at {lo:.2}-{hi:.2} busy CPUs \
+                         against its usual {usual:.2}: the work stalled with CPUs idle",
+                        stalled.len(),
+                        busy.len(),
+                        cell.text_without(&common)
+                    )
+                })
+            })
+            .collect();
+        (!said.is_empty()).then(|| said.join("; "))
     }
 
     /// The logs of the pairs' ratios.
@@ -240,7 +315,11 @@ impl Measured {
             }
             .to_owned(),
             basis: self.claim.basis.clone(),
-            why,
+            // A stall is said after why it stopped: it explains a width, not an outcome.
+            why: match self.stalls() {
+                Some(stalls) => format!("{why}; {stalls}"),
+                None => why,
+            },
         }
     }
 

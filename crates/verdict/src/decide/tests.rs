@@ -404,3 +404,52 @@ fn every_look_together_misses_at_most_five_percent() {
         );
     }
 }
+
+/// A part whose side `a` ran `stalled` of 16 windows with the machine at 1.40 busy CPUs
+/// against 1.96 in the others (as 389 DS's 2-thread windows did when a worker waited out
+/// a 100 ms poll), side `b` always busy.
+fn with_stalls(stalled: usize) -> Measured {
+    let mut m = Measured::new(Claim::decided_by(
+        "p",
+        "claim",
+        comparison(Rule::Above {
+            shown: 1.05,
+            contradicted: 1.02,
+        }),
+    ));
+    for k in 0..16 {
+        let a = if k < stalled { 1.40 } else { 1.96 };
+        m.push(
+            vec![1.1e4 * (1.0 + 0.01 * (k % 3) as f64), 1e4],
+            vec![a, 1.97],
+        );
+    }
+    m
+}
+
+#[test]
+fn windows_that_ran_the_machine_well_below_their_usual_are_said() {
+    let said = with_stalls(3)
+        .stalls()
+        .expect("three stalled windows are said");
+    assert!(
+        said.starts_with("3 of 16 windows of `a` 1 threads"),
+        "{said}"
+    );
+    assert!(
+        said.contains("1.40-1.40 busy CPUs against its usual 1.96"),
+        "{said}"
+    );
+    // Only side a stalled: side b is not named.
+    assert!(!said.contains("`b`"), "{said}");
+    // The part says it after why it stopped.
+    let part = with_stalls(3).part();
+    assert!(part.why.ends_with(&said), "{}", part.why);
+    // One stalled window could be a miscounted tick: not said; nor where no window read.
+    assert_eq!(with_stalls(1).stalls(), None);
+    assert_eq!(with_stalls(0).stalls(), None);
+    let mut unread = with_stalls(3);
+    unread.busy.clear();
+    assert_eq!(unread.stalls(), None);
+    assert!(!unread.part().why.contains("stalled"));
+}

@@ -34,13 +34,11 @@ fn from_curve(claim: &Claim, curve: &dyn Fn(&str, usize, usize) -> f64, n: usize
         })
         .collect();
     Measured {
-        claim: claim.clone(),
         pairs,
         seconds: n as f64 * 2.4,
         stopped: "decided".into(),
-        slices: 1,
         looks: verdict::decide::interval::Looks::All,
-        precision: verdict::decide::PRECISION,
+        ..Measured::new(claim.clone())
     }
 }
 
