@@ -40,11 +40,13 @@ pub struct Interference {
     /// Steal time over the window, in CPUs like `other_cpu_share`, median over repetitions.
     #[serde(default)]
     pub steal_share: f64,
-    /// CPUs busy on the whole machine over the window, the cell's own use and everyone
-    /// else's (`/proc/stat`'s busy jiffies over the window), median over repetitions. Why
-    /// kept: a window whose machine was busy well below the usual for its cell is one where
-    /// the work stalled with CPUs idle (a server's workers asleep while requests wait),
-    /// which `lab`'s pairs say of a part whose windows did so. 0 in records from before it.
+    /// CPUs not idle on the whole machine over the window: the cell's own use, everyone
+    /// else's and what the hypervisor stole (`/proc/stat`'s busy and steal jiffies over
+    /// the window), median over repetitions. Why kept: a window whose machine was busy
+    /// well below the usual for its cell is one where the work stalled with CPUs idle (a
+    /// server's workers asleep while requests wait), which `lab`'s pairs say of a part
+    /// whose windows did so. Steal counts as busy: a CPU the hypervisor took was not left
+    /// idle by the cell. 0 in records from before it.
     #[serde(default)]
     pub busy_cpus: f64,
     /// About two standard deviations of the tick-counting error of `other_cpu_share` for
@@ -318,7 +320,7 @@ pub fn between(
         other_cpu_share: other,
         other_cpu_share_max: other,
         steal_share: (steal / secs).max(0.0),
-        busy_cpus: busy / secs,
+        busy_cpus: (busy + steal) / secs,
         resolution,
         involuntary_switches: involuntary as f64,
         ..Interference::default()
@@ -377,8 +379,8 @@ mod tests {
         );
         assert!((i.other_cpu_share - 1.0).abs() < 1e-9, "{i:?}");
         assert!((i.steal_share - 0.1).abs() < 1e-9, "{i:?}");
-        // The machine's busy CPUs count the cell's own too: two.
-        assert!((i.busy_cpus - 2.0).abs() < 1e-9, "{i:?}");
+        // The machine's busy CPUs count the cell's own and the stolen too.
+        assert!((i.busy_cpus - 2.1).abs() < 1e-9, "{i:?}");
         assert_eq!(i.involuntary_switches, 7.0);
         // Two busy CPUs over 200 ms at 100 Hz: about 0.058 CPU cannot be resolved.
         assert!(i.resolution > 0.04 && i.resolution < 0.08, "{i:?}");

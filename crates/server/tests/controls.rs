@@ -1,6 +1,6 @@
 //! The controls of seed 002's deciding parts (`threads_past_cpus`, `recommendation`),
 //! for the server hot path and for the ldap hot path, which asks 389 DS the same
-//! comparisons with the same registry builder (`findings::claims::Question::registry`):
+//! comparisons with the same registry builder (`findings::claims::AskedOf::registry`):
 //! each part's own comparison and rule, run on the server hot path's own workload (a
 //! server started by its command at the cell's thread setting, pinned to its CPUs, under
 //! the lab's line load from the other CPUs), once with the seed's cause taken away (the

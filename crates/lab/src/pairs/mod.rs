@@ -523,7 +523,14 @@ fn block(
                     .collect()
                 {
                     Ok(figures) => {
-                        m.push(figures, busy(mine.iter().map(|&k| &pair[k])));
+                        // Interleaved sides share one window each: their busy CPUs
+                        // span both sides' turns, and say nothing of either's.
+                        let busy = if slices > 1 {
+                            Vec::new()
+                        } else {
+                            busy(mine.iter().map(|&k| &pair[k]))
+                        };
+                        m.push(figures, busy);
                         kept.push(pair.clone());
                     }
                     Err(bad) => {

@@ -244,7 +244,7 @@ pub fn parts_table(f: &Finding) -> Option<Table> {
 }
 
 /// The finding's parts in full, folded: each part's claim, basis, thresholds, time, and
-/// its sides and why it stopped.
+/// its sides, why it stopped and where its windows stalled.
 fn parts_in_full(f: &Finding) -> Option<Table> {
     parts_rows(
         f,
@@ -269,11 +269,12 @@ fn parts_in_full(f: &Finding) -> Option<Table> {
                     .collect::<Vec<_>>()
                     .join(", "),
                 format!("{:.0}s", p.seconds),
-                if p.sides.is_empty() {
-                    p.why.clone()
-                } else {
-                    format!("{}; {}", p.sides, p.why)
-                },
+                [&p.sides, &p.why, &p.stalls]
+                    .into_iter()
+                    .filter(|s| !s.is_empty())
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join("; "),
             ]
         },
     )

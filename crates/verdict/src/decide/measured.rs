@@ -42,21 +42,25 @@ pub struct Measured {
     pub precision: f64,
     /// Each pair's machine-wide busy CPUs in each window (`harness::Interference::
     /// busy_cpus`), in [`Comparison::cells`] order beside [`Measured::pairs`] (0 where a
-    /// window did not read it); empty in files from before it was kept. What
-    /// [`Measured::stalls`] reads.
+    /// window did not read it; an empty entry for a pair of interleaved turns, whose
+    /// windows span both sides, or one kept before busy CPUs were); empty in files from
+    /// before it was kept. What [`Measured::stalls`] reads.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub busy: Vec<Vec<f64>>,
 }
 
 /// A window counts as stalled when the machine's busy CPUs in it fell below this share of
-/// the usual (the median) for its cell's windows: 389 DS's 2-thread windows here ran
-/// 0.69-0.82 of the machine's 2 CPUs against 0.97-0.99 when a worker waited out a 100 ms
-/// poll holding a connection's mutex (docs/findings.md). Why this far below: `/proc/stat`
-/// counts 10 ms ticks, so a 100 ms window on 2 CPUs reads its busy CPUs to about 8%.
+/// the usual (the median) for its cell's windows: 389 DS's 400 ms 2-thread windows here
+/// ran the machine at 1.38-1.65 busy CPUs against 1.94-1.99 (0.70-0.84 of the usual) when
+/// a worker waited out a 100 ms poll holding a connection's mutex (docs/findings.md). Why
+/// this far below: `/proc/stat` counts 10 ms ticks, so a 100 ms window (lookup's) on 2
+/// CPUs reads its busy CPUs to about 6% (one sd), a 400 ms one to about 1.5%. Not told
+/// apart: a neighbour that ran through most of a cell's windows and left in a few.
 pub const STALLED: f64 = 0.85;
 
-/// The fewest stalled windows of one cell that [`Measured::stalls`] reports: one could be
-/// a tick miscounted or a neighbour's burst.
+/// The fewest stalled windows of one cell that [`Measured::stalls`] reports, and at least
+/// one in twenty of its windows: one could be a tick miscounted or a neighbour leaving,
+/// and at a hundred windows two are too few to be the server's habit.
 pub const STALLS_WORTH_SAYING: usize = 2;
 
 /// How narrow a decided part's interval must be (half its width, relative) before its
@@ -129,9 +133,10 @@ impl Measured {
     /// Adds one pair: its figures and each window's machine-wide busy CPUs, both in
     /// [`Comparison::cells`] order, so that the two stay aligned.
     pub fn push(&mut self, figures: Vec<f64>, busy: Vec<f64>) {
-        if self.busy.len() == self.pairs.len() {
-            self.busy.push(busy);
-        }
+        // Pairs kept without busy CPUs (a results file from before them, resumed) are
+        // padded with empty entries, so that the pairs after them keep theirs in step.
+        self.busy.resize(self.pairs.len(), Vec::new());
+        self.busy.push(busy);
         self.pairs.push(figures);
     }
 
@@ -147,10 +152,22 @@ impl Measured {
         if self.busy.len() != self.pairs.len() || self.busy.is_empty() {
             return None;
         }
+        // Which side each cell is, in [`Comparison::cells`] order: named where one cell
+        // stands on both sides (a placebo), so a reader knows which side stalled.
+        let sides: Vec<&str> = [
+            Some("a"),
+            c.a.per.as_ref().map(|_| "a's divisor"),
+            Some("b"),
+            c.b.per.as_ref().map(|_| "b's divisor"),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        let texts: Vec<String> = cells.iter().map(|c| c.text_without(&common)).collect();
         let said: Vec<String> = cells
             .iter()
             .enumerate()
-            .filter_map(|(k, cell)| {
+            .filter_map(|(k, _)| {
                 let busy: Vec<f64> = self
                     .busy
                     .iter()
@@ -166,7 +183,13 @@ impl Measured {
                     .copied()
                     .filter(|&b| b < STALLED * usual)
                     .collect();
-                (stalled.len() >= STALLS_WORTH_SAYING).then(|| {
+                let worth = STALLS_WORTH_SAYING.max(busy.len().div_ceil(20));
+                (stalled.len() >= worth).then(|| {
+                    let name = if texts.iter().filter(|t| **t == texts[k]).count() > 1 {
+                        format!("{} as side {}", texts[k], sides.get(k).unwrap_or(&"?"))
+                    } else {
+                        texts[k].clone()
+                    };
                     let (lo, hi) = stalled
                         .iter()
                         .fold((f64::MAX, f64::MIN), |(l, h), &b| (l.min(b), h.max(b)));
@@ -175,7 +198,7 @@ impl Measured {
                          against its usual {usual:.2}: the work stalled with CPUs idle",
                         stalled.len(),
                         busy.len(),
-                        cell.text_without(&common)
+                        name
                     )
                 })
             })
@@ -315,11 +338,8 @@ impl Measured {
             }
             .to_owned(),
             basis: self.claim.basis.clone(),
-            // A stall is said after why it stopped: it explains a width, not an outcome.
-            why: match self.stalls() {
-                Some(stalls) => format!("{why}; {stalls}"),
-                None => why,
-            },
+            why,
+            stalls: self.stalls().unwrap_or_default(),
         }
     }
 
@@ -387,6 +407,11 @@ pub struct Part {
     /// `placebo` (a cell against itself: the instrument's own error).
     #[serde(default = "decides")]
     pub weight: String,
+    /// Where some of a cell's windows ran the machine well below its usual busy CPUs
+    /// ([`Measured::stalls`]): the work stalled with CPUs idle. Empty where none did. Apart
+    /// from `why`: it explains a width, not an outcome, and answers quote `why`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub stalls: String,
     /// What its sides run on: `real` (the seed's own kind of system), `lab` (the lab's
     /// implementations) or `model` (a simulated part with chosen parameters).
     #[serde(default)]
@@ -467,6 +492,7 @@ impl Part {
             weight: decides(),
             basis: String::new(),
             why: why.into(),
+            stalls: String::new(),
         }
     }
 

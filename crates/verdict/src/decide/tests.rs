@@ -442,14 +442,67 @@ fn windows_that_ran_the_machine_well_below_their_usual_are_said() {
     );
     // Only side a stalled: side b is not named.
     assert!(!said.contains("`b`"), "{said}");
-    // The part says it after why it stopped.
+    // The part says it apart from why it stopped, which answers quote.
     let part = with_stalls(3).part();
-    assert!(part.why.ends_with(&said), "{}", part.why);
+    assert_eq!(part.stalls, said);
+    assert!(!part.why.contains("stalled"), "{}", part.why);
     // One stalled window could be a miscounted tick: not said; nor where no window read.
     assert_eq!(with_stalls(1).stalls(), None);
     assert_eq!(with_stalls(0).stalls(), None);
     let mut unread = with_stalls(3);
     unread.busy.clear();
     assert_eq!(unread.stalls(), None);
-    assert!(!unread.part().why.contains("stalled"));
+    assert_eq!(unread.part().stalls, "");
+    // Pairs kept before busy CPUs were (a resumed file) are padded: the next pairs count.
+    let mut resumed = Measured::new(with_stalls(0).claim);
+    resumed.pairs = vec![vec![1.1e4, 1e4]; 4];
+    for k in 0..16 {
+        let a = if k < 3 { 1.40 } else { 1.96 };
+        resumed.push(vec![1.1e4, 1e4], vec![a, 1.97]);
+    }
+    let said = resumed
+        .stalls()
+        .expect("the pairs after the resume are read");
+    assert!(said.starts_with("3 of 16 windows"), "{said}");
+    // At a hundred windows two stalls are too few to be the server's habit; five are not.
+    let mut many = Measured::new(with_stalls(0).claim);
+    for k in 0..100 {
+        let a = if k < 2 {
+            1.40
+        } else if k < 5 {
+            1.42
+        } else {
+            1.96
+        };
+        many.push(vec![1.1e4, 1e4], vec![a, 1.97]);
+    }
+    assert!(many.stalls().unwrap().starts_with("5 of 100"));
+    many.busy[2][0] = 1.96;
+    many.busy[3][0] = 1.96;
+    many.busy[4][0] = 1.96;
+    assert_eq!(many.stalls(), None);
+}
+
+#[test]
+fn a_placebos_stalls_name_the_side_that_stalled() {
+    let cell = || Side::cell(CellRef::new("f", "a", 2, 2));
+    let mut m = Measured::new(Claim::decided_by(
+        "placebo",
+        "claim",
+        Comparison::throughput(
+            cell(),
+            cell(),
+            Rule::Within {
+                low: 0.97,
+                high: 1.03,
+            },
+        ),
+    ));
+    for k in 0..16 {
+        let b = if k < 3 { 1.40 } else { 1.96 };
+        m.push(vec![1e4, 1e4], vec![1.96, b]);
+    }
+    let said = m.stalls().unwrap();
+    assert!(said.contains("as side b"), "{said}");
+    assert!(!said.contains("as side a"), "{said}");
 }
