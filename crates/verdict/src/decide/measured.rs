@@ -58,6 +58,13 @@ pub struct Measured {
 /// apart: a neighbour that ran through most of a cell's windows and left in a few.
 pub const STALLED: f64 = 0.85;
 
+/// A cell's windows are judged for stalls only where it keeps its CPUs busy: its usual
+/// busy CPUs at least this share of its cores. Why: a paced or sleeping workload (the pool
+/// model's simulated server, lease's seed load, a dqlite node waiting on its log) leaves
+/// CPUs idle by design, and its few busy CPUs move with whatever else runs on the machine;
+/// run 20261207T214815Z flagged such cells at 0.10-1.03 usual busy CPUs of 2 cores.
+pub const SATURATED: f64 = 0.9;
+
 /// The fewest stalled windows of one cell that [`Measured::stalls`] reports, and at least
 /// one in twenty of its windows: one could be a tick miscounted or a neighbour leaving,
 /// and at a hundred windows two are too few to be the server's habit.
@@ -142,8 +149,9 @@ impl Measured {
 
     /// Where some of a cell's windows ran the machine well below its usual busy CPUs
     /// ([`STALLED`]), in words: for each such cell, how many of its windows, how busy, and
-    /// the usual. `None` when no cell had [`STALLS_WORTH_SAYING`] such windows, or the
-    /// pairs kept no busy CPUs. Why: a part whose sides' windows stall now and then has a
+    /// the usual. Only cells that keep their cores busy are judged ([`SATURATED`]). `None`
+    /// when no cell had [`STALLS_WORTH_SAYING`] such windows, or the pairs kept no busy
+    /// CPUs. Why: a part whose sides' windows stall now and then has a
     /// heavy-tailed ratio, and the stall (work waiting while CPUs idle) is the server's
     /// own behaviour, worth a reader's attention beyond the width it costs.
     pub fn stalls(&self) -> Option<String> {
@@ -167,7 +175,7 @@ impl Measured {
         let said: Vec<String> = cells
             .iter()
             .enumerate()
-            .filter_map(|(k, _)| {
+            .filter_map(|(k, cell)| {
                 let busy: Vec<f64> = self
                     .busy
                     .iter()
@@ -178,6 +186,9 @@ impl Measured {
                     return None;
                 }
                 let usual = harness::stats::median(&busy);
+                if usual < SATURATED * cell.cores as f64 {
+                    return None;
+                }
                 let stalled: Vec<f64> = busy
                     .iter()
                     .copied()

@@ -481,6 +481,16 @@ fn windows_that_ran_the_machine_well_below_their_usual_are_said() {
     many.busy[3][0] = 1.96;
     many.busy[4][0] = 1.96;
     assert_eq!(many.stalls(), None);
+    // A cell that leaves its cores idle by design (a paced load: 0.37 of its 1 core) is
+    // not judged, however its few busy CPUs move.
+    let mut paced = with_stalls(0);
+    for b in paced.busy.iter_mut() {
+        b[0] = 0.37;
+    }
+    for b in paced.busy.iter_mut().take(3) {
+        b[0] = 0.28;
+    }
+    assert_eq!(paced.stalls(), None);
 }
 
 #[test]
