@@ -510,8 +510,18 @@ fn block(
             return false;
         }
         Some(Err(why)) => m.stopped = format!("failed: {why}"),
-        Some(Ok(Block { pairs, slices })) => {
+        Some(Ok(Block { mut pairs, slices })) => {
             m.slices = slices;
+            if slices > 1 {
+                // Interleaved sides share one window each: their busy CPUs span both
+                // sides' turns and say nothing of either's, here or in the parts that
+                // share these pairs, so none is kept.
+                for r in pairs.iter_mut().flatten() {
+                    if let Some(i) = r.0.interference.as_mut() {
+                        i.busy_cpus = 0.0;
+                    }
+                }
+            }
             for pair in pairs.iter() {
                 if pair.len() != cells.len() {
                     m.stopped = "failed: a pair came back short".to_owned();
@@ -523,14 +533,7 @@ fn block(
                     .collect()
                 {
                     Ok(figures) => {
-                        // Interleaved sides share one window each: their busy CPUs
-                        // span both sides' turns, and say nothing of either's.
-                        let busy = if slices > 1 {
-                            Vec::new()
-                        } else {
-                            busy(mine.iter().map(|&k| &pair[k]))
-                        };
-                        m.push(figures, busy);
+                        m.push(figures, busy(mine.iter().map(|&k| &pair[k])));
                         kept.push(pair.clone());
                     }
                     Err(bad) => {

@@ -42,8 +42,8 @@ pub struct Measured {
     pub precision: f64,
     /// Each pair's machine-wide busy CPUs in each window (`harness::Interference::
     /// busy_cpus`), in [`Comparison::cells`] order beside [`Measured::pairs`] (0 where a
-    /// window did not read it; an empty entry for a pair of interleaved turns, whose
-    /// windows span both sides, or one kept before busy CPUs were); empty in files from
+    /// window did not read it or was interleaved with another side's turns, which it then
+    /// spans; an empty entry for a pair kept before busy CPUs were); empty in files from
     /// before it was kept. What [`Measured::stalls`] reads.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub busy: Vec<Vec<f64>>,
