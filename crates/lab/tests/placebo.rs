@@ -58,7 +58,10 @@ fn the_placebo_interval_holds_one_as_often_as_it_promises() {
         );
         let stdout = String::from_utf8_lossy(&out.stdout);
         let output: Output = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
-        assert!(output.slices >= 2, "microsecond lookups are cut into turns");
+        assert!(
+            output.slices >= 2,
+            "microsecond lookups are usually cut into turns"
+        );
         let mut m = Measured::new(claim.clone());
         m.pairs = output
             .pairs

@@ -502,7 +502,8 @@ fn block(
         return true;
     };
     let started = Instant::now();
-    let measured = run.block(cells, count, m.pairs.len(), m.slices.max(1));
+    let asked = m.slices.max(1);
+    let measured = run.block(cells, count, m.pairs.len(), asked);
     m.seconds += started.elapsed().as_secs_f64();
     match measured {
         None => {
@@ -512,10 +513,12 @@ fn block(
         Some(Err(why)) => m.stopped = format!("failed: {why}"),
         Some(Ok(Block { mut pairs, slices })) => {
             m.slices = slices;
-            if slices > 1 {
+            if asked > 1 {
                 // Interleaved sides share one window each: their busy CPUs span both
                 // sides' turns and say nothing of either's, here or in the parts that
-                // share these pairs, so none is kept.
+                // share these pairs, so none is kept. Asked, not cut: a block asked to
+                // interleave whose warm-up stalled still ran its sides in one process,
+                // turn about.
                 for r in pairs.iter_mut().flatten() {
                     if let Some(i) = r.0.interference.as_mut() {
                         i.busy_cpus = 0.0;

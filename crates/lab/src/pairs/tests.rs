@@ -501,6 +501,9 @@ struct Windows {
     asked: Vec<(Vec<usize>, usize)>,
     /// How long each block takes.
     pause: Duration,
+    /// The turns a side the plan asks for (1: whole windows); every block comes back
+    /// cut into one, as when a pair's warm-up stalled.
+    slices: usize,
 }
 
 impl Windows {
@@ -510,6 +513,7 @@ impl Windows {
             variants: cells.iter().map(|c| c.variant).collect(),
             asked: Vec::new(),
             pause,
+            slices: 1,
         }
     }
 }
@@ -520,6 +524,9 @@ impl Runner for Windows {
     }
     fn blocks(&self, _: &[usize]) -> bool {
         true
+    }
+    fn slices(&self, _: &[usize], _: &str) -> usize {
+        self.slices
     }
     fn block(
         &mut self,
@@ -586,6 +593,26 @@ fn a_placebo_rides_on_its_cells_deciding_part_in_three_windows_a_pair() {
     assert_eq!(parts[0].seconds, parts[1].seconds);
     let total = parts[0].seconds + parts[1].seconds;
     assert!((measuring_seconds(&parts) - total).abs() < 1e-12);
+}
+
+#[test]
+fn a_block_asked_to_interleave_keeps_no_busy_cpus_even_when_it_came_back_uncut() {
+    let plan = plan();
+    let cells = plan.cells();
+    let mut parts = vec![part()];
+    let mut run = Windows::of(&cells, Duration::ZERO);
+    // The cause taken away first: whole windows of their own keep their busy CPUs.
+    assert!(all(&mut parts, &cells, &mut run));
+    assert!(parts[0].busy.iter().flatten().all(|&b| b > 0.0));
+    let mut parts = vec![part()];
+    run.slices = 2;
+    assert!(all(&mut parts, &cells, &mut run));
+    assert!(!parts[0].busy.is_empty());
+    assert!(
+        parts[0].busy.iter().flatten().all(|&b| b == 0.0),
+        "{:?}",
+        parts[0].busy
+    );
 }
 
 #[test]
