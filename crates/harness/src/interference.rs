@@ -82,7 +82,7 @@ pub struct Interference {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub machine_speed: Option<f64>,
     /// The machine speed of each repetition that was retaken because the machine ran
-    /// slow or fast (beyond `env.machine_speed_tolerance`).
+    /// slow or fast (beyond `env.machine_speed.tolerance`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub retaken_speeds: Vec<f64>,
 }

@@ -74,7 +74,7 @@ pub struct Settings {
     /// `machine_speed=`: how far from the machine's usual speed (by the canary) a kept
     /// repetition may run, e.g. 0.15; `machine_speed=off` gives `Some(None)`: speeds are
     /// recorded, never judged.
-    pub machine_speed: Option<Option<f64>>,
+    pub speed_tolerance: Option<Option<f64>>,
     /// `budget=`: the time the plan fits in; `None` for `budget=none` (nothing trimmed).
     /// [`DEFAULT_BUDGET`] when not given.
     pub budget: Option<Duration>,
@@ -155,7 +155,7 @@ fn interference(value: &str) -> anyhow::Result<Option<f64>> {
     }
 }
 
-fn machine_speed(value: &str) -> anyhow::Result<Option<f64>> {
+fn speed_tolerance(value: &str) -> anyhow::Result<Option<f64>> {
     if value.trim() == "off" {
         return Ok(None);
     }
@@ -434,7 +434,7 @@ pub const SETTINGS: &[Setting] = &[
         key: "machine_speed",
         example: "0.15",
         help: "also retake one whose canary ran outside 1 -/+ this of the usual speed (default off)",
-        take: |s, v, _| put(&mut s.machine_speed, machine_speed(v).map(Some)),
+        take: |s, v, _| put(&mut s.speed_tolerance, speed_tolerance(v).map(Some)),
     },
     Setting {
         key: "budget",
@@ -558,9 +558,9 @@ mod tests {
         let s = Settings::parse(&args(&["interference=off"])).unwrap();
         assert_eq!(s.interference, Some(None));
         let s = Settings::parse(&args(&["machine_speed=0.1"])).unwrap();
-        assert_eq!(s.machine_speed, Some(Some(0.1)));
+        assert_eq!(s.speed_tolerance, Some(Some(0.1)));
         let s = Settings::parse(&args(&["machine_speed=off"])).unwrap();
-        assert_eq!(s.machine_speed, Some(None));
+        assert_eq!(s.speed_tolerance, Some(None));
         assert!(Settings::parse(&args(&["locks=off"])).unwrap().locks_off);
         assert!(!Settings::parse(&args(&["locks=on"])).unwrap().locks_off);
         let library = Settings::parse(&args(&["locks=true"])).unwrap();

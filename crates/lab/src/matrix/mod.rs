@@ -97,7 +97,7 @@ impl<'p> Matrix<'p> {
             exe: PathBuf::new(),
             retaker: Retaker::new(
                 plan.interference,
-                crate::speed::Speedometer::seeded(plan.machine_speed),
+                crate::speed::Speedometer::seeded(plan.speed_tolerance),
             ),
             began: Instant::now(),
             pairs_kept: Duration::ZERO,

@@ -236,7 +236,7 @@ pub struct MatrixPlan {
     pub interference: Option<f64>,
     /// How far from its usual speed the machine may run in a kept repetition
     /// (`machine_speed=`); `None`: recorded, not judged.
-    pub machine_speed: Option<f64>,
+    pub speed_tolerance: Option<f64>,
     /// How narrow a decided part's interval must be before its pairs stop
     /// (`precision=`; half its width, relative).
     pub precision: f64,
@@ -346,7 +346,7 @@ impl MatrixPlan {
             interference: settings
                 .interference
                 .unwrap_or(Some(crate::retake::DEFAULT_THRESHOLD)),
-            machine_speed: settings.machine_speed.flatten(),
+            speed_tolerance: settings.speed_tolerance.flatten(),
             precision: settings.precision.unwrap_or(verdict::decide::PRECISION),
             pairs: !(settings.quick || settings.smoke),
             parts: Vec::new(),
