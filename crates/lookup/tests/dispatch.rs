@@ -101,9 +101,20 @@ fn one_search_thread_and_one_connection_still_answer_everything() {
     for dispatch in ["queue", "rayon", "batched"] {
         let mut p = params(dispatch, "0");
         p.set(LookupHotPath.params(), "connections", "1").unwrap();
-        let m = LookupHotPath
-            .measure("entry-cache", &p, settings(1))
+        // A 40 ms window the host stalled whole answers nothing: longer ones then.
+        let mut s = settings(1);
+        let mut m = LookupHotPath
+            .measure("entry-cache", &p, s)
             .unwrap_or_else(|e| panic!("{dispatch}: {e}"));
+        for _ in 0..3 {
+            if m.ops > 0 || m.verified.is_err() {
+                break;
+            }
+            s.duration *= 4;
+            m = LookupHotPath
+                .measure("entry-cache", &p, s)
+                .unwrap_or_else(|e| panic!("{dispatch}: {e}"));
+        }
         assert_eq!(m.verified, Ok(()), "{dispatch}");
         assert!(m.ops > 0, "{dispatch}");
     }

@@ -253,7 +253,9 @@ impl Runner for Blocks {
         true
     }
     fn block_cost(&self, _: &[usize], count: usize, _: usize) -> Duration {
-        Duration::from_secs(count as u64)
+        // Ten seconds a pair: a deadline in these tests is tens of seconds away, far
+        // beyond any stall of the test's own thread.
+        Duration::from_secs(10 * count as u64)
     }
     fn block(
         &mut self,
@@ -328,7 +330,7 @@ fn blocks_go_to_the_next_look_and_fit_the_deadline() {
     assert_eq!(parts[0].outcome(), Outcome::Shown);
     assert_eq!(parts[0].stopped, "budget spent");
 
-    // Past the least pairs, a block shrinks to what fits: 5.5 s left at a second a pair.
+    // Past the least pairs, a block shrinks to what fits: 55 s left at 10 s a pair.
     let mut parts = vec![part()];
     parts[0].pairs = vec![vec![1.2e6, 1e6], vec![1.8e6, 1e6], vec![1.5e6, 1e6]]
         .into_iter()
@@ -336,7 +338,7 @@ fn blocks_go_to_the_next_look_and_fit_the_deadline() {
         .take(MIN_PAIRS)
         .collect();
     let mut runner = blocks(0.2);
-    let deadline = Instant::now() + Duration::from_millis(5500);
+    let deadline = Instant::now() + Duration::from_secs(55);
     measure(
         &mut parts,
         &cells,
